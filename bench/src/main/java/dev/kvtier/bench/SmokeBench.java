@@ -1,0 +1,3 @@
+package dev.kvtier.bench;
+import org.openjdk.jmh.annotations.*;
+public class SmokeBench { @Benchmark public int nothing() { return 1; } }

@@ -1,0 +1,2 @@
+/** The workload simulator, the JMH suite and the GPU check. */
+package dev.kvtier.bench;
