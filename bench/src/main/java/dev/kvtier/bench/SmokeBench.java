@@ -1,3 +1,0 @@
-package dev.kvtier.bench;
-import org.openjdk.jmh.annotations.*;
-public class SmokeBench { @Benchmark public int nothing() { return 1; } }
