@@ -1,0 +1,91 @@
+package dev.kvtier;
+
+import dev.kvtier.store.Tier;
+
+import java.util.Arrays;
+
+/**
+ * A snapshot of a {@link KvTierCache}'s counters. Usage per tier is the store's bookkeeping (a
+ * segment in flight counts on its destination); allocated bytes are what the executor holds in
+ * pages it owns (adopted device memory is not counted there). Immutable.
+ *
+ * @param gpuUsed      bytes of segments on GPU, adopted ones included
+ * @param cpuUsed      bytes of segments on CPU
+ * @param diskUsed     bytes of segments on DISK
+ * @param transfers    completed tier-to-tier moves (demotions and promotions)
+ * @param failures     operations whose bytes could not be moved or checked (each rolled back)
+ */
+public record CacheStats(long gpuUsed, long cpuUsed, long diskUsed, long transfers, long failures,
+                         long[] bytesMovedByPair, long[] allocatedByTier) {
+
+    /** Defensive copies; {@code bytesMovedByPair} is indexed {@code from.ordinal() * 3 + to.ordinal()}. */
+    public CacheStats {
+        int tiers = Tier.values().length;
+        if (bytesMovedByPair.length != tiers * tiers || allocatedByTier.length != tiers) {
+            throw new IllegalArgumentException("bytesMovedByPair must have " + tiers * tiers
+                    + " entries and allocatedByTier " + tiers);
+        }
+        bytesMovedByPair = bytesMovedByPair.clone();
+        allocatedByTier = allocatedByTier.clone();
+    }
+
+    /** Bytes moved from {@code from} to {@code to} by completed transfers. */
+    public long bytesMoved(Tier from, Tier to) {
+        return bytesMovedByPair[from.ordinal() * Tier.values().length + to.ordinal()];
+    }
+
+    /** Bytes of segments on {@code tier} (the store's usage). */
+    public long used(Tier tier) {
+        return switch (tier) {
+            case GPU -> gpuUsed;
+            case CPU -> cpuUsed;
+            case DISK -> diskUsed;
+        };
+    }
+
+    /** Bytes of segments held in the executor's own pages on {@code tier} (0 after everything is removed). */
+    public long allocated(Tier tier) {
+        return allocatedByTier[tier.ordinal()];
+    }
+
+    /** A copy of the per-pair matrix. */
+    @Override
+    public long[] bytesMovedByPair() {
+        return bytesMovedByPair.clone();
+    }
+
+    /** A copy of the per-tier allocation. */
+    @Override
+    public long[] allocatedByTier() {
+        return allocatedByTier.clone();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof CacheStats s && gpuUsed == s.gpuUsed && cpuUsed == s.cpuUsed && diskUsed == s.diskUsed
+                && transfers == s.transfers && failures == s.failures
+                && Arrays.equals(bytesMovedByPair, s.bytesMovedByPair) && Arrays.equals(allocatedByTier, s.allocatedByTier);
+    }
+
+    @Override
+    public int hashCode() {
+        return 31 * Arrays.hashCode(bytesMovedByPair) + Arrays.hashCode(allocatedByTier)
+                + Long.hashCode(gpuUsed + 7 * cpuUsed + 13 * diskUsed + 17 * transfers + 19 * failures);
+    }
+
+    @Override
+    public String toString() {
+        StringBuilder moved = new StringBuilder();
+        for (Tier from : Tier.values()) {
+            for (Tier to : Tier.values()) {
+                long bytes = bytesMoved(from, to);
+                if (bytes != 0) {
+                    moved.append(moved.isEmpty() ? "" : ", ").append(from).append("->").append(to).append('=').append(bytes);
+                }
+            }
+        }
+        return "CacheStats[gpuUsed=" + gpuUsed + ", cpuUsed=" + cpuUsed + ", diskUsed=" + diskUsed
+                + ", transfers=" + transfers + ", failures=" + failures + ", moved={" + moved
+                + "}, allocated=" + Arrays.toString(allocatedByTier) + "]";
+    }
+}

@@ -1,0 +1,212 @@
+package dev.kvtier;
+
+import dev.kvtier.store.DemotionPolicy;
+
+import java.nio.file.Path;
+import java.util.Optional;
+
+/**
+ * How a {@link KvTierCache} is built: budgets, where DISK extents go, page size, demotion policy,
+ * backend and the bound on bytes in flight. Immutable and thread-safe; build with {@link #builder()}.
+ */
+public final class KvTierConfig {
+    /** Default page size: 64 KiB, a few KV blocks of a typical model. */
+    public static final int DEFAULT_PAGE_SIZE = 64 << 10;
+    /** Default bound on bytes of unfinished copies: 256 MiB. */
+    public static final long DEFAULT_MAX_BYTES_IN_FLIGHT = 256L << 20;
+    /** Default size of one DISK extent file: 64 MiB. */
+    public static final long DEFAULT_DISK_EXTENT_BYTES = 64L << 20;
+
+    private final long gpuBudgetBytes;
+    private final long cpuBudgetBytes;
+    private final Path diskDirectory;
+    private final int pageSizeBytes;
+    private final DemotionPolicy policy;
+    private final Backend backend;
+    private final long maxBytesInFlight;
+    private final long diskExtentBytes;
+    private final int copyThreads;
+
+    private KvTierConfig(Builder b) {
+        this.gpuBudgetBytes = b.gpuBudgetBytes;
+        this.cpuBudgetBytes = b.cpuBudgetBytes;
+        this.diskDirectory = b.diskDirectory;
+        this.pageSizeBytes = b.pageSizeBytes;
+        this.policy = b.policy;
+        this.backend = b.backend;
+        this.maxBytesInFlight = b.maxBytesInFlight;
+        this.diskExtentBytes = b.diskExtentBytes;
+        this.copyThreads = b.copyThreads;
+    }
+
+    /** A builder with the defaults: no budgets (set both), a fresh temporary disk directory, 64 KiB pages, least-accessed-first, AUTO. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Bytes of segments the GPU tier may hold. */
+    public long gpuBudgetBytes() {
+        return gpuBudgetBytes;
+    }
+
+    /** Bytes of segments the CPU (pinned host) tier may hold. */
+    public long cpuBudgetBytes() {
+        return cpuBudgetBytes;
+    }
+
+    /** Where DISK extents are created; empty means a fresh temporary directory, deleted on close. */
+    public Optional<Path> diskDirectory() {
+        return Optional.ofNullable(diskDirectory);
+    }
+
+    /** Page size of every tier. */
+    public int pageSizeBytes() {
+        return pageSizeBytes;
+    }
+
+    /** Which segments are demoted first to make room. */
+    public DemotionPolicy policy() {
+        return policy;
+    }
+
+    /** Which backend moves the bytes. */
+    public Backend backend() {
+        return backend;
+    }
+
+    /** Bound on bytes of copies started and not finished. */
+    public long maxBytesInFlight() {
+        return maxBytesInFlight;
+    }
+
+    /** Size of each DISK extent file (rounded up to whole pages). */
+    public long diskExtentBytes() {
+        return diskExtentBytes;
+    }
+
+    /** Threads copying host memory (the host backend's copies, host-to-host copies of the CUDA backend). */
+    public int copyThreads() {
+        return copyThreads;
+    }
+
+    @Override
+    public String toString() {
+        return "KvTierConfig[gpuBudget=" + gpuBudgetBytes + ", cpuBudget=" + cpuBudgetBytes + ", diskDirectory="
+                + (diskDirectory == null ? "(temporary)" : diskDirectory) + ", pageSize=" + pageSizeBytes
+                + ", policy=" + policy.name() + ", backend=" + backend + ", maxBytesInFlight=" + maxBytesInFlight
+                + ", diskExtent=" + diskExtentBytes + ", copyThreads=" + copyThreads + "]";
+    }
+
+    /** Mutable builder; not thread-safe. Every setter checks its argument and names it when it is bad. */
+    public static final class Builder {
+        private long gpuBudgetBytes = -1;
+        private long cpuBudgetBytes = -1;
+        private Path diskDirectory;
+        private int pageSizeBytes = DEFAULT_PAGE_SIZE;
+        private DemotionPolicy policy = DemotionPolicy.leastAccessedFirst();
+        private Backend backend = Backend.AUTO;
+        private long maxBytesInFlight = DEFAULT_MAX_BYTES_IN_FLIGHT;
+        private long diskExtentBytes = DEFAULT_DISK_EXTENT_BYTES;
+        private int copyThreads = Math.max(2, Math.min(4, Runtime.getRuntime().availableProcessors()));
+
+        private Builder() {
+        }
+
+        /** Bytes of segments the GPU tier may hold, {@code >= 0}; required. */
+        public Builder gpuBudgetBytes(long bytes) {
+            this.gpuBudgetBytes = nonNegative(bytes, "gpuBudgetBytes");
+            return this;
+        }
+
+        /** Bytes of segments the CPU tier may hold, {@code >= 0}; required. */
+        public Builder cpuBudgetBytes(long bytes) {
+            this.cpuBudgetBytes = nonNegative(bytes, "cpuBudgetBytes");
+            return this;
+        }
+
+        /** Where DISK extents go (created if missing); unset: a fresh temporary directory deleted on close. */
+        public Builder diskDirectory(Path directory) {
+            if (directory == null) {
+                throw new IllegalArgumentException("diskDirectory must not be null");
+            }
+            this.diskDirectory = directory;
+            return this;
+        }
+
+        /** Page size of every tier, {@code > 0}; a multiple of 4096 keeps pages aligned. Default 64 KiB. */
+        public Builder pageSizeBytes(int bytes) {
+            if (bytes <= 0) {
+                throw new IllegalArgumentException("pageSizeBytes must be > 0, was " + bytes);
+            }
+            this.pageSizeBytes = bytes;
+            return this;
+        }
+
+        /** Which segments are demoted first. Default {@link DemotionPolicy#leastAccessedFirst()}. */
+        public Builder policy(DemotionPolicy policy) {
+            if (policy == null) {
+                throw new IllegalArgumentException("policy must not be null");
+            }
+            this.policy = policy;
+            return this;
+        }
+
+        /** Which backend moves bytes. Default {@link Backend#AUTO}. */
+        public Builder backend(Backend backend) {
+            if (backend == null) {
+                throw new IllegalArgumentException("backend must not be null");
+            }
+            this.backend = backend;
+            return this;
+        }
+
+        /** Bound on bytes of unfinished copies, {@code > 0}. Default 256 MiB. */
+        public Builder maxBytesInFlight(long bytes) {
+            if (bytes <= 0) {
+                throw new IllegalArgumentException("maxBytesInFlight must be > 0, was " + bytes);
+            }
+            this.maxBytesInFlight = bytes;
+            return this;
+        }
+
+        /** Size of each DISK extent file, {@code > 0}. Default 64 MiB. */
+        public Builder diskExtentBytes(long bytes) {
+            if (bytes <= 0) {
+                throw new IllegalArgumentException("diskExtentBytes must be > 0, was " + bytes);
+            }
+            this.diskExtentBytes = bytes;
+            return this;
+        }
+
+        /** Host copy threads, {@code >= 1}. Default: the number of cores, between 2 and 4. */
+        public Builder copyThreads(int threads) {
+            if (threads < 1) {
+                throw new IllegalArgumentException("copyThreads must be >= 1, was " + threads);
+            }
+            this.copyThreads = threads;
+            return this;
+        }
+
+        /**
+         * The configuration.
+         *
+         * @throws IllegalArgumentException if a budget was not set
+         */
+        public KvTierConfig build() {
+            if (gpuBudgetBytes < 0) {
+                throw new IllegalArgumentException("gpuBudgetBytes must be set");
+            }
+            if (cpuBudgetBytes < 0) {
+                throw new IllegalArgumentException("cpuBudgetBytes must be set");
+            }
+            return new KvTierConfig(this);
+        }
+
+        private static long nonNegative(long value, String name) {
+            if (value < 0) {
+                throw new IllegalArgumentException(name + " must be >= 0, was " + value);
+            }
+            return value;
+        }
+    }
+}

@@ -1,0 +1,25 @@
+package dev.kvtier.exec;
+
+import java.io.IOException;
+
+/**
+ * Where a tier's memory comes from: a backend supplies one per tier (device arenas from
+ * {@code cudaMalloc}, pinned blocks from {@code cudaHostAlloc}, mapped file extents, or native
+ * memory standing in for them). Allocation policy (pages, reuse) is {@link PagedTierMemory}'s job.
+ *
+ * <p>Implementations must be safe to call from several threads; {@link PagedTierMemory} calls them
+ * under its own lock.
+ */
+public interface ChunkAllocator {
+
+    /**
+     * Allocates a chunk of exactly {@code bytes} bytes, aligned at least to 4096.
+     *
+     * @throws IOException when the memory cannot be had (device out of memory, disk full, mapping
+     *                     refused); the message says what ran out and, where there is one, the fix
+     */
+    MemoryChunk allocate(long bytes) throws IOException;
+
+    /** For logs and errors: what this allocator hands out, e.g. {@code "mapped extents in /var/kv"}. */
+    String description();
+}

@@ -1,0 +1,37 @@
+package dev.kvtier.exec;
+
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Moves bytes asynchronously: the one thing a backend must do besides supplying memory. The CUDA
+ * implementation issues {@code cudaMemcpyAsync}/batch copies on dedicated device-to-host and
+ * host-to-device streams; the host implementation copies with {@code MemorySegment.copy} on its
+ * own threads.
+ *
+ * <p>Contract, for every implementation (checked by the contract suite):
+ * <ul>
+ *   <li>{@link #submit} never blocks for the copy itself and never runs caller code on a driver
+ *       callback thread beyond completing the returned future;</li>
+ *   <li>the returned future completes, normally or exceptionally, only when no copy it started
+ *       can still read or write either side, so the caller may then free or reuse both;</li>
+ *   <li>a failure completes the future exceptionally with the cause (the CUDA call and error
+ *       name, or the Java exception); it never surfaces as wrong bytes.</li>
+ * </ul>
+ * Thread-safe.
+ */
+public interface CopyEngine extends AutoCloseable {
+
+    /**
+     * Starts every region of {@code plan}; the future completes when all bytes are in place.
+     *
+     * @throws IllegalStateException after {@link #close()}
+     */
+    CompletableFuture<Void> submit(CopyPlan plan);
+
+    /** For logs: how copies are done, e.g. {@code "MemorySegment.copy on 2 threads"}. */
+    String description();
+
+    /** Waits for submitted copies to finish, then frees streams and threads; idempotent. */
+    @Override
+    void close();
+}

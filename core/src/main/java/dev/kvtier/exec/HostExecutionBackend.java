@@ -1,0 +1,66 @@
+package dev.kvtier.exec;
+
+import dev.kvtier.store.Tier;
+
+import java.nio.file.Path;
+
+/**
+ * The CPU-only backend: GPU and CPU tiers are native memory ({@link NativeChunkAllocator}), DISK
+ * is mapped file extents, and every copy is a {@link java.lang.foreign.MemorySegment#copy} on {@link HostCopyEngine}
+ * threads, so transfers are asynchronous as on a GPU. Used when no CUDA device is usable, and by
+ * the contract tests. Thread-safe.
+ */
+public final class HostExecutionBackend implements ExecutionBackend {
+    /** Emulated device arenas stay small: they are zeroed native memory on a shared host. */
+    private static final long MAX_EMULATED_CHUNK = 64L << 20;
+
+    private final String reason;
+    private final ChunkAllocator device = new NativeChunkAllocator("emulated device memory");
+    private final ChunkAllocator host = new NativeChunkAllocator("host memory");
+    private final ChunkAllocator disk;
+    private final HostCopyEngine engine;
+
+    /**
+     * @param diskDirectory where DISK extents are created
+     * @param copyThreads   copy threads, {@code >= 1}
+     * @param reason        why this backend was chosen, for the log line
+     */
+    public HostExecutionBackend(Path diskDirectory, int copyThreads, String reason) {
+        this.disk = new MappedFileChunkAllocator(diskDirectory);
+        this.engine = new HostCopyEngine(copyThreads);
+        this.reason = reason;
+    }
+
+    @Override
+    public String description() {
+        return "host (" + reason + "; " + engine.description() + ")";
+    }
+
+    @Override
+    public ChunkAllocator chunkAllocator(Tier tier) {
+        return switch (tier) {
+            case GPU -> device;
+            case CPU -> host;
+            case DISK -> disk;
+        };
+    }
+
+    @Override
+    public CopyEngine copyEngine() {
+        return engine;
+    }
+
+    @Override
+    public long chunkBytes(Tier tier, long budgetBytes, long pageSize) {
+        long preferred = ExecutionBackend.super.chunkBytes(tier, budgetBytes, pageSize);
+        if (tier == Tier.DISK || preferred <= MAX_EMULATED_CHUNK) {
+            return preferred;
+        }
+        return Math.max(pageSize, MAX_EMULATED_CHUNK / pageSize * pageSize);
+    }
+
+    @Override
+    public void close() {
+        engine.close();
+    }
+}

@@ -1,0 +1,93 @@
+package dev.kvtier.exec;
+
+import dev.kvtier.store.Tier;
+
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+
+/**
+ * The memory holding one segment on one tier: a list of runs, each a contiguous stretch of pages
+ * (already coalesced), whose lengths add up to {@link #sizeBytes()}. The last run ends at the
+ * segment's last byte, not at the page boundary.
+ *
+ * <p>An allocation is either owned by a {@link PagedTierMemory} (returned to it by
+ * {@link TransferExecutor#release}) or <em>external</em>: memory the caller owns (an adopted
+ * device buffer) that the executor only references and never frees.
+ *
+ * <p>Immutable apart from its released flag; safe to share between threads.
+ */
+public final class PageAllocation {
+    private final Tier tier;
+    private final long sizeBytes;
+    private final List<MemorySegment> runs;
+    /** The memory that owns these pages; null for external memory. */
+    final PagedTierMemory owner;
+    /** Per run: chunk index, first page, page count (owned allocations only). */
+    final int[] runChunk;
+    final int[] runFirstPage;
+    final int[] runPageCount;
+    private volatile boolean released;
+
+    PageAllocation(Tier tier, long sizeBytes, List<MemorySegment> runs, PagedTierMemory owner,
+                   int[] runChunk, int[] runFirstPage, int[] runPageCount) {
+        this.tier = tier;
+        this.sizeBytes = sizeBytes;
+        this.runs = List.copyOf(runs);
+        this.owner = owner;
+        this.runChunk = runChunk;
+        this.runFirstPage = runFirstPage;
+        this.runPageCount = runPageCount;
+    }
+
+    /** Memory the caller owns, referenced as one run and never freed by the executor. */
+    static PageAllocation external(Tier tier, MemorySegment memory) {
+        return new PageAllocation(tier, memory.byteSize(), memory.byteSize() == 0 ? List.of() : List.of(memory),
+                null, null, null, null);
+    }
+
+    /** The tier whose memory this is. */
+    public Tier tier() {
+        return tier;
+    }
+
+    /** Device or host memory. */
+    public MemoryKind kind() {
+        return MemoryKind.of(tier);
+    }
+
+    /** The segment's size in bytes: the sum of the runs' lengths. */
+    public long sizeBytes() {
+        return sizeBytes;
+    }
+
+    /** The contiguous runs in segment order; empty for a zero-byte segment. */
+    public List<MemorySegment> runs() {
+        return runs;
+    }
+
+    /** Whether this is caller-owned memory (adopted) that the executor never frees. */
+    public boolean isExternal() {
+        return owner == null;
+    }
+
+    boolean markReleased() {
+        synchronized (this) {
+            if (released) {
+                return false;
+            }
+            released = true;
+            return true;
+        }
+    }
+
+    /** Whether the pages have been given back; a released allocation must not be used again. */
+    public boolean isReleased() {
+        return released;
+    }
+
+    @Override
+    public String toString() {
+        return "PageAllocation[" + tier + ", " + sizeBytes + " bytes in " + runs.size() + " run(s)"
+                + (isExternal() ? ", external" : "") + "]";
+    }
+}

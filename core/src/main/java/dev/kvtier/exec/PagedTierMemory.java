@@ -1,0 +1,234 @@
+package dev.kvtier.exec;
+
+import dev.kvtier.store.Tier;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.List;
+
+/**
+ * One tier's memory cut into fixed-size pages, grown lazily a chunk at a time from a
+ * {@link ChunkAllocator}. A segment gets any free pages, preferring one contiguous run, so
+ * allocation never fails for fragmentation: it fails only when the allocator cannot supply
+ * another chunk (device out of memory, disk full). Freed pages are reused before the tier grows;
+ * chunks are kept until {@link #close()} (growing is what is slow: pinning, mapping).
+ *
+ * <p>Thread-safe: every method is atomic. The caller guarantees that pages are released only
+ * when no copy can still touch them, and that {@link #close()} runs after the last copy.
+ */
+public final class PagedTierMemory implements AutoCloseable {
+
+    private record Chunk(MemoryChunk memory, BitSet freePages) { }
+
+    private final Tier tier;
+    private final long pageSize;
+    private final int pagesPerChunk;
+    private final ChunkAllocator allocator;
+    private final List<Chunk> chunks = new ArrayList<>();
+    private long freePageCount;
+    private long pagesInUse;
+    private long bytesInUse;
+    private boolean closed;
+
+    /**
+     * @param tier       the tier this memory backs (for messages and {@link PageAllocation#tier()})
+     * @param pageSize   bytes per page, {@code > 0}
+     * @param chunkBytes bytes per chunk, rounded up to whole pages, {@code >= pageSize}
+     * @param allocator  where chunks come from
+     * @throws IllegalArgumentException naming the argument for a non-positive page size, a chunk
+     *                                  smaller than a page or of more than {@code 2^31-1} pages
+     */
+    public PagedTierMemory(Tier tier, long pageSize, long chunkBytes, ChunkAllocator allocator) {
+        if (tier == null || allocator == null) {
+            throw new IllegalArgumentException("tier and allocator must not be null");
+        }
+        if (pageSize <= 0) {
+            throw new IllegalArgumentException("pageSize must be > 0, was " + pageSize);
+        }
+        if (chunkBytes < pageSize) {
+            throw new IllegalArgumentException("chunkBytes must be >= pageSize (" + pageSize + "), was " + chunkBytes);
+        }
+        long pages = (chunkBytes + pageSize - 1) / pageSize;
+        if (pages > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("chunkBytes must be at most 2^31-1 pages, was " + chunkBytes);
+        }
+        this.tier = tier;
+        this.pageSize = pageSize;
+        this.pagesPerChunk = (int) pages;
+        this.allocator = allocator;
+    }
+
+    /**
+     * Allocates {@code bytes} bytes as whole pages, growing the tier by as many chunks as needed.
+     * A zero-byte request gets an allocation with no runs.
+     *
+     * @throws IOException           when the allocator cannot supply a chunk; nothing was allocated
+     * @throws IllegalStateException after {@link #close()}
+     */
+    public synchronized PageAllocation allocate(long bytes) throws IOException {
+        if (bytes < 0) {
+            throw new IllegalArgumentException("bytes must be >= 0, was " + bytes);
+        }
+        ensureOpen();
+        long needed = (bytes + pageSize - 1) / pageSize;
+        while (freePageCount < needed) {
+            MemoryChunk memory = allocator.allocate((long) pagesPerChunk * pageSize);
+            BitSet free = new BitSet(pagesPerChunk);
+            free.set(0, pagesPerChunk);
+            chunks.add(new Chunk(memory, free));
+            freePageCount += pagesPerChunk;
+        }
+        List<int[]> runs = takePages(needed);
+        List<MemorySegment> segments = new ArrayList<>(runs.size());
+        int[] runChunk = new int[runs.size()];
+        int[] runFirst = new int[runs.size()];
+        int[] runCount = new int[runs.size()];
+        long remaining = bytes;
+        for (int i = 0; i < runs.size(); i++) {
+            int[] run = runs.get(i);
+            runChunk[i] = run[0];
+            runFirst[i] = run[1];
+            runCount[i] = run[2];
+            long length = Math.min(remaining, (long) run[2] * pageSize);
+            segments.add(chunks.get(run[0]).memory().memory().asSlice((long) run[1] * pageSize, length));
+            remaining -= length;
+        }
+        pagesInUse += needed;
+        bytesInUse += bytes;
+        freePageCount -= needed;
+        return new PageAllocation(tier, bytes, segments, this, runChunk, runFirst, runCount);
+    }
+
+    /** Picks {@code needed} free pages as (chunk, first page, count) runs: one run if any chunk has one. */
+    private List<int[]> takePages(long needed) {
+        List<int[]> runs = new ArrayList<>();
+        if (needed == 0) {
+            return runs;
+        }
+        if (needed <= pagesPerChunk) {
+            for (int c = 0; c < chunks.size(); c++) {
+                BitSet free = chunks.get(c).freePages();
+                for (int start = free.nextSetBit(0); start >= 0; start = free.nextSetBit(start)) {
+                    int end = free.nextClearBit(start);
+                    if (end - start >= needed) {
+                        free.clear(start, start + (int) needed);
+                        runs.add(new int[] {c, start, (int) needed});
+                        return runs;
+                    }
+                    start = end;
+                }
+            }
+        }
+        long left = needed;
+        for (int c = 0; c < chunks.size() && left > 0; c++) {
+            BitSet free = chunks.get(c).freePages();
+            for (int start = free.nextSetBit(0); start >= 0 && left > 0; start = free.nextSetBit(start)) {
+                int end = (int) Math.min(free.nextClearBit(start), start + left);
+                free.clear(start, end);
+                runs.add(new int[] {c, start, end - start});
+                left -= end - start;
+                start = end;
+            }
+        }
+        if (left > 0) {
+            throw new IllegalStateException("page accounting broken: " + left + " pages missing on " + tier);
+        }
+        return runs;
+    }
+
+    /**
+     * Returns the allocation's pages for reuse. The caller guarantees no copy can still touch them.
+     *
+     * @throws IllegalArgumentException if the allocation belongs to another memory
+     * @throws IllegalStateException    if it was already released
+     */
+    public synchronized void release(PageAllocation allocation) {
+        if (allocation.owner != this) {
+            throw new IllegalArgumentException("allocation " + allocation + " does not belong to the " + tier + " memory");
+        }
+        if (!allocation.markReleased()) {
+            throw new IllegalStateException("allocation " + allocation + " was already released");
+        }
+        if (closed) {
+            return;
+        }
+        long pages = 0;
+        for (int i = 0; i < allocation.runChunk.length; i++) {
+            chunks.get(allocation.runChunk[i]).freePages()
+                    .set(allocation.runFirstPage[i], allocation.runFirstPage[i] + allocation.runPageCount[i]);
+            pages += allocation.runPageCount[i];
+        }
+        pagesInUse -= pages;
+        freePageCount += pages;
+        bytesInUse -= allocation.sizeBytes();
+    }
+
+    /** Bytes of live segments (not rounded to pages). */
+    public synchronized long bytesInUse() {
+        return bytesInUse;
+    }
+
+    /** Pages held by live segments. */
+    public synchronized long pagesInUse() {
+        return pagesInUse;
+    }
+
+    /** Bytes of all chunks taken from the allocator so far. */
+    public synchronized long bytesReserved() {
+        return (long) chunks.size() * pagesPerChunk * pageSize;
+    }
+
+    /** Bytes per page. */
+    public long pageSize() {
+        return pageSize;
+    }
+
+    /** Bytes per chunk (whole pages). */
+    public long chunkBytes() {
+        return (long) pagesPerChunk * pageSize;
+    }
+
+    /** The tier this memory backs. */
+    public Tier tier() {
+        return tier;
+    }
+
+    /** Where chunks come from. */
+    public String allocatorDescription() {
+        return allocator.description();
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException("the " + tier + " memory is closed");
+        }
+    }
+
+    /** Frees every chunk; idempotent. Call only after the last copy touching this memory completed. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        RuntimeException failure = null;
+        for (Chunk chunk : chunks) {
+            try {
+                chunk.memory().close();
+            } catch (RuntimeException e) {
+                if (failure == null) {
+                    failure = e;
+                } else {
+                    failure.addSuppressed(e);
+                }
+            }
+        }
+        chunks.clear();
+        freePageCount = 0;
+        if (failure != null) {
+            throw failure;
+        }
+    }
+}

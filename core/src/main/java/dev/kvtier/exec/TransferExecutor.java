@@ -1,0 +1,258 @@
+package dev.kvtier.exec;
+
+import dev.kvtier.store.Tier;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The physical half of kvtier: paged memory for each tier and asynchronous copies between them,
+ * over one {@link ExecutionBackend}. It knows nothing of keys, budgets or policy: the caller
+ * (the facade) decides what moves and holds the per-key order; the executor guarantees that bytes
+ * land exactly, that a burst waits for room ({@code maxBytesInFlight}) and that memory is freed
+ * only by the caller after the copies touching it have completed.
+ *
+ * <p>Thread-safe. Ownership: every {@link PageAllocation} from {@link #allocate} must go back
+ * through {@link #release} (or is freed by {@link #close()}); external allocations
+ * ({@link #external}) are only referenced, never freed.
+ */
+public final class TransferExecutor implements AutoCloseable {
+    private final ExecutionBackend backend;
+    private final CopyEngine engine;
+    private final Map<Tier, PagedTierMemory> memories = new EnumMap<>(Tier.class);
+    private final BytesInFlightLimiter limiter;
+    private final AtomicLong copiesInFlight = new AtomicLong();
+    private volatile boolean closed;
+
+    /**
+     * @param backend          memory and copies; closed by {@link #close()}
+     * @param pageSize         page size for every tier, {@code > 0}
+     * @param budgets          per tier, the budget used to size chunks (DISK: the extent size)
+     * @param maxBytesInFlight bound on the bytes of unfinished copies, {@code > 0}
+     */
+    public TransferExecutor(ExecutionBackend backend, long pageSize, Map<Tier, Long> budgets, long maxBytesInFlight) {
+        if (backend == null) {
+            throw new IllegalArgumentException("backend must not be null");
+        }
+        if (pageSize <= 0) {
+            throw new IllegalArgumentException("pageSize must be > 0, was " + pageSize);
+        }
+        this.backend = backend;
+        this.engine = backend.copyEngine();
+        this.limiter = new BytesInFlightLimiter(maxBytesInFlight);
+        for (Tier tier : Tier.values()) {
+            long budget = budgets.getOrDefault(tier, pageSize);
+            memories.put(tier, new PagedTierMemory(tier, pageSize,
+                    backend.chunkBytes(tier, budget, pageSize), backend.chunkAllocator(tier)));
+        }
+    }
+
+    /**
+     * Allocates pages for {@code bytes} bytes on {@code tier}.
+     *
+     * @throws IOException when the tier cannot grow (device out of memory, disk full)
+     */
+    public PageAllocation allocate(Tier tier, long bytes) throws IOException {
+        ensureOpen();
+        return memories.get(tier).allocate(bytes);
+    }
+
+    /** References caller-owned memory on {@code tier} (an adopted device buffer) without copying or owning it. */
+    public PageAllocation external(Tier tier, MemorySegment memory) {
+        ensureOpen();
+        return PageAllocation.external(tier, memory);
+    }
+
+    /**
+     * Gives an allocation back; external memory is just forgotten. The caller guarantees that every
+     * copy touching it has completed (its future is done).
+     */
+    public void release(PageAllocation allocation) {
+        if (allocation.isExternal()) {
+            allocation.markReleased();
+            return;
+        }
+        allocation.owner.release(allocation);
+    }
+
+    /**
+     * Copies every byte of {@code from} into {@code to} (same size) asynchronously. May wait first
+     * while {@code maxBytesInFlight} is exhausted. The future completes only when no copy can still
+     * touch either allocation.
+     */
+    public CompletableFuture<Void> transfer(PageAllocation from, PageAllocation to) {
+        requireLive(from, "from");
+        requireLive(to, "to");
+        return submit(CopyPlan.between(from.kind(), from.runs(), to.kind(), to.runs()));
+    }
+
+    /**
+     * Copies all of {@code source} (host memory: native, heap, or confined to the calling thread)
+     * into {@code to}. Memory the copy threads cannot touch (heap memory bound for the device, a
+     * confined segment) is first staged, on the calling thread, into native memory the executor owns.
+     */
+    public CompletableFuture<Void> copyIn(MemorySegment source, PageAllocation to) {
+        requireLive(to, "to");
+        boolean reachable = !confinedToCaller(source);
+        if (reachable && (source.isNative() || to.kind() == MemoryKind.HOST)) {
+            return submit(CopyPlan.between(MemoryKind.HOST, runsOf(source), to.kind(), to.runs()));
+        }
+        // Stage on this thread into shared native memory; free the stage after the copy.
+        Arena stage = Arena.ofShared();
+        MemorySegment staged = stage.allocate(Math.max(1, source.byteSize()), 64).asSlice(0, source.byteSize());
+        MemorySegment.copy(source, 0, staged, 0, source.byteSize());
+        return closeAfter(submit(CopyPlan.between(MemoryKind.HOST, runsOf(staged), to.kind(), to.runs())), stage);
+    }
+
+    /**
+     * Copies all of {@code from} into the first {@code from.sizeBytes()} bytes of {@code destination}
+     * (host memory: native, heap, or confined to the calling thread). A destination the copy threads
+     * cannot touch (heap memory fed from the device, a confined segment) is filled through a native
+     * stage; for a confined destination the last step runs on the calling thread, so the copy has
+     * completed when this returns.
+     */
+    public CompletableFuture<Void> copyOut(PageAllocation from, MemorySegment destination) {
+        requireLive(from, "from");
+        MemorySegment target = destination.asSlice(0, from.sizeBytes());
+        boolean confined = confinedToCaller(target);
+        if (!confined && (target.isNative() || from.kind() == MemoryKind.HOST)) {
+            return submit(CopyPlan.between(from.kind(), from.runs(), MemoryKind.HOST, runsOf(target)));
+        }
+        Arena stage = Arena.ofShared();
+        MemorySegment staged = stage.allocate(Math.max(1, target.byteSize()), 64).asSlice(0, target.byteSize());
+        CompletableFuture<Void> intoStage = submit(CopyPlan.between(from.kind(), from.runs(), MemoryKind.HOST, runsOf(staged)));
+        if (!confined) {
+            return closeAfter(intoStage.thenRun(() -> MemorySegment.copy(staged, 0, target, 0, target.byteSize())), stage);
+        }
+        try {
+            intoStage.join();
+            MemorySegment.copy(staged, 0, target, 0, target.byteSize());
+            return CompletableFuture.completedFuture(null);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e instanceof java.util.concurrent.CompletionException && e.getCause() != null
+                    ? e.getCause() : e);
+        } finally {
+            stage.close();
+        }
+    }
+
+    /** A thread that is never started: a segment it cannot access is confined to some thread (the caller's). */
+    private static final Thread SOME_OTHER_THREAD = Thread.ofPlatform().unstarted(() -> { });
+
+    private static boolean confinedToCaller(MemorySegment segment) {
+        return !segment.isAccessibleBy(SOME_OTHER_THREAD);
+    }
+
+    /**
+     * The CRC32C of a host-memory allocation's bytes (CPU or DISK tier).
+     *
+     * @throws IllegalArgumentException for device memory
+     */
+    public int crc32c(PageAllocation allocation) {
+        requireLive(allocation, "allocation");
+        if (allocation.kind() != MemoryKind.HOST) {
+            throw new IllegalArgumentException("allocation must be host memory to checksum, was " + allocation);
+        }
+        return Checksums.crc32c(allocation.runs());
+    }
+
+    private static List<MemorySegment> runsOf(MemorySegment segment) {
+        return segment.byteSize() == 0 ? List.of() : List.of(segment);
+    }
+
+    private static CompletableFuture<Void> closeAfter(CompletableFuture<Void> copy, Arena stage) {
+        return copy.whenComplete((ignored, failure) -> stage.close());
+    }
+
+    private CompletableFuture<Void> submit(CopyPlan plan) {
+        ensureOpen();
+        long grant = limiter.acquire(plan.totalBytes());
+        copiesInFlight.incrementAndGet();
+        CompletableFuture<Void> copy;
+        try {
+            copy = engine.submit(plan);
+        } catch (RuntimeException e) {
+            copiesInFlight.decrementAndGet();
+            limiter.release(grant);
+            return CompletableFuture.failedFuture(e);
+        }
+        return copy.whenComplete((ignored, failure) -> {
+            copiesInFlight.decrementAndGet();
+            limiter.release(grant);
+        });
+    }
+
+    private static void requireLive(PageAllocation allocation, String name) {
+        if (allocation == null) {
+            throw new IllegalArgumentException(name + " must not be null");
+        }
+        if (allocation.isReleased()) {
+            throw new IllegalStateException(name + " was already released: " + allocation);
+        }
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException("the transfer executor is closed");
+        }
+    }
+
+    /** Bytes of live segments on {@code tier} as the executor sees them (owned pages only). */
+    public long bytesInUse(Tier tier) {
+        return memories.get(tier).bytesInUse();
+    }
+
+    /** Pages held by live segments on {@code tier}. */
+    public long pagesInUse(Tier tier) {
+        return memories.get(tier).pagesInUse();
+    }
+
+    /** Bytes of chunks taken from the backend for {@code tier}, used or free. */
+    public long bytesReserved(Tier tier) {
+        return memories.get(tier).bytesReserved();
+    }
+
+    /** Bytes of copies started and not yet completed. */
+    public long bytesInFlight() {
+        return limiter.bytesInFlight();
+    }
+
+    /** The page size shared by every tier. */
+    public long pageSize() {
+        return memories.get(Tier.GPU).pageSize();
+    }
+
+    /** The backend's one-line description. */
+    public String description() {
+        return backend.description();
+    }
+
+    /**
+     * Waits for every submitted copy (the engine drains), then frees every tier's memory and the
+     * backend. Idempotent. Later calls throw {@link IllegalStateException}.
+     */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            engine.close();
+        } finally {
+            try {
+                for (PagedTierMemory memory : memories.values()) {
+                    memory.close();
+                }
+            } finally {
+                backend.close();
+            }
+        }
+    }
+}

@@ -1,0 +1,131 @@
+package dev.kvtier;
+
+import dev.kvtier.exec.ChunkAllocator;
+import dev.kvtier.exec.CopyEngine;
+import dev.kvtier.exec.CopyPlan;
+import dev.kvtier.exec.ExecutionBackend;
+import dev.kvtier.exec.MemoryChunk;
+import dev.kvtier.store.Tier;
+
+import java.io.IOException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Wraps any backend to inject faults the contract suite needs: the Nth copy failing, a disk that
+ * fills up after some bytes, copies that take a while (to have transfers in flight at close).
+ */
+final class FaultInjectingBackend implements ExecutionBackend {
+    private final ExecutionBackend inner;
+    private final AtomicInteger copiesLeftBeforeFailure;
+    private final AtomicLong diskBytesLeft;
+    private final long copyDelayMillis;
+    private final AtomicInteger copiesSubmitted = new AtomicInteger();
+    private final CopyEngine engine;
+    private final ChunkAllocator disk;
+
+    private FaultInjectingBackend(ExecutionBackend inner, int failCopyNumber, long diskCapacity, long copyDelayMillis) {
+        this.inner = inner;
+        this.copiesLeftBeforeFailure = new AtomicInteger(failCopyNumber);
+        this.diskBytesLeft = new AtomicLong(diskCapacity);
+        this.copyDelayMillis = copyDelayMillis;
+        this.engine = new Engine(inner.copyEngine());
+        this.disk = new LimitedDisk(inner.chunkAllocator(Tier.DISK));
+    }
+
+    /** Fails the {@code n}th copy submitted from now on (1 = the next), with an I/O-like error. */
+    static java.util.function.UnaryOperator<ExecutionBackend> failingCopy(int n) {
+        return b -> new FaultInjectingBackend(b, n, Long.MAX_VALUE, 0);
+    }
+
+    /** A disk that refuses to grow beyond {@code capacity} bytes of extents. */
+    static java.util.function.UnaryOperator<ExecutionBackend> diskCapacity(long capacity) {
+        return b -> new FaultInjectingBackend(b, Integer.MAX_VALUE, capacity, 0);
+    }
+
+    /** Every copy waits {@code millis} before it starts. */
+    static java.util.function.UnaryOperator<ExecutionBackend> slowCopies(long millis) {
+        return b -> new FaultInjectingBackend(b, Integer.MAX_VALUE, Long.MAX_VALUE, millis);
+    }
+
+    @Override
+    public String description() {
+        return "fault-injecting " + inner.description();
+    }
+
+    @Override
+    public ChunkAllocator chunkAllocator(Tier tier) {
+        return tier == Tier.DISK ? disk : inner.chunkAllocator(tier);
+    }
+
+    @Override
+    public CopyEngine copyEngine() {
+        return engine;
+    }
+
+    @Override
+    public long chunkBytes(Tier tier, long budgetBytes, long pageSize) {
+        return inner.chunkBytes(tier, budgetBytes, pageSize);
+    }
+
+    @Override
+    public void close() {
+        inner.close();
+    }
+
+    private final class Engine implements CopyEngine {
+        private final CopyEngine delegate;
+
+        Engine(CopyEngine delegate) {
+            this.delegate = delegate;
+        }
+
+        @Override
+        public CompletableFuture<Void> submit(CopyPlan plan) {
+            copiesSubmitted.incrementAndGet();
+            if (copiesLeftBeforeFailure.decrementAndGet() == 0) {
+                return CompletableFuture.failedFuture(new IOException("injected copy failure"));
+            }
+            if (copyDelayMillis == 0) {
+                return delegate.submit(plan);
+            }
+            return CompletableFuture.runAsync(() -> { },
+                    CompletableFuture.delayedExecutor(copyDelayMillis, TimeUnit.MILLISECONDS))
+                    .thenCompose(ignored -> delegate.submit(plan));
+        }
+
+        @Override
+        public String description() {
+            return delegate.description();
+        }
+
+        @Override
+        public void close() {
+            delegate.close();
+        }
+    }
+
+    private final class LimitedDisk implements ChunkAllocator {
+        private final ChunkAllocator delegate;
+
+        LimitedDisk(ChunkAllocator delegate) {
+            this.delegate = delegate;
+        }
+
+        @Override
+        public MemoryChunk allocate(long bytes) throws IOException {
+            if (diskBytesLeft.addAndGet(-bytes) < 0) {
+                diskBytesLeft.addAndGet(bytes);
+                throw new IOException("No space left on device (injected)");
+            }
+            return delegate.allocate(bytes);
+        }
+
+        @Override
+        public String description() {
+            return delegate.description();
+        }
+    }
+}
