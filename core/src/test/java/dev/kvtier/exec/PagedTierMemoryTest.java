@@ -1,0 +1,165 @@
+package dev.kvtier.exec;
+
+import dev.kvtier.store.Tier;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class PagedTierMemoryTest {
+    private static final int PAGE = 256;
+
+    /** Counts chunks handed out and closed, so leaks show. */
+    static final class CountingAllocator implements ChunkAllocator {
+        final ChunkAllocator inner = new NativeChunkAllocator("test memory");
+        final AtomicInteger open = new AtomicInteger();
+        final AtomicInteger allocated = new AtomicInteger();
+        int failAfter = Integer.MAX_VALUE;
+
+        @Override
+        public MemoryChunk allocate(long bytes) throws IOException {
+            if (allocated.get() >= failAfter) {
+                throw new IOException("out of memory (test)");
+            }
+            MemoryChunk chunk = inner.allocate(bytes);
+            allocated.incrementAndGet();
+            open.incrementAndGet();
+            return new MemoryChunk() {
+                boolean closed;
+
+                @Override
+                public MemorySegment memory() {
+                    return chunk.memory();
+                }
+
+                @Override
+                public void close() {
+                    if (!closed) {
+                        closed = true;
+                        open.decrementAndGet();
+                        chunk.close();
+                    }
+                }
+            };
+        }
+
+        @Override
+        public String description() {
+            return "counting";
+        }
+    }
+
+    private static long total(PageAllocation a) {
+        return a.runs().stream().mapToLong(MemorySegment::byteSize).sum();
+    }
+
+    @Test
+    void allocationsCoverTheirSizeExactlyAndCoalesceContiguousPages() throws IOException {
+        try (PagedTierMemory memory = new PagedTierMemory(Tier.CPU, PAGE, 8 * PAGE, new CountingAllocator())) {
+            for (long size : new long[] {0, 1, PAGE - 1, PAGE, PAGE + 1, 8L * PAGE}) {
+                PageAllocation a = memory.allocate(size);
+                assertEquals(size, a.sizeBytes());
+                assertEquals(size, total(a));
+                assertEquals(size == 0 ? 0 : 1, a.runs().size(), "fresh pages come as one run: " + a);
+                memory.release(a);
+            }
+            assertEquals(0, memory.bytesInUse());
+            assertEquals(0, memory.pagesInUse());
+        }
+    }
+
+    @Test
+    void fragmentationNeverFailsAnAllocationAndFreedPagesAreReused() throws IOException {
+        CountingAllocator allocator = new CountingAllocator();
+        try (PagedTierMemory memory = new PagedTierMemory(Tier.GPU, PAGE, 8 * PAGE, allocator)) {
+            List<PageAllocation> singles = new ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                singles.add(memory.allocate(PAGE));
+            }
+            for (int i = 0; i < 8; i += 2) {
+                memory.release(singles.get(i));
+            }
+            allocator.failAfter = allocator.allocated.get();   // growing now would fail
+            PageAllocation scattered = memory.allocate(4L * PAGE);
+            assertEquals(4, scattered.runs().size(), "four free pages, none adjacent: " + scattered);
+            assertEquals(4L * PAGE, total(scattered));
+            assertEquals(8L * PAGE, memory.bytesReserved(), "reused, not grown");
+            IOException e = assertThrows(IOException.class, () -> memory.allocate(1));
+            assertTrue(e.getMessage().contains("out of memory"));
+            assertEquals(8, memory.pagesInUse(), "a failed allocation takes nothing");
+        }
+        assertEquals(0, allocator.open.get(), "close frees every chunk");
+    }
+
+    @Test
+    void aSegmentLargerThanAChunkSpansChunks() throws IOException {
+        try (PagedTierMemory memory = new PagedTierMemory(Tier.DISK, PAGE, 4 * PAGE, new CountingAllocator())) {
+            PageAllocation a = memory.allocate(10L * PAGE + 3);
+            assertEquals(10L * PAGE + 3, total(a));
+            assertEquals(3, a.runs().size());
+            assertEquals(12L * PAGE, memory.bytesReserved());
+        }
+    }
+
+    @Test
+    void releaseIsCheckedAndSingle() throws IOException {
+        try (PagedTierMemory memory = new PagedTierMemory(Tier.CPU, PAGE, 4 * PAGE, new CountingAllocator());
+             PagedTierMemory other = new PagedTierMemory(Tier.CPU, PAGE, 4 * PAGE, new CountingAllocator())) {
+            PageAllocation a = memory.allocate(PAGE);
+            assertThrows(IllegalArgumentException.class, () -> other.release(a));
+            memory.release(a);
+            assertThrows(IllegalStateException.class, () -> memory.release(a));
+            assertThrows(IllegalArgumentException.class, () -> memory.allocate(-1));
+        }
+        assertThrows(IllegalArgumentException.class, () -> new PagedTierMemory(Tier.CPU, 0, 4, new CountingAllocator()));
+        assertThrows(IllegalArgumentException.class, () -> new PagedTierMemory(Tier.CPU, PAGE, PAGE - 1, new CountingAllocator()));
+    }
+
+    /** Random allocate/free; each live allocation's pages hold its id, so any overlap is caught. */
+    @Test
+    void randomWorkloadsNeverOverlapAndEndAtZero() throws IOException {
+        for (int seed = 0; seed < 20; seed++) {
+            SplittableRandom random = new SplittableRandom(seed);
+            try (PagedTierMemory memory = new PagedTierMemory(Tier.GPU, PAGE, 16 * PAGE, new CountingAllocator())) {
+                Map<Integer, PageAllocation> live = new HashMap<>();
+                long bytes = 0;
+                for (int op = 0; op < 400; op++) {
+                    if (live.isEmpty() || random.nextInt(3) > 0) {
+                        int id = op;
+                        PageAllocation a = memory.allocate(random.nextInt(20 * PAGE));
+                        for (MemorySegment run : a.runs()) {
+                            run.fill((byte) id);
+                        }
+                        live.put(id, a);
+                        bytes += a.sizeBytes();
+                    } else {
+                        Integer victim = live.keySet().stream().skip(random.nextInt(live.size())).findFirst().orElseThrow();
+                        PageAllocation a = live.remove(victim);
+                        for (MemorySegment run : a.runs()) {
+                            for (long i = 0; i < run.byteSize(); i++) {
+                                assertEquals((byte) (int) victim, run.get(ValueLayout.JAVA_BYTE, i), "pages overlapped");
+                            }
+                        }
+                        memory.release(a);
+                        bytes -= a.sizeBytes();
+                    }
+                    assertEquals(bytes, memory.bytesInUse());
+                }
+                live.values().forEach(memory::release);
+                assertEquals(0, memory.bytesInUse());
+                assertEquals(0, memory.pagesInUse());
+            }
+        }
+    }
+}
