@@ -18,6 +18,8 @@ import java.util.List;
 public record CacheRoutingHint(long prefixId, List<Integer> relevantRanks, long reusableTokens) {
 
     /**
+     * Checks the components and copies {@code relevantRanks}.
+     *
      * @throws IllegalArgumentException if {@code relevantRanks} is {@code null} or holds a
      *     {@code null} or negative rank, or {@code reusableTokens} is negative
      */

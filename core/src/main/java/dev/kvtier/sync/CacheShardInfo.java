@@ -48,7 +48,7 @@ public final class CacheShardInfo {
         this.worldSize = worldSize;
         this.numLayers = numLayers;
         this.layers = checkedLayers;
-        this.owned = new BitSet(numLayers);
+        this.owned = new BitSet(); // sized by the highest owned layer, not by numLayers
         for (int layer : checkedLayers) {
             owned.set(layer);
         }
@@ -68,7 +68,7 @@ public final class CacheShardInfo {
         }
         // Copy first so a list changed by another thread cannot pass the checks and then differ.
         Object[] given = layers.toArray();
-        BitSet seen = new BitSet(numLayers);
+        BitSet seen = new BitSet();
         List<Integer> copy = new ArrayList<>(given.length);
         for (int i = 0; i < given.length; i++) {
             if (!(given[i] instanceof Integer layer)) {

@@ -15,9 +15,17 @@ public sealed interface SyncEvent {
     /**
      * Rank {@code rank} has appended KV entries for {@code layer} up to sequence position
      * {@code seqPos}; recording it sets that (rank, layer)'s latest position to {@code seqPos}.
+     *
+     * @param rank the reporting rank, {@code >= 0}
+     * @param layer the attention layer, {@code >= 0}
+     * @param seqPos the sequence position reached, {@code >= 0}
      */
     record ShardUpdated(int rank, int layer, long seqPos) implements SyncEvent {
-        /** @throws IllegalArgumentException if {@code rank}, {@code layer} or {@code seqPos} is negative */
+        /**
+         * Checks the components.
+         *
+         * @throws IllegalArgumentException if {@code rank}, {@code layer} or {@code seqPos} is negative
+         */
         public ShardUpdated {
             Checks.requireNonNegative("rank", rank);
             Checks.requireNonNegative("layer", layer);
@@ -28,9 +36,16 @@ public sealed interface SyncEvent {
     /**
      * Prefix {@code prefixId} (a 64-bit token hash, compared bit for bit, printed unsigned) is cached
      * on all ranks and covers {@code numTokens} tokens. Recording it again replaces the token count.
+     *
+     * @param prefixId the prefix's 64-bit hash, any bit pattern
+     * @param numTokens tokens in the prefix, {@code >= 0}
      */
     record PrefixConfirmed(long prefixId, long numTokens) implements SyncEvent {
-        /** @throws IllegalArgumentException if {@code numTokens} is negative */
+        /**
+         * Checks the components.
+         *
+         * @throws IllegalArgumentException if {@code numTokens} is negative
+         */
         public PrefixConfirmed {
             Checks.requireNonNegative("numTokens", numTokens);
         }
@@ -46,9 +61,17 @@ public sealed interface SyncEvent {
      * Rank {@code rank} has evicted KV entries of {@code layer}: positions after {@code seqPos} are no
      * longer valid. As in the seed, recording it sets that (rank, layer)'s latest position to
      * {@code seqPos} (also when {@code seqPos} is above the previous position).
+     *
+     * @param rank the evicting rank, {@code >= 0}
+     * @param layer the attention layer, {@code >= 0}
+     * @param seqPos the last position still valid, {@code >= 0}
      */
     record ShardEvicted(int rank, int layer, long seqPos) implements SyncEvent {
-        /** @throws IllegalArgumentException if {@code rank}, {@code layer} or {@code seqPos} is negative */
+        /**
+         * Checks the components.
+         *
+         * @throws IllegalArgumentException if {@code rank}, {@code layer} or {@code seqPos} is negative
+         */
         public ShardEvicted {
             Checks.requireNonNegative("rank", rank);
             Checks.requireNonNegative("layer", layer);

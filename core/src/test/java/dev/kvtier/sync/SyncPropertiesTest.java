@@ -19,7 +19,7 @@ import net.jqwik.api.Tuple;
 import net.jqwik.api.constraints.IntRange;
 
 /** Property tests: the layer split, explicit assignments, and the protocol against a reference model. */
-class SyncProperties {
+class SyncPropertiesTest {
 
     // ---- the layer split ----
 
