@@ -50,6 +50,9 @@ public final class CacheSyncProtocol {
     /** Marks a (rank, layer) that has not reported; real positions are {@code >= 0}. */
     private static final long NO_POSITION = -1L;
 
+    /** Stands for "this event touches no position cell" in {@link #recordEvent}. */
+    private static final int NO_CELL = -1;
+
     private final int worldSize;
     private final int numLayers;
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
@@ -115,8 +118,8 @@ public final class CacheSyncProtocol {
         int cell = switch (event) {
             case SyncEvent.ShardUpdated e -> cell(e.rank(), e.layer());
             case SyncEvent.ShardEvicted e -> cell(e.rank(), e.layer());
-            case SyncEvent.PrefixConfirmed e -> -1;
-            case SyncEvent.FlushAll e -> -1;
+            case SyncEvent.PrefixConfirmed _ -> NO_CELL;
+            case SyncEvent.FlushAll _ -> NO_CELL;
         };
         lock.writeLock().lock();
         try {
@@ -124,7 +127,7 @@ public final class CacheSyncProtocol {
                 case SyncEvent.ShardUpdated e -> positions[cell] = e.seqPos();
                 case SyncEvent.ShardEvicted e -> positions[cell] = e.seqPos();
                 case SyncEvent.PrefixConfirmed e -> confirmedPrefixes.put(e.prefixId(), e.numTokens());
-                case SyncEvent.FlushAll e -> {
+                case SyncEvent.FlushAll _ -> {
                     Arrays.fill(positions, NO_POSITION);
                     confirmedPrefixes.clear();
                 }

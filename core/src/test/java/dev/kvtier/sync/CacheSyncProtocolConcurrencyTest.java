@@ -157,7 +157,7 @@ class CacheSyncProtocolConcurrencyTest {
             case SyncEvent.ShardUpdated e -> e.seqPos();
             case SyncEvent.ShardEvicted e -> e.seqPos();
             case SyncEvent.PrefixConfirmed e -> e.numTokens();
-            case SyncEvent.FlushAll e -> throw new IllegalArgumentException("FlushAll has no payload");
+            case SyncEvent.FlushAll _ -> throw new IllegalArgumentException("FlushAll has no payload");
         };
     }
 

@@ -188,7 +188,7 @@ class SyncPropertiesTest {
                 case SyncEvent.ShardUpdated e -> positions.put(List.of(e.rank(), e.layer()), e.seqPos());
                 case SyncEvent.ShardEvicted e -> positions.put(List.of(e.rank(), e.layer()), e.seqPos());
                 case SyncEvent.PrefixConfirmed e -> prefixes.put(e.prefixId(), e.numTokens());
-                case SyncEvent.FlushAll e -> {
+                case SyncEvent.FlushAll _ -> {
                     positions.clear();
                     prefixes.clear();
                 }
