@@ -26,6 +26,7 @@ public final class KvTierConfig {
     private final long maxBytesInFlight;
     private final long diskExtentBytes;
     private final int copyThreads;
+    private final Path cudaLibrary;
 
     private KvTierConfig(Builder b) {
         this.gpuBudgetBytes = b.gpuBudgetBytes;
@@ -37,6 +38,7 @@ public final class KvTierConfig {
         this.maxBytesInFlight = b.maxBytesInFlight;
         this.diskExtentBytes = b.diskExtentBytes;
         this.copyThreads = b.copyThreads;
+        this.cudaLibrary = b.cudaLibrary;
     }
 
     /** A builder with the defaults: no budgets (set both), a fresh temporary disk directory, 64 KiB pages, least-accessed-first, AUTO. */
@@ -89,12 +91,18 @@ public final class KvTierConfig {
         return copyThreads;
     }
 
+    /** The libcudart to load, if one was given; empty means the default search of {@code CudaRuntime.probe()}. */
+    public Optional<Path> cudaLibrary() {
+        return Optional.ofNullable(cudaLibrary);
+    }
+
     @Override
     public String toString() {
         return "KvTierConfig[gpuBudget=" + gpuBudgetBytes + ", cpuBudget=" + cpuBudgetBytes + ", diskDirectory="
                 + (diskDirectory == null ? "(temporary)" : diskDirectory) + ", pageSize=" + pageSizeBytes
                 + ", policy=" + policy.name() + ", backend=" + backend + ", maxBytesInFlight=" + maxBytesInFlight
-                + ", diskExtent=" + diskExtentBytes + ", copyThreads=" + copyThreads + "]";
+                + ", diskExtent=" + diskExtentBytes + ", copyThreads=" + copyThreads
+                + (cudaLibrary == null ? "" : ", cudaLibrary=" + cudaLibrary) + "]";
     }
 
     /** Mutable builder; not thread-safe. Every setter checks its argument and names it when it is bad. */
@@ -108,6 +116,7 @@ public final class KvTierConfig {
         private long maxBytesInFlight = DEFAULT_MAX_BYTES_IN_FLIGHT;
         private long diskExtentBytes = DEFAULT_DISK_EXTENT_BYTES;
         private int copyThreads = Math.max(2, Math.min(4, Runtime.getRuntime().availableProcessors()));
+        private Path cudaLibrary;
 
         private Builder() {
         }
@@ -184,6 +193,18 @@ public final class KvTierConfig {
                 throw new IllegalArgumentException("copyThreads must be >= 1, was " + threads);
             }
             this.copyThreads = threads;
+            return this;
+        }
+
+        /**
+         * The libcudart file to load instead of the default search (system property {@code kvtier.cudart},
+         * env {@code KVTIER_CUDART}, {@code CUDA_HOME}, /usr/local/cuda, the loader's names).
+         */
+        public Builder cudaLibrary(Path library) {
+            if (library == null) {
+                throw new IllegalArgumentException("cudaLibrary must not be null");
+            }
+            this.cudaLibrary = library;
             return this;
         }
 

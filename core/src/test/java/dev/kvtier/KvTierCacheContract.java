@@ -91,6 +91,11 @@ abstract class KvTierCacheContract {
         for (KvTierCache cache : opened) {
             cache.close();
         }
+        afterCachesClosed();
+    }
+
+    /** Runs after every test's caches are closed: backends check for leaks here. */
+    protected void afterCachesClosed() {
     }
 
     // ------------------------------------------------------------------ helpers

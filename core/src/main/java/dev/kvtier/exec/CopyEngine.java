@@ -28,6 +28,21 @@ public interface CopyEngine extends AutoCloseable {
      */
     CompletableFuture<Void> submit(CopyPlan plan);
 
+    /**
+     * Starts every plan; the future completes when all of them are in place. Engines that can
+     * (CUDA) enqueue the plans' regions together, paying the per-call cost once; the default
+     * submits them one by one.
+     *
+     * @throws IllegalStateException after {@link #close()}
+     */
+    default CompletableFuture<Void> submitAll(java.util.List<CopyPlan> plans) {
+        CompletableFuture<?>[] parts = new CompletableFuture<?>[plans.size()];
+        for (int i = 0; i < parts.length; i++) {
+            parts[i] = submit(plans.get(i));
+        }
+        return CompletableFuture.allOf(parts);
+    }
+
     /** For logs: how copies are done, e.g. {@code "MemorySegment.copy on 2 threads"}. */
     String description();
 

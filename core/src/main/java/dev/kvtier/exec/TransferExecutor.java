@@ -93,6 +93,26 @@ public final class TransferExecutor implements AutoCloseable {
     }
 
     /**
+     * {@link #transfer} for many pairs at once ({@code from.get(i)} into {@code to.get(i)}): the engine
+     * may enqueue all their copies together (one {@code cudaMemcpyBatchAsync} per direction on the
+     * CUDA backend), which is what makes many small segments cheap to move. One future for all.
+     *
+     * @throws IllegalArgumentException if the lists differ in length or a pair differs in size
+     */
+    public CompletableFuture<Void> transferAll(List<PageAllocation> from, List<PageAllocation> to) {
+        if (from.size() != to.size()) {
+            throw new IllegalArgumentException("from and to must have the same length, were " + from.size() + " and " + to.size());
+        }
+        List<CopyPlan> plans = new java.util.ArrayList<>(from.size());
+        for (int i = 0; i < from.size(); i++) {
+            requireLive(from.get(i), "from[" + i + "]");
+            requireLive(to.get(i), "to[" + i + "]");
+            plans.add(CopyPlan.between(from.get(i).kind(), from.get(i).runs(), to.get(i).kind(), to.get(i).runs()));
+        }
+        return submit(plans);
+    }
+
+    /**
      * Copies all of {@code source} (host memory: native, heap, or confined to the calling thread)
      * into {@code to}. Memory the copy threads cannot touch (heap memory bound for the device, a
      * confined segment) is first staged, on the calling thread, into native memory the executor owns.
@@ -171,12 +191,20 @@ public final class TransferExecutor implements AutoCloseable {
     }
 
     private CompletableFuture<Void> submit(CopyPlan plan) {
+        return submit(List.of(plan));
+    }
+
+    private CompletableFuture<Void> submit(List<CopyPlan> plans) {
         ensureOpen();
-        long grant = limiter.acquire(plan.totalBytes());
+        long bytes = 0;
+        for (CopyPlan plan : plans) {
+            bytes += plan.totalBytes();
+        }
+        long grant = limiter.acquire(bytes);
         copiesInFlight.incrementAndGet();
         CompletableFuture<Void> copy;
         try {
-            copy = engine.submit(plan);
+            copy = plans.size() == 1 ? engine.submit(plans.get(0)) : engine.submitAll(plans);
         } catch (RuntimeException e) {
             copiesInFlight.decrementAndGet();
             limiter.release(grant);
