@@ -6,12 +6,16 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Copies with {@link MemorySegment#copy} on a small pool of daemon threads, so transfers are
  * asynchronous exactly as on a GPU. Used by the host backend for every copy and by the CUDA
  * backend for host-to-host copies (pinned memory to and from file mappings).
+ *
+ * <p>A thread that waits for a copy no pool thread has started yet runs it itself (see
+ * {@code HostCopy}), so blocking callers pay no hand-off.
  *
  * <p>Thread-safe. {@link #close()} lets submitted copies finish, then stops the threads.
  */
@@ -38,10 +42,56 @@ public final class HostCopyEngine implements CopyEngine {
         if (plan.regions().isEmpty()) {
             return CompletableFuture.completedFuture(null);
         }
+        HostCopy copy = new HostCopy(plan);
         try {
-            return CompletableFuture.runAsync(() -> copyNow(plan), threads);
+            threads.execute(copy::runIfUnclaimed);
         } catch (RejectedExecutionException e) {
             throw new IllegalStateException("the host copy engine is closed", e);
+        }
+        return copy;
+    }
+
+    /**
+     * A copy handed to the pool. Whoever claims it first runs it: a pool thread, or a thread that
+     * waits for it ({@link #join()}, {@link #get()}) before a pool thread got to it. Blocking callers
+     * (every facade call) so skip the hand-off to another thread and back, which costs more than
+     * copying a megabyte on a busy machine; the bytes moved are the same.
+     */
+    private static final class HostCopy extends CompletableFuture<Void> {
+        private final CopyPlan plan;
+        private final AtomicBoolean claimed = new AtomicBoolean();
+
+        HostCopy(CopyPlan plan) {
+            this.plan = plan;
+        }
+
+        void runIfUnclaimed() {
+            if (!claimed.compareAndSet(false, true)) {
+                return;
+            }
+            try {
+                copyNow(plan);
+                complete(null);
+            } catch (Throwable t) {
+                completeExceptionally(t);
+            }
+        }
+
+        @Override
+        public Void join() {
+            runIfUnclaimed();
+            return super.join();
+        }
+
+        @Override
+        public Void get() throws InterruptedException, java.util.concurrent.ExecutionException {
+            runIfUnclaimed();
+            return super.get();
+        }
+
+        @Override
+        public <U> CompletableFuture<U> newIncompleteFuture() {
+            return new CompletableFuture<>();
         }
     }
 

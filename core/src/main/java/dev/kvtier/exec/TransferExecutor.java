@@ -210,10 +210,13 @@ public final class TransferExecutor implements AutoCloseable {
             limiter.release(grant);
             return CompletableFuture.failedFuture(e);
         }
-        return copy.whenComplete((ignored, failure) -> {
+        // Hand back the engine's own future (a host copy runs on the thread that waits for it if no
+        // copy thread has started it); the bookkeeping rides on it.
+        copy.whenComplete((ignored, failure) -> {
             copiesInFlight.decrementAndGet();
             limiter.release(grant);
         });
+        return copy;
     }
 
     private static void requireLive(PageAllocation allocation, String name) {
