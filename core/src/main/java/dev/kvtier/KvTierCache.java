@@ -192,7 +192,7 @@ public final class KvTierCache implements AutoCloseable {
             insert(key, positions, bytes.byteSize(), tier, entry -> {
                 PageAllocation pages = allocate(key, tier, bytes.byteSize(), null);
                 try {
-                    await(executor.copyIn(bytes, pages), key, null, tier);
+                    copy(() -> executor.copyIn(bytes, pages), key, null, tier);
                 } catch (RuntimeException e) {
                     executor.release(pages);
                     throw e;
@@ -445,7 +445,8 @@ public final class KvTierCache implements AutoCloseable {
                 if (tier == Tier.DISK) {
                     verifyDiskChecksum(entry);
                 }
-                await(executor.copyOut(entry.placement, dst), key, tier, null);
+                PageAllocation placement = entry.placement;
+                copy(() -> executor.copyOut(placement, dst), key, tier, null);
             } finally {
                 entry.lock.unlock();
             }
@@ -597,7 +598,8 @@ public final class KvTierCache implements AutoCloseable {
                 verifyDiskChecksum(entry);
             }
             destination = allocate(entry.key, transfer.to(), entry.sizeBytes, transfer.from());
-            await(executor.transfer(source, destination), entry.key, transfer.from(), transfer.to());
+            PageAllocation target = destination;
+            copy(() -> executor.transferAndWait(source, target), entry.key, transfer.from(), transfer.to());
             if (transfer.to() == Tier.DISK) {
                 entry.diskCrc32c = executor.crc32c(destination);
             }
@@ -626,11 +628,14 @@ public final class KvTierCache implements AutoCloseable {
         }
     }
 
-    /** Waits for a copy; a failure becomes a {@link TransferFailedException} naming the key and tiers. */
-    private void await(CompletableFuture<Void> copy, String key, Tier from, Tier to) {
+    /**
+     * Runs a blocking copy; a failure becomes a {@link TransferFailedException} naming the key and
+     * tiers, with the CUDA or I/O error as its cause.
+     */
+    private void copy(Runnable blockingCopy, String key, Tier from, Tier to) {
         try {
-            copy.join();
-        } catch (CompletionException | java.util.concurrent.CancellationException e) {
+            blockingCopy.run();
+        } catch (RuntimeException | InternalError e) {
             failures.increment();
             Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
             throw new TransferFailedException(key, from, to, "copying segment \"" + key + "\" "

@@ -43,6 +43,17 @@ public interface CopyEngine extends AutoCloseable {
         return CompletableFuture.allOf(parts);
     }
 
+    /**
+     * Copies {@code plan} and returns when the bytes are in place. The default submits and waits;
+     * engines that copy with the CPU do it on the calling thread, saving the hand-off.
+     *
+     * @throws java.util.concurrent.CompletionException wrapping what failed
+     * @throws IllegalStateException                    after {@link #close()}
+     */
+    default void copyAndWait(CopyPlan plan) {
+        submit(plan).join();
+    }
+
     /** For logs: how copies are done, e.g. {@code "MemorySegment.copy on 2 threads"}. */
     String description();
 

@@ -95,6 +95,20 @@ public final class HostCopyEngine implements CopyEngine {
         }
     }
 
+    /** Copies on the calling thread: a blocking caller gains nothing from another thread. */
+    @Override
+    public void copyAndWait(CopyPlan plan) {
+        if (threads.isShutdown()) {
+            throw new IllegalStateException("the host copy engine is closed");
+        }
+        try {
+            copyNow(plan);
+        } catch (RuntimeException | InternalError e) {
+            // InternalError: a fault while touching a file mapping (the file shrank or the disk failed).
+            throw new java.util.concurrent.CompletionException(e);
+        }
+    }
+
     /** Copies every region on the calling thread. */
     static void copyNow(CopyPlan plan) {
         for (CopyRegion region : plan.regions()) {

@@ -113,60 +113,69 @@ public final class TransferExecutor implements AutoCloseable {
     }
 
     /**
-     * Copies all of {@code source} (host memory: native, heap, or confined to the calling thread)
-     * into {@code to}. Memory the copy threads cannot touch (heap memory bound for the device, a
-     * confined segment) is first staged, on the calling thread, into native memory the executor owns.
+     * {@link #transfer}, returning when the bytes are in place. The host backend copies on the
+     * calling thread (no hand-off to wait for); the CUDA backend enqueues and waits.
+     *
+     * @throws java.util.concurrent.CompletionException wrapping what failed (a {@code CudaException},
+     *                                                  an I/O error, a fault in a mapping)
      */
-    public CompletableFuture<Void> copyIn(MemorySegment source, PageAllocation to) {
+    public void transferAndWait(PageAllocation from, PageAllocation to) {
+        requireLive(from, "from");
         requireLive(to, "to");
-        boolean reachable = !confinedToCaller(source);
-        if (reachable && (source.isNative() || to.kind() == MemoryKind.HOST)) {
-            return submit(CopyPlan.between(MemoryKind.HOST, runsOf(source), to.kind(), to.runs()));
+        runAndWait(CopyPlan.between(from.kind(), from.runs(), to.kind(), to.runs()));
+    }
+
+    /**
+     * Copies all of {@code source} (host memory: native or heap, any arena) into {@code to} and
+     * returns when the bytes are in place; {@code source} is not referenced afterwards. Heap bytes
+     * bound for device memory are staged through native memory first.
+     *
+     * @throws java.util.concurrent.CompletionException wrapping what failed
+     */
+    public void copyIn(MemorySegment source, PageAllocation to) {
+        requireLive(to, "to");
+        if (source.isNative() || to.kind() == MemoryKind.HOST) {
+            runAndWait(CopyPlan.between(MemoryKind.HOST, runsOf(source), to.kind(), to.runs()));
+            return;
         }
-        // Stage on this thread into shared native memory; free the stage after the copy.
-        Arena stage = Arena.ofShared();
-        MemorySegment staged = stage.allocate(Math.max(1, source.byteSize()), 64).asSlice(0, source.byteSize());
-        MemorySegment.copy(source, 0, staged, 0, source.byteSize());
-        return closeAfter(submit(CopyPlan.between(MemoryKind.HOST, runsOf(staged), to.kind(), to.runs())), stage);
+        try (Arena stage = Arena.ofShared()) { // shared: the engine may copy on another thread
+            MemorySegment staged = stage.allocate(source.byteSize(), 64);
+            MemorySegment.copy(source, 0, staged, 0, source.byteSize());
+            runAndWait(CopyPlan.between(MemoryKind.HOST, runsOf(staged), to.kind(), to.runs()));
+        }
     }
 
     /**
      * Copies all of {@code from} into the first {@code from.sizeBytes()} bytes of {@code destination}
-     * (host memory: native, heap, or confined to the calling thread). A destination the copy threads
-     * cannot touch (heap memory fed from the device, a confined segment) is filled through a native
-     * stage; for a confined destination the last step runs on the calling thread, so the copy has
-     * completed when this returns.
+     * (host memory: native or heap, any arena) and returns when they are in place. Device bytes bound
+     * for heap memory are staged through native memory.
+     *
+     * @throws java.util.concurrent.CompletionException wrapping what failed
      */
-    public CompletableFuture<Void> copyOut(PageAllocation from, MemorySegment destination) {
+    public void copyOut(PageAllocation from, MemorySegment destination) {
         requireLive(from, "from");
         MemorySegment target = destination.asSlice(0, from.sizeBytes());
-        boolean confined = confinedToCaller(target);
-        if (!confined && (target.isNative() || from.kind() == MemoryKind.HOST)) {
-            return submit(CopyPlan.between(from.kind(), from.runs(), MemoryKind.HOST, runsOf(target)));
+        if (target.isNative() || from.kind() == MemoryKind.HOST) {
+            runAndWait(CopyPlan.between(from.kind(), from.runs(), MemoryKind.HOST, runsOf(target)));
+            return;
         }
-        Arena stage = Arena.ofShared();
-        MemorySegment staged = stage.allocate(Math.max(1, target.byteSize()), 64).asSlice(0, target.byteSize());
-        CompletableFuture<Void> intoStage = submit(CopyPlan.between(from.kind(), from.runs(), MemoryKind.HOST, runsOf(staged)));
-        if (!confined) {
-            return closeAfter(intoStage.thenRun(() -> MemorySegment.copy(staged, 0, target, 0, target.byteSize())), stage);
-        }
-        try {
-            intoStage.join();
+        try (Arena stage = Arena.ofShared()) { // shared: the engine may copy on another thread
+            MemorySegment staged = stage.allocate(target.byteSize(), 64);
+            runAndWait(CopyPlan.between(from.kind(), from.runs(), MemoryKind.HOST, runsOf(staged)));
             MemorySegment.copy(staged, 0, target, 0, target.byteSize());
-            return CompletableFuture.completedFuture(null);
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e instanceof java.util.concurrent.CompletionException && e.getCause() != null
-                    ? e.getCause() : e);
-        } finally {
-            stage.close();
         }
     }
 
-    /** A thread that is never started: a segment it cannot access is confined to some thread (the caller's). */
-    private static final Thread SOME_OTHER_THREAD = Thread.ofPlatform().unstarted(() -> { });
-
-    private static boolean confinedToCaller(MemorySegment segment) {
-        return !segment.isAccessibleBy(SOME_OTHER_THREAD);
+    private void runAndWait(CopyPlan plan) {
+        ensureOpen();
+        long grant = limiter.acquire(plan.totalBytes());
+        copiesInFlight.incrementAndGet();
+        try {
+            engine.copyAndWait(plan);
+        } finally {
+            copiesInFlight.decrementAndGet();
+            limiter.release(grant);
+        }
     }
 
     /**
@@ -184,10 +193,6 @@ public final class TransferExecutor implements AutoCloseable {
 
     private static List<MemorySegment> runsOf(MemorySegment segment) {
         return segment.byteSize() == 0 ? List.of() : List.of(segment);
-    }
-
-    private static CompletableFuture<Void> closeAfter(CompletableFuture<Void> copy, Arena stage) {
-        return copy.whenComplete((ignored, failure) -> stage.close());
     }
 
     private CompletableFuture<Void> submit(CopyPlan plan) {

@@ -1,0 +1,100 @@
+package dev.kvtier.exec;
+
+import dev.kvtier.store.Tier;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+class TransferExecutorTest {
+    private static final int PAGE = 1024;
+
+    @TempDir
+    Path directory;
+
+    private TransferExecutor executor(long maxBytesInFlight) {
+        Map<Tier, Long> budgets = new EnumMap<>(Tier.class);
+        for (Tier tier : Tier.values()) {
+            budgets.put(tier, 64L * PAGE);
+        }
+        return new TransferExecutor(new HostExecutionBackend(directory, 2, "test"), PAGE, budgets, maxBytesInFlight);
+    }
+
+    private static byte[] random(long seed, int size) {
+        byte[] bytes = new byte[size];
+        new SplittableRandom(seed).nextBytes(bytes);
+        return bytes;
+    }
+
+    private static byte[] contentOf(TransferExecutor executor, PageAllocation allocation) {
+        byte[] out = new byte[(int) allocation.sizeBytes()];
+        executor.copyOut(allocation, MemorySegment.ofArray(out));
+        return out;
+    }
+
+    /** Many asynchronous transfers at once under a bound of two pages in flight: all land, the bound drains to zero. */
+    @Test
+    void asynchronousTransfersUnderBackpressureAllLandExactly() throws IOException {
+        try (TransferExecutor executor = executor(2L * PAGE)) {
+            List<PageAllocation> sources = new ArrayList<>();
+            List<PageAllocation> destinations = new ArrayList<>();
+            List<CompletableFuture<Void>> copies = new ArrayList<>();
+            Tier[] tiers = Tier.values();
+            for (int i = 0; i < 24; i++) {
+                int size = 1 + (i * 997) % (5 * PAGE);
+                PageAllocation source = executor.allocate(tiers[i % 3], size);
+                executor.copyIn(MemorySegment.ofArray(random(i, size)), source);
+                PageAllocation destination = executor.allocate(tiers[(i + 1) % 3], size);
+                sources.add(source);
+                destinations.add(destination);
+                copies.add(executor.transfer(source, destination));
+            }
+            CompletableFuture.allOf(copies.toArray(CompletableFuture[]::new)).join();
+            for (int i = 0; i < 24; i++) {
+                assertArrayEquals(random(i, (int) sources.get(i).sizeBytes()), contentOf(executor, destinations.get(i)));
+            }
+            assertEquals(0, executor.bytesInFlight());
+            CompletableFuture<Void> all = executor.transferAll(destinations, sources);
+            all.join();
+            for (int i = 0; i < 24; i++) {
+                assertArrayEquals(random(i, (int) sources.get(i).sizeBytes()), contentOf(executor, sources.get(i)));
+                executor.release(sources.get(i));
+                executor.release(destinations.get(i));
+            }
+            for (Tier tier : Tier.values()) {
+                assertEquals(0, executor.bytesInUse(tier));
+            }
+            assertThrows(IllegalStateException.class, () -> executor.transfer(sources.get(0), destinations.get(0)));
+        }
+    }
+
+    @Test
+    void checksumsAreOfHostTiersOnlyAndUseAfterCloseIsRefused() throws IOException {
+        TransferExecutor executor = executor(1L << 20);
+        PageAllocation disk = executor.allocate(Tier.DISK, 3 * PAGE + 1);
+        byte[] data = random(9, 3 * PAGE + 1);
+        executor.copyIn(MemorySegment.ofArray(data), disk);
+        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        crc.update(data);
+        assertEquals((int) crc.getValue(), executor.crc32c(disk));
+        PageAllocation gpu = executor.allocate(Tier.GPU, 10);
+        assertThrows(IllegalArgumentException.class, () -> executor.crc32c(gpu));
+        assertEquals(data.length, MemorySegment.ofArray(contentOf(executor, disk)).toArray(ValueLayout.JAVA_BYTE).length);
+        executor.close();
+        executor.close();
+        assertThrows(IllegalStateException.class, () -> executor.allocate(Tier.CPU, 1));
+    }
+}
