@@ -607,8 +607,13 @@ public final class KvTierCache implements AutoCloseable {
             if (destination != null) {
                 executor.release(destination);
             }
-            if (!store.rollback(transfer)) {
-                LOG.log(System.Logger.Level.ERROR, "could not roll back " + transfer + " after: " + e);
+            if (!rollBack(entry, transfer)) {
+                drop(entry);
+                LOG.log(System.Logger.Level.ERROR, "segment \"" + entry.key + "\" removed: " + transfer
+                        + " failed and no room came free on " + transfer.from() + " to roll it back: " + e);
+                throw new TransferFailedException(entry.key, transfer.from(), transfer.to(), "moving segment \""
+                        + entry.key + "\" failed (" + e.getMessage() + ") and " + transfer.from()
+                        + " had no room left to take it back, so it was removed", e);
             }
             throw e;
         }
@@ -616,6 +621,31 @@ public final class KvTierCache implements AutoCloseable {
         entry.placement = destination;
         transfers.increment();
         bytesMoved.addAndGet(transfer.from().ordinal() * Tier.values().length + transfer.to().ordinal(), entry.sizeBytes);
+    }
+
+    /**
+     * Puts a locked segment back on the tier its failed move came from. Others may have taken that
+     * room meanwhile (the move freed it); then make room there again, as for any arrival.
+     */
+    private boolean rollBack(Entry entry, TierTransfer transfer) {
+        for (int round = 0; round < ROOM_ROUNDS; round++) {
+            if (store.rollback(transfer)) {
+                return true;
+            }
+            if (!makeRoom(transfer.from(), entry.sizeBytes, entry.key)) {
+                backOff(round);
+            }
+        }
+        return false;
+    }
+
+    /** Forgets a locked segment entirely (its bytes could not be kept consistent with the store). */
+    private void drop(Entry entry) {
+        store.remove(entry.key);
+        executor.release(entry.placement);
+        entry.placement = null;
+        entry.live = false;
+        entries.remove(entry.key, entry);
     }
 
     private PageAllocation allocate(String key, Tier tier, long bytes, Tier from) {

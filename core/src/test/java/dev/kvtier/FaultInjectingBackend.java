@@ -35,6 +35,22 @@ final class FaultInjectingBackend implements ExecutionBackend {
         this.disk = new LimitedDisk(inner.chunkAllocator(Tier.DISK));
     }
 
+    /** Runs before the injected failure, on the thread that submitted the failing copy. */
+    private volatile Runnable beforeFailure = () -> { };
+
+    /**
+     * Fails the {@code n}th copy, after running what {@code beforeFailure} holds at that moment (a
+     * test sets it once the cache is open, e.g. to have another segment take room meanwhile).
+     */
+    static java.util.function.UnaryOperator<ExecutionBackend> failingCopy(int n,
+            java.util.concurrent.atomic.AtomicReference<Runnable> beforeFailure) {
+        return b -> {
+            FaultInjectingBackend backend = new FaultInjectingBackend(b, n, Long.MAX_VALUE, 0);
+            backend.beforeFailure = () -> beforeFailure.get().run();
+            return backend;
+        };
+    }
+
     /** Fails the {@code n}th copy submitted from now on (1 = the next), with an I/O-like error. */
     static java.util.function.UnaryOperator<ExecutionBackend> failingCopy(int n) {
         return b -> new FaultInjectingBackend(b, n, Long.MAX_VALUE, 0);
@@ -86,6 +102,7 @@ final class FaultInjectingBackend implements ExecutionBackend {
         public CompletableFuture<Void> submit(CopyPlan plan) {
             copiesSubmitted.incrementAndGet();
             if (copiesLeftBeforeFailure.decrementAndGet() == 0) {
+                beforeFailure.run();
                 return CompletableFuture.failedFuture(new IOException("injected copy failure"));
             }
             if (copyDelayMillis == 0) {
@@ -94,6 +111,17 @@ final class FaultInjectingBackend implements ExecutionBackend {
             return CompletableFuture.runAsync(() -> { },
                     CompletableFuture.delayedExecutor(copyDelayMillis, TimeUnit.MILLISECONDS))
                     .thenCompose(ignored -> delegate.submit(plan));
+        }
+
+        @Override
+        public void copyAndWait(CopyPlan plan) {
+            if (copyDelayMillis == 0 && copiesLeftBeforeFailure.get() != 1) {
+                copiesSubmitted.incrementAndGet();
+                copiesLeftBeforeFailure.decrementAndGet();
+                delegate.copyAndWait(plan);
+            } else {
+                submit(plan).join();
+            }
         }
 
         @Override
@@ -121,6 +149,17 @@ final class FaultInjectingBackend implements ExecutionBackend {
                 throw new IOException("No space left on device (injected)");
             }
             return delegate.allocate(bytes);
+        }
+
+        @Override
+        public void copyAndWait(CopyPlan plan) {
+            if (copyDelayMillis == 0 && copiesLeftBeforeFailure.get() != 1) {
+                copiesSubmitted.incrementAndGet();
+                copiesLeftBeforeFailure.decrementAndGet();
+                delegate.copyAndWait(plan);
+            } else {
+                submit(plan).join();
+            }
         }
 
         @Override

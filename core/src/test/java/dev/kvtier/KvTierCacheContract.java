@@ -462,6 +462,33 @@ abstract class KvTierCacheContract {
         }
     }
 
+    /**
+     * A promotion frees room on the tier it leaves; if another segment takes that room before the
+     * copy fails, the rollback must make room again rather than leave the store and the bytes apart.
+     */
+    @Test
+    void aFailedPromotionWhoseOldRoomWasTakenMeanwhileStillRollsBack() {
+        byte[] data = randomBytes(21, 4 * PAGE);
+        byte[] intruder = randomBytes(22, 4 * PAGE);
+        java.util.concurrent.atomic.AtomicReference<Runnable> meanwhile = new java.util.concurrent.atomic.AtomicReference<>(() -> { });
+        try (KvTierCache cache = open(config(64, 4), FaultInjectingBackend.failingCopy(2, meanwhile))) {
+            cache.put("k", PositionRange.of(0, 4), MemorySegment.ofArray(data), Tier.CPU);            // copy 1
+            meanwhile.set(() -> cache.put("intruder", PositionRange.of(9, 13), MemorySegment.ofArray(intruder), Tier.CPU));
+            assertThrows(TransferFailedException.class, () -> cache.promote("k", Tier.GPU));           // copy 2 fails
+            assertEquals(Tier.CPU, tierOf(cache, "k"), "rolled back onto CPU");
+            assertEquals(Tier.DISK, tierOf(cache, "intruder"), "room was made again on CPU");
+            assertArrayEquals(data, readAll(cache, "k"));
+            assertArrayEquals(intruder, readAll(cache, "intruder"));
+            CacheStats stats = cache.stats();
+            assertEquals(0, stats.gpuUsed());
+            assertEquals(4L * PAGE, stats.cpuUsed());
+            assertEquals(4L * PAGE, stats.diskUsed());
+            cache.remove("k");
+            cache.remove("intruder");
+            assertEverythingFreed(cache);
+        }
+    }
+
     @Test
     void aFailedPutCachesNothing() {
         try (KvTierCache cache = open(config(64, 64), failNthCopy(1))) {
