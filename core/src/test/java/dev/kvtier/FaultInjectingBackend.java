@@ -152,17 +152,6 @@ final class FaultInjectingBackend implements ExecutionBackend {
         }
 
         @Override
-        public void copyAndWait(CopyPlan plan) {
-            if (copyDelayMillis == 0 && copiesLeftBeforeFailure.get() != 1) {
-                copiesSubmitted.incrementAndGet();
-                copiesLeftBeforeFailure.decrementAndGet();
-                delegate.copyAndWait(plan);
-            } else {
-                submit(plan).join();
-            }
-        }
-
-        @Override
         public String description() {
             return delegate.description();
         }
