@@ -47,7 +47,8 @@ sources=("$here/build.sh" "$here/jextract/cudart.args" "$here/include/kvtier_cud
     "$here/fakecudart/selftest.c" "$here/abi/cudart_abi.c" "$here/bench/benchnative.c")
 stamp="$( (cat "${sources[@]}"; echo "$cc $cuda_inc"; "$cc" --version | head -1) | sha256sum | cut -d' ' -f1)"
 if [ -f "$out/status" ] && [ "$(cat "$out/status")" = built ] && [ -f "$out/stamp" ] &&
-    [ "$(cat "$out/stamp")" = "$stamp" ]; then
+    [ "$(cat "$out/stamp")" = "$stamp" ] && [ -f "$out/fakecudart/libcudart.so" ] && [ -x "$out/abi/cudart_abi" ] &&
+    [ -f "$out/bench/libkvtier_benchnative.so" ]; then
     echo "kvtier native: built (up to date) in $out"
     exit 0
 fi
@@ -84,7 +85,7 @@ mv "$out/gen/kvtier_bound.h.tmp" "$out/gen/kvtier_bound.h"
 # --- fake libcudart ---------------------------------------------------------------------------------------------
 mkdir -p "$out/fakecudart"
 "$cc" "${cflags[@]}" -fvisibility=hidden -shared -Wl,-soname,libcudart.so.13 \
-    -Wl,--version-script="$here/fakecudart/libcudart.map" -Wl,-z,defs \
+    -Wl,--version-script="$here/fakecudart/libcudart.map" -Wl,-z,defs -Wl,-z,nodelete \
     -o "$out/fakecudart/libcudart.so.tmp" "$here/fakecudart/fakecudart.c" || fail "fake libcudart does not compile"
 mv "$out/fakecudart/libcudart.so.tmp" "$out/fakecudart/libcudart.so"
 ln -sfn libcudart.so "$out/fakecudart/libcudart.so.13"
@@ -114,7 +115,12 @@ env -u KVTIER_FAKE_CUDART "$out/fakecudart/selftest" >"$out/fakecudart/selftest.
 env -u KVTIER_FAKE_CUDART "$out/abi/cudart_abi" "$out/fakecudart/libcudart.so" >"$out/abi/fake.txt" ||
     fail "ABI printer failed against the fake"
 grep -q ' absent$' "$out/abi/fake.txt" && fail "ABI printer finds bound symbols absent from the fake: $out/abi/fake.txt"
+# the environment spec is read at load
+KVTIER_FAKE_CUDART="version=12090" "$out/abi/cudart_abi" "$out/fakecudart/libcudart.so" |
+    grep -qx 'runtime_version 12090' || fail "fake libcudart ignores KVTIER_FAKE_CUDART=version=12090"
+KVTIER_FAKE_CUDART="nodriver=1" "$out/abi/cudart_abi" "$out/fakecudart/libcudart.so" |
+    grep -q '^runtime_version [0-9]' || fail "fake libcudart: cudaRuntimeGetVersion must work without a driver"
 
 echo "$stamp" >"$out/stamp"
 echo built >"$out/status"
-echo "kvtier native: built in $out (fake libcudart, ABI printer, bench helper; selftest: $(tail -1 "$out/fakecudart/selftest.log"))"
+echo "kvtier native: built in $out (fake libcudart, ABI printer, bench helper; $(tail -1 "$out/fakecudart/selftest.log"))"

@@ -14,7 +14,8 @@
  *                                    (NAME is the cudaError name, or "absent" when there is no library/symbol)
  *
  * Usage: cudart_abi [LIBCUDART]   default: dlopen libcudart.so.13, then libcudart.so.12, then libcudart.so
- * Exit status 0 whenever it could print (an unloadable library is reported, not fatal); 2 on bad usage.
+ * Exit status: 0 when it could print everything (an unloadable library is reported, not fatal); 1 when a bound
+ * struct's field list here is incomplete (a hole in the layout, reported on stderr); 2 on bad usage.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>

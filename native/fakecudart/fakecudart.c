@@ -22,6 +22,9 @@
  *    nodevice/nodriver behave like the real initialisation failure: sticky, cudaGetLastError keeps returning it.
  *    Injected async faults are non-sticky unless stickyasync=1 (see kvtierfake.h), so tests can go on in one process.
  *
+ * The library is linked with -z nodelete: stream threads run its code, so it must never be unmapped by a dlclose
+ * (for instance when the Java arena of a SymbolLookup.libraryLookup is closed).
+ *
  * Locking: one global mutex guards all fake state; stream threads run the work itself (memcpy, host functions)
  * without holding it. A single condition variable ("progress") is broadcast whenever any op completes.
  */
@@ -1592,6 +1595,11 @@ FAKE_API long kvtierfake_live_count(const char *what) {
         n = (long)device_bytes;
     pthread_mutex_unlock(&G);
     return n;
+}
+
+FAKE_API long kvtierfake_call_count(const char *function) {
+    int fn = function ? lookup_function(function, strlen(function)) : -1;
+    return fn < 0 ? -1 : atomic_load(&call_count[fn]);
 }
 
 __attribute__((constructor)) static void fake_load(void) {

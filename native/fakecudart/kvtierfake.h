@@ -45,6 +45,10 @@ void kvtierfake_reset(void);
  * default stream is not counted), "events", or "device_bytes" (bytes held by cudaMalloc). -1 for an unknown kind. */
 long kvtierfake_live_count(const char *what);
 
+/* Calls of a bound function (by name) since the library was loaded, failed ones included; kvtierfake_reset does not
+ * clear it (take differences). -1 for a name that is not a bound function. */
+long kvtierfake_call_count(const char *function);
+
 #ifdef __cplusplus
 }
 #endif

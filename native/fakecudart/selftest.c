@@ -651,6 +651,12 @@ static void test_faults(void) {
     CHECK(kvtierfake_configure("fail=cudaMalloc:1:cudaErrorNope") == 1);
     CHECK(kvtierfake_configure(" ; ;") == 0);
     CHECK(kvtierfake_live_count("bogus") == -1);
+    CHECK(kvtierfake_call_count("cudaNoSuchThing") == -1);
+    long before = kvtierfake_call_count("cudaGetDevice");
+    OK(cudaGetDevice(&n));
+    CHECK_ERR(cudaGetDevice(NULL), cudaErrorInvalidValue);
+    (void)cudaGetLastError();
+    CHECK(kvtierfake_call_count("cudaGetDevice") == before + 2);
 
     OK(cudaEventDestroy(ev));
     OK(cudaStreamDestroy(s));
