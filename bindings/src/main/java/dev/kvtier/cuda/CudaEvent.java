@@ -5,21 +5,20 @@ import dev.kvtier.cuda.runtime.cudart_h;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A CUDA event ({@code cudaEvent_t}): a marker recorded into a stream, complete once the work before it has run. Used to
  * know when an asynchronous copy's buffers may be reused, to order streams ({@link CudaStream#waitFor}) and, for timing
- * events, to measure. {@link #close()} destroys it ({@code cudaEventDestroy}) exactly once, however often it is called;
+ * events, to measure. {@link #close()} destroys it ({@code cudaEventDestroy}) once, however often it is called (a failed destroy is
+ * retried by the next close);
  * every other method throws {@link IllegalStateException} once closed. Thread-safe, but close only when no other thread
  * uses it.
  */
-public final class CudaEvent implements AutoCloseable {
+public final class CudaEvent extends ReleaseOnce {
 
     private final CudaRuntime runtime;
     private final MemorySegment handle;
     private final boolean timing;
-    private final AtomicBoolean closed = new AtomicBoolean();
 
     CudaEvent(CudaRuntime runtime, MemorySegment handle, boolean timing) {
         this.runtime = runtime;
@@ -33,9 +32,7 @@ public final class CudaEvent implements AutoCloseable {
      * @throws IllegalStateException if closed
      */
     public MemorySegment handle() {
-        if (closed.get()) {
-            throw new IllegalStateException(this + " is closed");
-        }
+        checkOpen();
         return handle;
     }
 
@@ -116,21 +113,8 @@ public final class CudaEvent implements AutoCloseable {
         }
     }
 
-    /** Whether {@link #close()} has run. */
-    public boolean isClosed() {
-        return closed.get();
-    }
-
-    /**
-     * Destroys the event; later calls do nothing.
-     *
-     * @throws CudaException if the runtime reports an error (the handle is closed regardless)
-     */
     @Override
-    public void close() {
-        if (!closed.compareAndSet(false, true)) {
-            return;
-        }
+    void release() {
         int code;
         try {
             code = (int) runtime.calls().cudaEventDestroy.invokeExact(handle);
@@ -143,6 +127,6 @@ public final class CudaEvent implements AutoCloseable {
     @Override
     public String toString() {
         return "CudaEvent[0x" + Long.toHexString(handle.address()) + (timing ? ", timing" : "")
-                + (closed.get() ? ", closed]" : "]");
+                + closedSuffix();
     }
 }

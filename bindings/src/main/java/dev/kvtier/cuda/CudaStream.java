@@ -2,19 +2,18 @@ package dev.kvtier.cuda;
 
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A CUDA stream ({@code cudaStream_t}): work enqueued on it runs in order. {@link #close()} destroys it
- * ({@code cudaStreamDestroy}) exactly once, however often it is called; work already enqueued still completes. Every
+ * ({@code cudaStreamDestroy}) once, however often it is called (a failed destroy is retried by the next close); work
+ * already enqueued still completes. Every
  * other method throws {@link IllegalStateException} once closed. Thread-safe, but close only when no other thread
  * enqueues on it.
  */
-public final class CudaStream implements AutoCloseable {
+public final class CudaStream extends ReleaseOnce {
 
     private final CudaRuntime runtime;
     private final MemorySegment handle;
-    private final AtomicBoolean closed = new AtomicBoolean();
 
     CudaStream(CudaRuntime runtime, MemorySegment handle) {
         this.runtime = runtime;
@@ -27,9 +26,7 @@ public final class CudaStream implements AutoCloseable {
      * @throws IllegalStateException if closed
      */
     public MemorySegment handle() {
-        if (closed.get()) {
-            throw new IllegalStateException(this + " is closed");
-        }
+        checkOpen();
         return handle;
     }
 
@@ -84,21 +81,8 @@ public final class CudaStream implements AutoCloseable {
         return runtime.onComplete(this);
     }
 
-    /** Whether {@link #close()} has run. */
-    public boolean isClosed() {
-        return closed.get();
-    }
-
-    /**
-     * Destroys the stream; later calls do nothing.
-     *
-     * @throws CudaException if the runtime reports an error (the handle is closed regardless)
-     */
     @Override
-    public void close() {
-        if (!closed.compareAndSet(false, true)) {
-            return;
-        }
+    void release() {
         int code;
         try {
             code = (int) runtime.calls().cudaStreamDestroy.invokeExact(handle);
@@ -110,7 +94,7 @@ public final class CudaStream implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "CudaStream[0x" + Long.toHexString(handle.address()) + (closed.get() ? ", closed]" : "]");
+        return "CudaStream[0x" + Long.toHexString(handle.address()) + closedSuffix();
     }
 
     static final int NOT_READY = dev.kvtier.cuda.runtime.cudart_h.cudaErrorNotReady();

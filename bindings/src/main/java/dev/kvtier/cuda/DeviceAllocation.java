@@ -2,25 +2,24 @@ package dev.kvtier.cuda;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Device memory from {@code cudaMalloc}, as a sized {@link MemorySegment} that the host must never read or write
  * (it is a device address): pass it only to copies and other CUDA calls.
  *
- * <p>Owns the memory: {@link #close()} frees it ({@code cudaFree}) exactly once, however often it is called; the segment is
- * then inaccessible (its arena is closed) and {@link #segment()} throws {@link IllegalStateException}. Close only after
- * every asynchronous copy using the memory has completed. Thread-safe; closing while another thread uses the segment in a
- * call fails with {@link IllegalStateException} and leaves the allocation open.
+ * <p>Owns the memory: {@link #close()} frees it ({@code cudaFree}) once, however often it is called (a failed free is retried
+ * by the next close); from the first close the segment is inaccessible (its arena is closed) and {@link #segment()}
+ * throws {@link IllegalStateException}. Close only after every asynchronous copy using the memory has completed.
+ * Thread-safe; closing while another thread uses the segment in a call throws {@link IllegalStateException} and frees
+ * nothing (close again later).
  */
-public final class DeviceAllocation implements AutoCloseable {
+public final class DeviceAllocation extends ReleaseOnce {
 
     private final CudaRuntime runtime;
     private final long address;
     private final long byteSize;
     private final Arena arena = Arena.ofShared();
     private final MemorySegment segment;
-    private final AtomicBoolean closed = new AtomicBoolean();
 
     DeviceAllocation(CudaRuntime runtime, long address, long byteSize) {
         this.runtime = runtime;
@@ -35,9 +34,7 @@ public final class DeviceAllocation implements AutoCloseable {
      * @throws IllegalStateException if closed
      */
     public MemorySegment segment() {
-        if (closed.get()) {
-            throw new IllegalStateException(this + " is closed");
-        }
+        checkOpen();
         return segment;
     }
 
@@ -46,26 +43,14 @@ public final class DeviceAllocation implements AutoCloseable {
         return byteSize;
     }
 
-    /** Whether {@link #close()} has run. */
-    public boolean isClosed() {
-        return closed.get();
-    }
-
-    /**
-     * Frees the memory ({@code cudaFree}); later calls do nothing.
-     *
-     * @throws CudaException if the runtime reports an error freeing it (the handle is closed regardless)
-     */
     @Override
-    public void close() {
-        if (!closed.compareAndSet(false, true)) {
-            return;
-        }
-        try {
-            arena.close();
-        } catch (IllegalStateException inUse) {
-            closed.set(false);
-            throw new IllegalStateException(this + " cannot be closed while another thread uses it", inUse);
+    void release() {
+        if (arena.scope().isAlive()) {
+            try {
+                arena.close();
+            } catch (IllegalStateException inUse) {
+                throw new IllegalStateException(this + " cannot be released while another thread uses it", inUse);
+            }
         }
         int code;
         try {
@@ -78,6 +63,6 @@ public final class DeviceAllocation implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "DeviceAllocation[" + byteSize + " bytes at 0x" + Long.toHexString(address) + (closed.get() ? ", closed]" : "]");
+        return "DeviceAllocation[" + byteSize + " bytes at 0x" + Long.toHexString(address) + closedSuffix();
     }
 }

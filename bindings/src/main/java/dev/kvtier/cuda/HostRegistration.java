@@ -1,19 +1,18 @@
 package dev.kvtier.cuda;
 
 import java.lang.foreign.MemorySegment;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Existing host memory (for instance a file mapping) page-locked with {@code cudaHostRegister}. Does not own the memory:
- * {@link #close()} unregisters it ({@code cudaHostUnregister}) exactly once, however often it is called. Close before the
+ * {@link #close()} unregisters it ({@code cudaHostUnregister}) once, however often it is called (a failure is
+ * retried by the next close). Close before the
  * memory is freed or unmapped, and only after every asynchronous copy using it has completed. Thread-safe.
  */
-public final class HostRegistration implements AutoCloseable {
+public final class HostRegistration extends ReleaseOnce {
 
     private final CudaRuntime runtime;
     private final MemorySegment hostMemory;
     private final boolean readOnly;
-    private final AtomicBoolean closed = new AtomicBoolean();
 
     HostRegistration(CudaRuntime runtime, MemorySegment hostMemory, boolean readOnly) {
         this.runtime = runtime;
@@ -27,9 +26,7 @@ public final class HostRegistration implements AutoCloseable {
      * @throws IllegalStateException if closed
      */
     public MemorySegment segment() {
-        if (closed.get()) {
-            throw new IllegalStateException(this + " is closed");
-        }
+        checkOpen();
         return hostMemory;
     }
 
@@ -38,21 +35,8 @@ public final class HostRegistration implements AutoCloseable {
         return readOnly;
     }
 
-    /** Whether {@link #close()} has run. */
-    public boolean isClosed() {
-        return closed.get();
-    }
-
-    /**
-     * Unregisters the memory; later calls do nothing.
-     *
-     * @throws CudaException if the runtime reports an error (the handle is closed regardless)
-     */
     @Override
-    public void close() {
-        if (!closed.compareAndSet(false, true)) {
-            return;
-        }
+    void release() {
         int code;
         try {
             // By address: the caller's segment may already be closed; the registration is keyed by address in CUDA.
@@ -66,6 +50,6 @@ public final class HostRegistration implements AutoCloseable {
     @Override
     public String toString() {
         return "HostRegistration[" + hostMemory.byteSize() + " bytes at 0x" + Long.toHexString(hostMemory.address())
-                + (readOnly ? ", read-only" : "") + (closed.get() ? ", closed]" : "]");
+                + (readOnly ? ", read-only" : "") + closedSuffix();
     }
 }
