@@ -429,6 +429,16 @@ static struct fevent *all_events;
 static struct fstream *legacy_stream;
 static long live_streams, live_events;
 
+static uintptr_t page_size = 4096; /* set at load */
+static uintptr_t page_down(uintptr_t a) { return a & ~(page_size - 1); }
+static uintptr_t page_up(uintptr_t a) { return (a + page_size - 1) & ~(page_size - 1); }
+
+static void sleep_us(long us) {
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
 static int64_t now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -478,18 +488,18 @@ static void run_op(struct op *op) { /* G not held */
     switch (op->kind) {
     case OP_COPY:
         if (delay)
-            usleep((useconds_t)delay);
+            sleep_us(delay);
         if (op->n)
             memmove(op->dst, op->src, op->n);
         break;
     case OP_MEMSET:
         if (delay)
-            usleep((useconds_t)delay);
+            sleep_us(delay);
         memset(op->dst, op->value, op->n);
         break;
     case OP_BATCH:
         if (delay)
-            usleep((useconds_t)delay);
+            sleep_us(delay);
         for (size_t i = 0; i < op->count; i++)
             if (op->sizes[i])
                 memmove(op->dsts[i], op->srcs[i], op->sizes[i]);
@@ -552,8 +562,8 @@ static struct fstream *stream_new(unsigned flags, bool legacy) { /* G held */
     pthread_cond_init(&s->work, NULL);
     pthread_attr_t attr;
     pthread_attr_init(&attr);
+    /* default stack size on purpose: host functions may be JVM upcalls that complete futures and run dependents */
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&attr, 256 * 1024);
     pthread_t thr;
     int rc = pthread_create(&thr, &attr, stream_main, s);
     pthread_attr_destroy(&attr);
@@ -872,11 +882,13 @@ FAKE_API cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags
         *pHost = NULL;
         return cudaSuccess;
     }
+    /* whole pages, like the driver: nothing else can share a page with a pinned allocation */
+    size_t rounded = page_up(size);
     void *p = NULL;
-    if (posix_memalign(&p, 4096, size) != 0)
+    if (rounded < size || posix_memalign(&p, page_size, rounded) != 0)
         return ret(cudaErrorMemoryAllocation);
     pthread_mutex_lock(&G);
-    bool ok = table_insert(&pinned_table, (uintptr_t)p, size, flags);
+    bool ok = table_insert(&pinned_table, (uintptr_t)p, rounded, flags);
     pthread_mutex_unlock(&G);
     if (!ok) {
         free(p);
@@ -900,8 +912,6 @@ FAKE_API cudaError_t cudaFreeHost(void *ptr) {
     return ret(e);
 }
 
-static uintptr_t page_down(uintptr_t a) { return a & ~(uintptr_t)4095; }
-static uintptr_t page_up(uintptr_t a) { return (a + 4095) & ~(uintptr_t)4095; }
 
 FAKE_API cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags) {
     ENTER(cudaHostRegister, true);
@@ -1603,6 +1613,9 @@ FAKE_API long kvtierfake_call_count(const char *function) {
 }
 
 __attribute__((constructor)) static void fake_load(void) {
+    long ps = sysconf(_SC_PAGESIZE);
+    if (ps > 0 && (ps & (ps - 1)) == 0)
+        page_size = (uintptr_t)ps;
     pthread_mutex_lock(&G);
     set_defaults(&cfg);
     const char *spec = getenv("KVTIER_FAKE_CUDART");

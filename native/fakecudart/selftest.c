@@ -1,7 +1,8 @@
 /*
  * selftest -- exercises the fake libcudart through its public CUDA API and control API. Run by native/build.sh;
  * a failed check fails the build. Deterministic: ordering is forced with gates (host functions that block until
- * the test opens them), never with sleeps, except where a delay is itself what is tested (copydelayus).
+ * the test opens them), never with sleeps or time limits; the only timing assertion is a lower bound that
+ * copydelayus guarantees (an event pair around a delayed copy). Clean under AddressSanitizer and ThreadSanitizer.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -11,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cuda_runtime_api.h>
@@ -41,12 +41,6 @@ static int checks, failures;
     } while (0)
 
 #define OK(expr) CHECK_ERR(expr, cudaSuccess)
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void fill_random(unsigned char *p, size_t n, unsigned seed) {
     for (size_t i = 0; i < n; i++) {
@@ -239,29 +233,43 @@ static void test_async_is_async(void) {
     OK(cudaStreamCreateWithFlags(&s, cudaStreamDefault));
     OK(cudaMemcpyAsync(dev, host, N, cudaMemcpyHostToDevice, s));
     OK(cudaStreamSynchronize(s));
+
+    /* the copy is not done on the calling thread: with the stream held by a gate, the call returns and the
+     * destination is untouched until the gate opens (no timing involved) */
+    struct gate g;
+    gate_init(&g);
+    OK(cudaLaunchHostFunc(s, gate_fn, &g));
+    OK(cudaMemcpyAsync(back, dev, N, cudaMemcpyDeviceToHost, s));
+    gate_wait_entered(&g);
+    CHECK(back[0] == 0x11 && back[N - 1] == 0x11);
+    CHECK_ERR(cudaStreamQuery(s), cudaErrorNotReady);
+    gate_open(&g);
+    OK(cudaStreamSynchronize(s));
+    CHECK(memcmp(back, host, N) == 0);
+
+    /* events: real timestamps around a copy that copydelayus makes take at least 200 ms on the stream */
+    memset(back, 0x11, N);
     CHECK(kvtierfake_configure("copydelayus=200000") == 0);
     cudaEvent_t a, b, untimed;
     OK(cudaEventCreateWithFlags(&a, cudaEventDefault));
     OK(cudaEventCreateWithFlags(&b, cudaEventBlockingSync));
     OK(cudaEventCreateWithFlags(&untimed, cudaEventDisableTiming));
     OK(cudaEventQuery(a)); /* never recorded: complete */
+    gate_init(&g);
+    OK(cudaLaunchHostFunc(s, gate_fn, &g));
     OK(cudaEventRecord(a, s));
-    double t0 = now_s();
     OK(cudaMemcpyAsync(back, dev, N, cudaMemcpyDeviceToHost, s));
-    double call_s = now_s() - t0;
     OK(cudaEventRecord(b, s));
     OK(cudaEventRecord(untimed, s));
-    CHECK(call_s < 0.1);                 /* the call did not do the 200 ms copy itself */
-    CHECK(back[0] == 0x11 && back[N - 1] == 0x11); /* and the bytes are not there yet */
-    CHECK_ERR(cudaStreamQuery(s), cudaErrorNotReady);
     CHECK_ERR(cudaEventQuery(b), cudaErrorNotReady);
     CHECK_ERR(cudaGetLastError(), cudaSuccess); /* not-ready is not an error */
     float ms = -1;
     CHECK_ERR(cudaEventElapsedTime(&ms, a, b), cudaErrorNotReady);
+    gate_open(&g);
     OK(cudaEventSynchronize(b));
     CHECK(memcmp(back, host, N) == 0);
     OK(cudaEventElapsedTime(&ms, a, b));
-    CHECK(ms >= 150.0f && ms < 10000.0f);
+    CHECK(ms >= 199.0f && ms < 600000.0f);
     OK(cudaEventSynchronize(untimed));
     CHECK_ERR(cudaEventElapsedTime(&ms, a, untimed), cudaErrorInvalidResourceHandle);
     cudaEvent_t never;
@@ -663,6 +671,71 @@ static void test_faults(void) {
     OK(cudaFree(dev));
 }
 
+/* Several threads, each with its own streams, doing round trips while sharing the fake's tables and the legacy
+ * stream; every byte is checked. Bounded in iterations, not time. */
+struct stress_arg {
+    unsigned seed;
+    int failures;
+};
+static void *stress_main(void *p) {
+    struct stress_arg *arg = p;
+    enum { MAX = 64 * 1024 };
+    unsigned char *src = malloc(MAX), *dst = malloc(MAX);
+    void *pinned;
+    if (cudaHostAlloc(&pinned, MAX, 0) != cudaSuccess) {
+        arg->failures++;
+        return NULL;
+    }
+    cudaStream_t up, down;
+    cudaEvent_t done;
+    cudaStreamCreateWithFlags(&up, arg->seed & 1 ? cudaStreamNonBlocking : cudaStreamDefault);
+    cudaStreamCreateWithFlags(&down, cudaStreamNonBlocking);
+    cudaEventCreateWithFlags(&done, cudaEventDisableTiming);
+    for (int it = 0; it < 150; it++) {
+        size_t n = 1 + (arg->seed = arg->seed * 1664525u + 1013904223u) % MAX;
+        fill_random(src, n, arg->seed);
+        memcpy(pinned, src, n);
+        void *a, *b;
+        if (cudaMalloc(&a, n) || cudaMalloc(&b, n)) {
+            arg->failures++;
+            break;
+        }
+        memset(dst, 0, n);
+        int ok = cudaMemcpyAsync(a, pinned, n, cudaMemcpyHostToDevice, up) == cudaSuccess &&
+                 cudaMemcpyAsync(b, a, n, cudaMemcpyDefault, up) == cudaSuccess &&
+                 cudaEventRecord(done, up) == cudaSuccess && cudaStreamWaitEvent(down, done, 0) == cudaSuccess &&
+                 cudaMemcpyAsync(dst, b, n, cudaMemcpyDeviceToHost, down) == cudaSuccess &&
+                 cudaStreamSynchronize(down) == cudaSuccess && memcmp(dst, src, n) == 0;
+        if (it % 16 == 0)
+            ok &= cudaLaunchHostFunc(0, set_flag_fn, NULL) == cudaSuccess;
+        ok &= cudaFree(a) == cudaSuccess && cudaFree(b) == cudaSuccess;
+        if (!ok)
+            arg->failures++;
+    }
+    cudaEventDestroy(done);
+    cudaStreamDestroy(up);
+    cudaStreamDestroy(down);
+    cudaFreeHost(pinned);
+    free(src);
+    free(dst);
+    return NULL;
+}
+
+static void test_stress(void) {
+    enum { T = 4 };
+    pthread_t threads[T];
+    struct stress_arg args[T];
+    for (int i = 0; i < T; i++) {
+        args[i] = (struct stress_arg){(unsigned)i * 7919u + 1, 0};
+        CHECK(pthread_create(&threads[i], NULL, stress_main, &args[i]) == 0);
+    }
+    for (int i = 0; i < T; i++) {
+        pthread_join(threads[i], NULL);
+        CHECK(args[i].failures == 0);
+    }
+    OK(cudaDeviceSynchronize());
+}
+
 int main(void) {
     test_device_and_version();
     test_memory_and_round_trips();
@@ -671,6 +744,7 @@ int main(void) {
     test_pinned_and_registered();
     test_batch();
     test_faults();
+    test_stress();
     OK(cudaDeviceSynchronize());
     CHECK(kvtierfake_live_count("device") == 0);
     CHECK(kvtierfake_live_count("pinned") == 0);
