@@ -109,8 +109,9 @@ mkdir -p "$out/bench"
 
 # --- self test of the fake (and the ABI printer against it) -----------------------------------------------------
 "$cc" "${cflags[@]}" -I"$here/fakecudart" -o "$out/fakecudart/selftest" "$here/fakecudart/selftest.c" \
-    -L"$out/fakecudart" -lcudart -Wl,-rpath,"$out/fakecudart" || fail "selftest does not compile"
-env -u KVTIER_FAKE_CUDART "$out/fakecudart/selftest" >"$out/fakecudart/selftest.log" 2>&1 ||
+    -L"$out/fakecudart" -lcudart -ldl -Wl,-rpath,"$out/fakecudart" || fail "selftest does not compile"
+env -u KVTIER_FAKE_CUDART "$out/fakecudart/selftest" "$out/bench/libkvtier_benchnative.so" \
+    >"$out/fakecudart/selftest.log" 2>&1 ||
     { cat "$out/fakecudart/selftest.log" >&2; fail "fake libcudart selftest failed (log: $out/fakecudart/selftest.log)"; }
 env -u KVTIER_FAKE_CUDART "$out/abi/cudart_abi" "$out/fakecudart/libcudart.so" >"$out/abi/fake.txt" ||
     fail "ABI printer failed against the fake"

@@ -5,6 +5,7 @@
  * copydelayus guarantees (an event pair around a delayed copy). Clean under AddressSanitizer and ThreadSanitizer.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -736,7 +737,26 @@ static void test_stress(void) {
     OK(cudaDeviceSynchronize());
 }
 
-int main(void) {
+/* The bench helper's C loop calls what it is given, n times, and sums the codes. */
+static void test_bench_helper(const char *path) {
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    CHECK(lib != NULL);
+    if (!lib)
+        return;
+    long (*call_n)(void *, long) = (long (*)(void *, long))dlsym(lib, "kvtier_call_n");
+    CHECK(call_n != NULL);
+    if (!call_n)
+        return;
+    long before = kvtierfake_call_count("cudaGetLastError");
+    CHECK(call_n((void *)&cudaGetLastError, 1000) == 0);
+    CHECK(kvtierfake_call_count("cudaGetLastError") == before + 1000);
+    CHECK(kvtierfake_configure("nodevice=1") == 0);
+    CHECK(call_n((void *)&cudaGetLastError, 3) == 3L * cudaErrorNoDevice);
+    kvtierfake_reset();
+    dlclose(lib);
+}
+
+int main(int argc, char **argv) {
     test_device_and_version();
     test_memory_and_round_trips();
     test_async_is_async();
@@ -745,6 +765,8 @@ int main(void) {
     test_batch();
     test_faults();
     test_stress();
+    if (argc > 1)
+        test_bench_helper(argv[1]);
     OK(cudaDeviceSynchronize());
     CHECK(kvtierfake_live_count("device") == 0);
     CHECK(kvtierfake_live_count("pinned") == 0);
