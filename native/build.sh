@@ -27,6 +27,12 @@ fail() {
     exit 1
 }
 
+# one build at a time per OUTDIR (two Maven runs in one worktree must not interleave their writes)
+if command -v flock >/dev/null 2>&1; then
+    exec 9>"$out/.lock"
+    flock 9
+fi
+
 cc="${CC:-gcc}"
 command -v "$cc" >/dev/null 2>&1 || skip "no C compiler ($cc not on PATH)"
 
