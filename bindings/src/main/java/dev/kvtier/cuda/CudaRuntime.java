@@ -79,12 +79,19 @@ public final class CudaRuntime {
                     + loaded.describeAttempts(), loaded.attempts(), Optional.empty());
         }
         CudaLibraryLoader.Library library = loaded.library().get();
+        // A place the user configured that failed matters even when a later place loaded: say so.
+        String skipped = loaded.attempts().stream()
+                .filter(a -> a.failure().isPresent() && !a.failure().get().equals("not set"))
+                .map(a -> a.source() + " " + a.location() + ": " + a.failure().get())
+                .reduce((a, b) -> a + "; " + b)
+                .map(text -> " (skipped: " + text + ")")
+                .orElse("");
         String where = "libcudart at " + library.location();
         BoundCudart calls;
         try {
             calls = new BoundCudart(library.lookup());
         } catch (RuntimeException | LinkageError e) {
-            return new CudaProbe.Unavailable(where + " cannot be used: " + e.getMessage(), loaded.attempts(),
+            return new CudaProbe.Unavailable(where + " cannot be used: " + e.getMessage() + skipped, loaded.attempts(),
                     Optional.empty());
         }
         int runtimeVersion = 0;
@@ -95,15 +102,15 @@ public final class CudaRuntime {
                     + (driverVersion == 0 ? "none" : versionText(driverVersion)) + ")";
             int devices = queryDeviceCount(calls);
             if (devices <= 0) {
-                return new CudaProbe.Unavailable(where + " is loaded, but there is no CUDA device",
+                return new CudaProbe.Unavailable(where + " is loaded, but there is no CUDA device" + skipped,
                         loaded.attempts(), Optional.empty());
             }
             return new CudaProbe.Available(new CudaRuntime(library, calls, runtimeVersion, driverVersion, devices));
         } catch (CudaException e) {
-            return new CudaProbe.Unavailable(where + " is loaded, but unusable: " + e.getMessage(),
+            return new CudaProbe.Unavailable(where + " is loaded, but unusable: " + e.getMessage() + skipped,
                     loaded.attempts(), Optional.of(e));
         } catch (RuntimeException | LinkageError e) {
-            return new CudaProbe.Unavailable(where + " is loaded, but probing it failed: " + e,
+            return new CudaProbe.Unavailable(where + " is loaded, but probing it failed: " + e + skipped,
                     loaded.attempts(), Optional.empty());
         }
     }
