@@ -930,8 +930,14 @@ FAKE_API cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags
         return ret(cudaErrorInvalidValue);
     pthread_mutex_lock(&G);
     cudaError_t e = cudaSuccess;
+    bool attr_known;
+    /* attr= overrides make the device refuse what it says it cannot do */
+    if (!attribute_value(cudaDevAttrHostRegisterSupported, &attr_known) ||
+        ((flags & cudaHostRegisterReadOnly) &&
+         !attribute_value(cudaDevAttrHostRegisterReadOnlySupported, &attr_known)))
+        e = cudaErrorNotSupported;
     /* pinning works on whole pages, so two registrations may not share a page */
-    if (table_overlaps(&device_table, a, size))
+    else if (table_overlaps(&device_table, a, size))
         e = cudaErrorInvalidValue;
     else if (table_overlaps(&registered_table, lo, hi - lo) || table_overlaps(&pinned_table, lo, hi - lo)) {
         /* table ranges are exact; check page-rounded neighbours too */

@@ -411,6 +411,12 @@ static void test_pinned_and_registered(void) {
     CHECK_ERR(cudaHostUnregister(pinned), cudaErrorHostMemoryNotRegistered);
     CHECK_ERR(cudaHostRegister(buf, 0, 0), cudaErrorInvalidValue);
     (void)cudaGetLastError();
+    CHECK(kvtierfake_configure("attr=cudaDevAttrHostRegisterReadOnlySupported:0") == 0);
+    CHECK_ERR(cudaHostRegister(buf + page * 6, (size_t)page, cudaHostRegisterReadOnly), cudaErrorNotSupported);
+    CHECK(kvtierfake_configure("attr=99:0") == 0);
+    CHECK_ERR(cudaHostRegister(buf + page * 6, (size_t)page, 0), cudaErrorNotSupported);
+    kvtierfake_reset();
+    (void)cudaGetLastError();
     OK(cudaHostGetDevicePointer(&devp, buf + 3, 0));
     CHECK(devp == buf + 3);
 
