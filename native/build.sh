@@ -3,6 +3,7 @@
 #   OUTDIR/gen/kvtier_bound.h          X-macro lists generated from jextract/cudart.args (the one list)
 #   OUTDIR/fakecudart/libcudart.so     host-only libcudart (soname libcudart.so.13; libcudart.so.13 links to it)
 #   OUTDIR/fakecudart/selftest         C test of the fake (run here; a failure fails the build)
+#   OUTDIR/fakecudart-nobatch/libcudart.so  the fake without cudaMemcpyBatchAsync, reporting 12060 (pre-12.8)
 #   OUTDIR/abi/cudart_abi              ABI printer (see README.md for its output format)
 #   OUTDIR/abi/fake.txt                its output against the fake
 #   OUTDIR/bench/libkvtier_benchnative.so   C loop for the binding-overhead baseline
@@ -54,7 +55,7 @@ sources=("$here/build.sh" "$here/jextract/cudart.args" "$here/include/kvtier_cud
 stamp="$( (cat "${sources[@]}"; echo "$cc $cuda_inc"; "$cc" --version | head -1) | sha256sum | cut -d' ' -f1)"
 if [ -f "$out/status" ] && [ "$(cat "$out/status")" = built ] && [ -f "$out/stamp" ] &&
     [ "$(cat "$out/stamp")" = "$stamp" ] && [ -f "$out/fakecudart/libcudart.so" ] && [ -x "$out/abi/cudart_abi" ] &&
-    [ -f "$out/bench/libkvtier_benchnative.so" ]; then
+    [ -f "$out/bench/libkvtier_benchnative.so" ] && [ -f "$out/fakecudart-nobatch/libcudart.so" ]; then
     echo "kvtier native: built (up to date) in $out"
     exit 0
 fi
@@ -104,6 +105,14 @@ for f in $(awk '$1 == "--include-function" {print $2}' "$here/jextract/cudart.ar
 done
 [ -z "$missing" ] || fail "fake libcudart lacks bound functions:$missing"
 
+# the variant without cudaMemcpyBatchAsync (a pre-12.8 runtime, version 12060)
+mkdir -p "$out/fakecudart-nobatch"
+"$cc" "${cflags[@]}" -DKVTIER_FAKE_WITHOUT_BATCH -fvisibility=hidden -shared -Wl,-soname,libcudart.so.12 \
+    -Wl,--version-script="$here/fakecudart/libcudart.map" -Wl,-z,defs -Wl,-z,nodelete \
+    -o "$out/fakecudart-nobatch/libcudart.so.tmp" "$here/fakecudart/fakecudart.c" ||
+    fail "fake libcudart (without batch) does not compile"
+mv "$out/fakecudart-nobatch/libcudart.so.tmp" "$out/fakecudart-nobatch/libcudart.so"
+
 # --- ABI printer ------------------------------------------------------------------------------------------------
 mkdir -p "$out/abi"
 "$cc" "${cflags[@]}" -o "$out/abi/cudart_abi" "$here/abi/cudart_abi.c" -ldl || fail "ABI printer does not compile"
@@ -122,6 +131,12 @@ env -u KVTIER_FAKE_CUDART "$out/fakecudart/selftest" "$out/bench/libkvtier_bench
 env -u KVTIER_FAKE_CUDART "$out/abi/cudart_abi" "$out/fakecudart/libcudart.so" >"$out/abi/fake.txt" ||
     fail "ABI printer failed against the fake"
 grep -q ' absent$' "$out/abi/fake.txt" && fail "ABI printer finds bound symbols absent from the fake: $out/abi/fake.txt"
+env -u KVTIER_FAKE_CUDART "$out/abi/cudart_abi" "$out/fakecudart-nobatch/libcudart.so" >"$out/abi/fake-nobatch.txt" ||
+    fail "ABI printer failed against the fake without batch"
+[ "$(grep -c ' absent$' "$out/abi/fake-nobatch.txt")" = 1 ] &&
+    grep -qx 'symbol cudaMemcpyBatchAsync absent' "$out/abi/fake-nobatch.txt" &&
+    grep -qx 'runtime_version 12060' "$out/abi/fake-nobatch.txt" ||
+    fail "the fake without batch must lack exactly cudaMemcpyBatchAsync and report 12060: $out/abi/fake-nobatch.txt"
 # the environment spec is read at load
 KVTIER_FAKE_CUDART="version=12090" "$out/abi/cudart_abi" "$out/fakecudart/libcudart.so" |
     grep -qx 'runtime_version 12090' || fail "fake libcudart ignores KVTIER_FAKE_CUDART=version=12090"

@@ -25,6 +25,10 @@
  * The library is linked with -z nodelete: stream threads run its code, so it must never be unmapped by a dlclose
  * (for instance when the Java arena of a SymbolLookup.libraryLookup is closed).
  *
+ * Built a second time with -DKVTIER_FAKE_WITHOUT_BATCH (build/fakecudart-nobatch/libcudart.so): a runtime older
+ * than CUDA 12.8, without the cudaMemcpyBatchAsync symbol and reporting version 12060, so callers can test that an
+ * absent symbol is handled.
+ *
  * Locking: one global mutex guards all fake state; stream threads run the work itself (memcpy, host functions)
  * without holding it. A single condition variable ("progress") is broadcast whenever any op completes.
  */
@@ -166,7 +170,11 @@ static __thread unsigned tl_epoch;
 
 static void set_defaults(struct fake_config *c) {
     memset(c, 0, sizeof *c);
+#ifdef KVTIER_FAKE_WITHOUT_BATCH
+    c->runtime_version = 12060; /* the variant stands for a runtime older than the batch API */
+#else
     c->runtime_version = CUDART_VERSION;
+#endif
     c->driver_version = -1;
     c->memtotal = (size_t)8 << 30;
 }
@@ -1057,6 +1065,7 @@ FAKE_API cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *s
  * believes in because it reported the version itself; a real library is built for one ABI, and calling it through
  * the wrong descriptor is undefined behaviour.
  */
+#ifndef KVTIER_FAKE_WITHOUT_BATCH
 static bool valid_access_order(int order) {
     return order == cudaMemcpySrcAccessOrderStream || order == cudaMemcpySrcAccessOrderDuringApiCall ||
            order == cudaMemcpySrcAccessOrderAny;
@@ -1145,6 +1154,8 @@ out:
         *failIdx = fail_at;
     return ret(e);
 }
+
+#endif /* KVTIER_FAKE_WITHOUT_BATCH */
 
 /* ------------------------------------------------------------------------------------------------------------ */
 /* streams and events                                                                                             */
