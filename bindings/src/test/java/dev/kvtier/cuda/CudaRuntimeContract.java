@@ -14,6 +14,7 @@ import java.util.Random;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -84,9 +85,11 @@ abstract class CudaRuntimeContract {
             MemorySegment source = arena.allocate(size, 4096);
             MemorySegment target = arena.allocate(size, 4096);
             MemorySegment.copy(MemorySegment.ofArray(expected), 0, source, 0, size);
-            try (HostRegistration readOnly = cuda.registerHost(source, true);
+            boolean readOnlySupported = cuda.deviceAttribute(DeviceAttribute.HOST_REGISTER_READ_ONLY_SUPPORTED, 0) != 0;
+            try (HostRegistration readOnly = cuda.registerHost(source, readOnlySupported);
                  HostRegistration writable = cuda.registerHost(target, false)) {
-                assertTrue(readOnly.isReadOnly());
+                assertEquals(readOnlySupported, readOnly.isReadOnly());
+                assertFalse(writable.isReadOnly());
                 cuda.memcpyAsync(device.segment(), readOnly.segment(), size, MemcpyKind.HOST_TO_DEVICE, stream);
                 cuda.memcpyAsync(writable.segment(), device.segment(), size, MemcpyKind.DEVICE_TO_HOST, stream);
                 stream.synchronize();
