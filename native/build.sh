@@ -5,7 +5,7 @@
 #   OUTDIR/fakecudart/selftest         C test of the fake (run here; a failure fails the build)
 #   OUTDIR/fakecudart-nobatch/libcudart.so  the fake without cudaMemcpyBatchAsync, reporting 12060 (pre-12.8)
 #   OUTDIR/abi/cudart_abi              ABI printer (see README.md for its output format)
-#   OUTDIR/abi/fake.txt                its output against the fake
+#   OUTDIR/abi/fake.txt, fake-nobatch.txt   its output against the two fakes
 #   OUTDIR/bench/libkvtier_benchnative.so   C loop for the binding-overhead baseline
 #   OUTDIR/status                      "built" or "skipped: <reason>" (tests skip with that reason)
 # Without gcc or the CUDA headers it prints "kvtier native: skipped: <reason>" and exits 0.
