@@ -16,6 +16,7 @@ import java.util.Optional;
  * {@code cudart_h} uses) linked against that library's own lookup, so several libraries can live in one JVM.
  * Immutable after construction, thread-safe.
  */
+@SuppressWarnings("restricted") // binding native code is this class's job; run with --enable-native-access
 final class BoundCudart {
 
     final MethodHandle cudaGetDeviceCount;

@@ -29,6 +29,7 @@ import java.util.function.UnaryOperator;
  * <p>Loaded libraries are never unloaded (they live in the global arena): a CUDA runtime cannot be unloaded safely while
  * its threads and callbacks may still run. Thread-safe.
  */
+@SuppressWarnings("restricted") // binding native code is this class's job; run with --enable-native-access
 public final class CudaLibraryLoader {
 
     /** System property naming the libcudart file to use; tried first. */

@@ -445,7 +445,7 @@ public final class CudaRuntime {
                 throw unexpected(t);
             }
             check("cudaStreamCreateWithFlags", code);
-            return new CudaStream(this, out.get(cudart_h.cudaStream_t, 0).reinterpret(0));
+            return new CudaStream(this, MemorySegment.ofAddress(out.get(cudart_h.cudaStream_t, 0).address()));
         }
     }
 
@@ -464,7 +464,7 @@ public final class CudaRuntime {
                 throw unexpected(t);
             }
             check("cudaEventCreateWithFlags", code);
-            return new CudaEvent(this, out.get(cudart_h.cudaEvent_t, 0).reinterpret(0), timing);
+            return new CudaEvent(this, MemorySegment.ofAddress(out.get(cudart_h.cudaEvent_t, 0).address()), timing);
         }
     }
 

@@ -13,6 +13,7 @@ import java.lang.foreign.MemorySegment;
  * Thread-safe; closing while another thread uses the segment in a call throws {@link IllegalStateException} and frees
  * nothing (close again later).
  */
+@SuppressWarnings("restricted") // binding native code is this class's job; run with --enable-native-access
 public final class PinnedAllocation extends ReleaseOnce {
 
     private final CudaRuntime runtime;

@@ -21,6 +21,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * One list of what is bound: the jextract @argfile (native/jextract/cudart.args), the Java bindings (by reflection on
  * cudart_h and the runtime package) and the fake libcudart (dlsym of every function) cover exactly the same symbols.
  */
+@SuppressWarnings("restricted")
 class BindingCoverageTest {
 
     static List<String> argFileLines() throws Exception {

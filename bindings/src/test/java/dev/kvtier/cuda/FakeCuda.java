@@ -26,6 +26,7 @@ import static org.junit.jupiter.api.Assertions.fail;
  * library, so one configuration). Also gates: a host function that holds a stream until the test opens it, which makes
  * "not ready yet" states deterministic instead of timing-dependent.
  */
+@SuppressWarnings("restricted")
 final class FakeCuda {
 
     private static final Linker LINKER = Linker.nativeLinker();

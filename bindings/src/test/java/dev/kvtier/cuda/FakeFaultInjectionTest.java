@@ -77,9 +77,13 @@ class FakeFaultInjectionTest {
         }
 
         @Override
-        public void close() throws Exception {
+        public void close() {
             for (AutoCloseable handle : extra) {
-                handle.close();
+                try {
+                    handle.close();
+                } catch (Exception e) {
+                    throw new AssertionError("closing " + handle, e);
+                }
             }
             pinned.close();
             otherDevice.close();

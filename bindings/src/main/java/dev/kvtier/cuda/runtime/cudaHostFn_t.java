@@ -15,6 +15,7 @@ import java.lang.invoke.MethodHandle;
  * Upcall (Java function as a C function pointer) and downcall helpers for the host-function type passed to
  * {@code cudaLaunchHostFunc}. A {@link Function} must never throw: an exception escaping an upcall terminates the JVM.
  */
+@SuppressWarnings("restricted") // binding native code is this class's job; run with --enable-native-access
 public class cudaHostFn_t {
 
     cudaHostFn_t() {

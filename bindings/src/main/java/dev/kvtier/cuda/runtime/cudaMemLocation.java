@@ -21,6 +21,7 @@ import static java.lang.foreign.ValueLayout.OfInt;
  * }
  * Static accessors over a {@link MemorySegment} holding the struct; no state, thread-safe as the segment is.
  */
+@SuppressWarnings("restricted") // binding native code is this class's job; run with --enable-native-access
 public class cudaMemLocation {
 
     cudaMemLocation() {

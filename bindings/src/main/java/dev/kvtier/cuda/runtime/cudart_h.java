@@ -33,7 +33,7 @@ import static java.lang.foreign.ValueLayout.OfLong;
  * {@code dev.kvtier.cuda.CudaLibraryLoader} selects for the whole process (see {@link #SYMBOL_LOOKUP}); an unresolved symbol
  * throws {@link UnsatisfiedLinkError} on first use of that function, as with jextract. Thread-safe: all state is final.
  */
-@SuppressWarnings("unused")
+@SuppressWarnings({"unused", "restricted"}) // kvtier: restricted added; binding native code is this class's job
 public class cudart_h {
 
     cudart_h() {
