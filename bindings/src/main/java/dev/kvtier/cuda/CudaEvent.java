@@ -36,6 +36,11 @@ public final class CudaEvent extends ReleaseOnce {
         return handle;
     }
 
+    /** The runtime that created this event. */
+    public CudaRuntime runtime() {
+        return runtime;
+    }
+
     /** Whether this event records time ({@link #elapsedMillisSince} works). */
     public boolean isTiming() {
         return timing;
@@ -45,7 +50,7 @@ public final class CudaEvent extends ReleaseOnce {
     public void record(CudaStream stream) {
         Objects.requireNonNull(stream, "stream");
         MemorySegment event = handle();
-        MemorySegment streamHandle = stream.handle();
+        MemorySegment streamHandle = runtime.ownHandle(stream);
         int code;
         try {
             code = (int) runtime.calls().cudaEventRecord.invokeExact(event, streamHandle);
@@ -97,6 +102,10 @@ public final class CudaEvent extends ReleaseOnce {
         if (!timing || !start.timing) {
             throw new IllegalArgumentException("both events must be timing events (createEvent(true)); start.isTiming()="
                     + start.timing + ", this.isTiming()=" + timing);
+        }
+        if (!start.runtime.sameLibraryAs(runtime)) {
+            throw new IllegalArgumentException("start belongs to the CUDA runtime at " + start.runtime.libraryLocation()
+                    + ", not to this event's at " + runtime.libraryLocation());
         }
         MemorySegment end = handle();
         MemorySegment begin = start.handle();

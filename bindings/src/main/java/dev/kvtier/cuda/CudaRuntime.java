@@ -171,6 +171,11 @@ public final class CudaRuntime {
                 + versionText(driverVersion) + "), " + deviceCount + (deviceCount == 1 ? " device" : " devices");
     }
 
+    /** Whether handles of {@code other} are valid here: both run on the same loaded library file. */
+    boolean sameLibraryAs(CudaRuntime other) {
+        return other == this || other.library.location().equals(library.location());
+    }
+
     @Override
     public String toString() {
         return "CudaRuntime[" + description() + "]";
@@ -475,7 +480,7 @@ public final class CudaRuntime {
      * a timeout or a stream query where that matters.
      */
     public CompletableFuture<Void> onComplete(CudaStream stream) {
-        MemorySegment streamHandle = stream.handle();
+        MemorySegment streamHandle = ownHandle(stream);
         HostCallbacks.Ticket ticket = HostCallbacks.newTicket();
         int code;
         try {
@@ -502,7 +507,7 @@ public final class CudaRuntime {
     public void memcpyAsync(MemorySegment dst, MemorySegment src, long bytes, MemcpyKind kind, CudaStream stream) {
         requireCopy(dst, src, bytes);
         Objects.requireNonNull(kind, "kind");
-        MemorySegment streamHandle = stream.handle();
+        MemorySegment streamHandle = ownHandle(stream);
         int code;
         try {
             code = (int) calls.cudaMemcpyAsync.invokeExact(dst, src, bytes, kind.code(), streamHandle);
@@ -522,7 +527,7 @@ public final class CudaRuntime {
         requireCopy(dst, src, bytes);
         requireDevice(dstDevice, "dstDevice");
         requireDevice(srcDevice, "srcDevice");
-        MemorySegment streamHandle = stream.handle();
+        MemorySegment streamHandle = ownHandle(stream);
         int code;
         try {
             code = (int) calls.cudaMemcpyPeerAsync.invokeExact(dst, dstDevice, src, srcDevice, bytes, streamHandle);
@@ -545,7 +550,7 @@ public final class CudaRuntime {
         if (value < -128 || value > 255) {
             throw new IllegalArgumentException("value must be a byte value in [-128, 255], was " + value);
         }
-        MemorySegment streamHandle = stream.handle();
+        MemorySegment streamHandle = ownHandle(stream);
         int code;
         try {
             code = (int) calls.cudaMemsetAsync.invokeExact(dst, value, bytes, streamHandle);
@@ -596,7 +601,7 @@ public final class CudaRuntime {
             }
             return path;
         }
-        MemorySegment streamHandle = stream.handle();
+        MemorySegment streamHandle = ownHandle(stream);
         if (count == 0) {
             return path;
         }
@@ -636,6 +641,19 @@ public final class CudaRuntime {
             check("cudaMemcpyBatchAsync", code, detail);
         }
         return path;
+    }
+
+    /**
+     * The stream's handle, after checking it comes from this runtime's library: a handle of another library means
+     * nothing here (undefined behaviour in CUDA terms).
+     */
+    MemorySegment ownHandle(CudaStream stream) {
+        Objects.requireNonNull(stream, "stream");
+        if (!stream.runtime().sameLibraryAs(this)) {
+            throw new IllegalArgumentException("stream belongs to the CUDA runtime at " + stream.runtime().libraryLocation()
+                    + ", not to this one at " + libraryLocation());
+        }
+        return stream.handle();
     }
 
     private static void requireCopy(MemorySegment dst, MemorySegment src, long bytes) {

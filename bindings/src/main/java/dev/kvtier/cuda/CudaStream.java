@@ -66,6 +66,10 @@ public final class CudaStream extends ReleaseOnce {
     /** {@code cudaStreamWaitEvent}: work enqueued on this stream from now on waits for {@code event}'s last record. */
     public void waitFor(CudaEvent event) {
         MemorySegment stream = handle();
+        if (!event.runtime().sameLibraryAs(runtime)) {
+            throw new IllegalArgumentException("event belongs to the CUDA runtime at " + event.runtime().libraryLocation()
+                    + ", not to this stream's at " + runtime.libraryLocation());
+        }
         MemorySegment eventHandle = event.handle();
         int code;
         try {

@@ -111,6 +111,16 @@ class RawBindingsTest {
                     old.memcpyBatchAsync(devicePieces, hostPieces, sizes, MemcpyKind.HOST_TO_DEVICE, stream));
             old.memcpyBatchAsync(backPieces, devicePieces, sizes, MemcpyKind.DEVICE_TO_HOST, stream);
             stream.synchronize();
+            // Handles of one library mean nothing in another: refused before any native call.
+            CudaRuntime other = CudaRuntime.probe(NativeBuild.fakeLibrary()).runtime().orElseThrow();
+            try (CudaStream otherStream = other.createStream(true); CudaEvent otherEvent = other.createEvent(false)) {
+                org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> old.memcpyAsync(
+                        back.segment(), host.segment(), 16, MemcpyKind.HOST_TO_HOST, otherStream));
+                org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                        () -> stream.waitFor(otherEvent));
+                org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                        () -> otherEvent.record(stream));
+            }
             assertEquals(java.util.Arrays.toString(expected),
                     java.util.Arrays.toString(CudaRuntimeContract.bytesOf(back.segment(), 2000)));
         }
