@@ -160,6 +160,42 @@ class FakeCudaRuntimeTest extends CudaRuntimeContract {
     }
 
     @Test
+    void threadsWithTheirOwnStreamsNeverSeeEachOthersBytes() throws Exception {
+        int threads = 4;
+        int roundsPerThread = 25;
+        int size = 16 * 1024;
+        var pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
+        try {
+            List<java.util.concurrent.Future<?>> workers = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int thread = t;
+                workers.add(pool.submit(() -> {
+                    try (CudaStream stream = cuda.createStream(true);
+                         PinnedAllocation source = cuda.allocatePinned(size);
+                         PinnedAllocation target = cuda.allocatePinned(size);
+                         DeviceAllocation device = cuda.allocateDevice(size)) {
+                        for (int round = 0; round < roundsPerThread; round++) {
+                            byte[] expected = randomBytes(1000L * thread + round, size);
+                            MemorySegment.copy(MemorySegment.ofArray(expected), 0, source.segment(), 0, size);
+                            cuda.memcpyAsync(device.segment(), source.segment(), size, MemcpyKind.HOST_TO_DEVICE, stream);
+                            cuda.memcpyAsync(target.segment(), device.segment(), size, MemcpyKind.DEVICE_TO_HOST, stream);
+                            // Wait through the callback path, as the executor will.
+                            stream.onComplete().get(30, TimeUnit.SECONDS);
+                            assertArrayEquals(expected, bytesOf(target.segment(), size), "thread " + thread + " round " + round);
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (var worker : workers) {
+                worker.get(60, TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
     void batchCopyUsesTheCuda12AbiOn129() {
         fake.configure("version=12090");
         CudaRuntime cuda12 = fake.runtime();
