@@ -14,7 +14,7 @@ import java.util.Objects;
  * every other method throws {@link IllegalStateException} once closed. Thread-safe, but close only when no other thread
  * uses it.
  */
-public final class CudaEvent extends ReleaseOnce {
+public final class CudaEvent extends CudaResource {
 
     private final CudaRuntime runtime;
     private final MemorySegment handle;

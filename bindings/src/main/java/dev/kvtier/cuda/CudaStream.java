@@ -10,7 +10,7 @@ import java.util.concurrent.CompletableFuture;
  * other method throws {@link IllegalStateException} once closed. Thread-safe, but close only when no other thread
  * enqueues on it.
  */
-public final class CudaStream extends ReleaseOnce {
+public final class CudaStream extends CudaResource {
 
     private final CudaRuntime runtime;
     private final MemorySegment handle;

@@ -14,7 +14,7 @@ import java.lang.foreign.MemorySegment;
  * nothing (close again later).
  */
 @SuppressWarnings("restricted") // binding native code is this class's job; run with --enable-native-access
-public final class DeviceAllocation extends ReleaseOnce {
+public final class DeviceAllocation extends CudaResource {
 
     private final CudaRuntime runtime;
     private final long address;

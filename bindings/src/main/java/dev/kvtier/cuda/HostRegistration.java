@@ -8,7 +8,7 @@ import java.lang.foreign.MemorySegment;
  * retried by the next close). Close before the
  * memory is freed or unmapped, and only after every asynchronous copy using it has completed. Thread-safe.
  */
-public final class HostRegistration extends ReleaseOnce {
+public final class HostRegistration extends CudaResource {
 
     private final CudaRuntime runtime;
     private final MemorySegment hostMemory;

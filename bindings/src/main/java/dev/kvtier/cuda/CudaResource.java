@@ -3,15 +3,20 @@ package dev.kvtier.cuda;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * Close-once bookkeeping for the handles of this package: {@link #close()} marks the handle closed at once (every use
- * then throws {@link IllegalStateException}) and releases the native resource exactly once. When the release fails
+ * A CUDA resource owned by one handle: a stream, an event, a device or pinned allocation, or a host registration.
+ * {@link #close()} marks the handle closed at once (every use then throws {@link IllegalStateException}) and releases
+ * the native resource exactly once. When the release fails
  * (a {@link CudaException}), the handle stays closed and a later {@code close()} tries the release again, so a transient
- * failure does not leak the resource; after a successful release {@code close()} does nothing.
+ * failure does not leak the resource; after a successful release {@code close()} does nothing. Thread-safe.
  */
-abstract class ReleaseOnce implements AutoCloseable {
+public abstract sealed class CudaResource implements AutoCloseable
+        permits CudaStream, CudaEvent, DeviceAllocation, PinnedAllocation, HostRegistration {
 
     private final AtomicBoolean closed = new AtomicBoolean();
     private boolean released; // guarded by this
+
+    CudaResource() {
+    }
 
     /** @throws IllegalStateException if {@link #close()} has been called */
     final void checkOpen() {
