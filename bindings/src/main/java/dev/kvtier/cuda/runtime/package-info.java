@@ -22,6 +22,8 @@
  *   <li><b>{@code Linker.Option.critical(false)}</b> on the calls that never block ({@code cudaGetLastError},
  *       {@code cudaPeekAtLastError}, {@code cudaEventQuery}, {@code cudaStreamQuery}, {@code cudaGetErrorName},
  *       {@code cudaGetErrorString}, {@code cudaRuntimeGetVersion}); never on copies, allocations or synchronizations.</li>
+ *   <li><b>{@code @SuppressWarnings("restricted")}</b> on the classes (binding native code is their job; the warnings
+ *       would otherwise drown the build's {@code -Xlint:all}).</li>
  *   <li><b>ABI variants.</b> {@code cudaMemcpyBatchAsync} is the CUDA 13.x ABI (8 arguments) that jextract generates from
  *       the 13.0 header; {@code cudaMemcpyBatchAsync_cuda12} is the 12.8/12.9 ABI (9 arguments, {@code failIdx}) of the same
  *       symbol; {@link dev.kvtier.cuda.runtime.MemcpyBatchAbi} chooses between them by {@code cudaRuntimeGetVersion()}.</li>
