@@ -417,7 +417,8 @@ public final class CudaRuntime {
      * {@link DeviceAttribute#HOST_REGISTER_READ_ONLY_SUPPORTED}). The memory must stay mapped until the registration is
      * closed.
      *
-     * @param hostMemory a native (off-heap) segment, not empty
+     * @param hostMemory a native (off-heap) segment, not empty; a read-only segment (a read-only mapping) needs
+     *                   {@code readOnly}
      */
     public HostRegistration registerHost(MemorySegment hostMemory, boolean readOnly) {
         Objects.requireNonNull(hostMemory, "hostMemory");
@@ -425,6 +426,9 @@ public final class CudaRuntime {
             throw new IllegalArgumentException("hostMemory must be a native (off-heap) segment, was a heap segment");
         }
         requirePositive(hostMemory.byteSize(), "hostMemory.byteSize()");
+        if (hostMemory.isReadOnly() && !readOnly) {
+            throw new IllegalArgumentException("hostMemory is a read-only segment: register it with readOnly=true");
+        }
         int flags = cudart_h.cudaHostRegisterPortable() | (readOnly ? cudart_h.cudaHostRegisterReadOnly() : 0);
         int code;
         try {
@@ -502,7 +506,8 @@ public final class CudaRuntime {
      * {@code cudaMemcpyAsync(dst, src, bytes, kind, stream)}: enqueues a copy of the first {@code bytes} bytes of
      * {@code src} to {@code dst}. Returns once enqueued; both sides must stay allocated until it completes.
      *
-     * @throws IllegalArgumentException if {@code bytes} is negative or larger than either segment
+     * @throws IllegalArgumentException if {@code bytes} is negative or larger than either segment, or {@code dst} is a
+     *                                  read-only segment
      */
     public void memcpyAsync(MemorySegment dst, MemorySegment src, long bytes, MemcpyKind kind, CudaStream stream) {
         requireCopy(dst, src, bytes);
@@ -659,6 +664,9 @@ public final class CudaRuntime {
     private static void requireCopy(MemorySegment dst, MemorySegment src, long bytes) {
         Objects.requireNonNull(dst, "dst");
         Objects.requireNonNull(src, "src");
+        if (dst.isReadOnly()) {
+            throw new IllegalArgumentException("dst is a read-only segment; a copy would write into it behind Java's back");
+        }
         if (bytes < 0 || bytes > dst.byteSize() || bytes > src.byteSize()) {
             throw new IllegalArgumentException("bytes must be in [0, min(dst.byteSize()=" + dst.byteSize()
                     + ", src.byteSize()=" + src.byteSize() + ")], was " + bytes);

@@ -213,6 +213,13 @@ abstract class CudaRuntimeContract {
             assertTrue(tooLong.getMessage().contains("17"), tooLong.getMessage());
             assertThrows(IllegalArgumentException.class, () ->
                     cuda.registerHost(MemorySegment.ofArray(new byte[16]), false));
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment readOnlyHost = arena.allocate(16).asReadOnly();
+                IllegalArgumentException intoReadOnly = assertThrows(IllegalArgumentException.class, () ->
+                        cuda.memcpyAsync(readOnlyHost, device.segment(), 16, MemcpyKind.DEVICE_TO_HOST, stream));
+                assertTrue(intoReadOnly.getMessage().contains("read-only"), intoReadOnly.getMessage());
+                assertThrows(IllegalArgumentException.class, () -> cuda.registerHost(readOnlyHost, false));
+            }
         }
     }
 
