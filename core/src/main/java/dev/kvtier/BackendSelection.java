@@ -1,20 +1,45 @@
 package dev.kvtier;
 
+import dev.kvtier.cuda.CudaProbe;
+import dev.kvtier.cuda.CudaRuntime;
+import dev.kvtier.exec.CudaExecutionBackend;
 import dev.kvtier.exec.ExecutionBackend;
 import dev.kvtier.exec.HostExecutionBackend;
 
 import java.nio.file.Path;
 
-/** Picks the executor backend for a configuration and says why. */
+/** Picks the executor backend for a configuration and says why (the reason goes into the one log line). */
 final class BackendSelection {
     private BackendSelection() {
     }
 
     static ExecutionBackend open(KvTierConfig config, Path diskDirectory) {
         return switch (config.backend()) {
-            case HOST -> new HostExecutionBackend(diskDirectory, config.copyThreads(), "requested by configuration");
-            case AUTO -> new HostExecutionBackend(diskDirectory, config.copyThreads(), "no CUDA backend in this build yet");
-            case CUDA -> throw new IllegalStateException("backend CUDA requested but this build has no CUDA backend yet");
+            case HOST -> new HostExecutionBackend(diskDirectory, config.copyThreads(), "HOST requested by configuration");
+            case CUDA -> {
+                CudaProbe probe = probe(config);
+                CudaRuntime cuda = probe.runtime().orElseThrow(() -> new IllegalStateException(
+                        "backend CUDA requested but CUDA is not usable: " + probe.describe()
+                                + " (use Backend.AUTO or Backend.HOST to run without a GPU)"));
+                yield new CudaExecutionBackend(cuda, diskDirectory, config.copyThreads(), true, "CUDA requested by configuration");
+            }
+            case AUTO -> {
+                CudaProbe probe;
+                try {
+                    probe = probe(config);
+                } catch (RuntimeException | LinkageError e) {
+                    yield new HostExecutionBackend(diskDirectory, config.copyThreads(), "no GPU: probing CUDA failed: " + e);
+                }
+                if (probe.runtime().isPresent()) {
+                    yield new CudaExecutionBackend(probe.runtime().get(), diskDirectory, config.copyThreads(), true,
+                            "AUTO found a usable device");
+                }
+                yield new HostExecutionBackend(diskDirectory, config.copyThreads(), "no GPU: " + probe.describe());
+            }
         };
+    }
+
+    private static CudaProbe probe(KvTierConfig config) {
+        return config.cudaLibrary().map(CudaRuntime::probe).orElseGet(CudaRuntime::probe);
     }
 }

@@ -1,0 +1,268 @@
+package dev.kvtier.exec;
+
+import dev.kvtier.cuda.CudaEvent;
+import dev.kvtier.cuda.CudaRuntime;
+import dev.kvtier.cuda.CudaStream;
+import dev.kvtier.cuda.MemcpyKind;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Copies over the CUDA runtime: device-to-host copies on one dedicated stream, host-to-device (and
+ * device-to-device) copies on another, so both directions overlap; host-to-host copies (pinned
+ * memory to and from file mappings) go to a {@link HostCopyEngine}. A plan of several regions, or
+ * several plans given to {@link #submitAll}, is enqueued as one {@code cudaMemcpyBatchAsync} where
+ * the runtime has it (otherwise one {@code cudaMemcpyAsync} per region: the runs are already
+ * coalesced). Completion is a {@code cudaLaunchHostFunc} after the copies, whose future the bindings
+ * complete on a kvtier thread, never on the CUDA callback thread; an event recorded after the
+ * copies then says whether they failed asynchronously (the future then fails with that error).
+ *
+ * <p>If enqueueing fails part-way (a {@code CudaException} naming the call and error), the copies
+ * already enqueued are waited for before the returned future fails, so the caller may free both
+ * sides as soon as it is done. Thread-safe. {@link #close()} waits for both streams, then destroys them.
+ */
+public final class CudaCopyEngine implements CopyEngine {
+    private final CudaRuntime cuda;
+    private final CudaStream toHost;
+    private final CudaStream toDevice;
+    private final HostCopyEngine hostCopies;
+    private final boolean batch;
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final ConcurrentLinkedQueue<CudaEvent> idleEvents = new ConcurrentLinkedQueue<>();
+
+    /**
+     * @param cuda             the runtime
+     * @param hostCopyThreads  threads for host-to-host copies
+     * @param batchSmallCopies whether several regions go in one {@code cudaMemcpyBatchAsync} (when
+     *                         available); false forces one call per region (the benchmark's baseline)
+     */
+    public CudaCopyEngine(CudaRuntime cuda, int hostCopyThreads, boolean batchSmallCopies) {
+        this.cuda = cuda;
+        this.toHost = cuda.createStream(true);
+        CudaStream second;
+        try {
+            second = cuda.createStream(true);
+        } catch (RuntimeException e) {
+            toHost.close();
+            throw e;
+        }
+        this.toDevice = second;
+        this.hostCopies = new HostCopyEngine(hostCopyThreads);
+        this.batch = batchSmallCopies;
+    }
+
+    @Override
+    public CompletableFuture<Void> submit(CopyPlan plan) {
+        return submitAll(List.of(plan));
+    }
+
+    /**
+     * Enqueues every plan, batching each direction's regions into one call, with one completion for all.
+     */
+    @Override
+    public CompletableFuture<Void> submitAll(List<CopyPlan> plans) {
+        if (closed.get()) {
+            throw new IllegalStateException("the CUDA copy engine is closed");
+        }
+        Map<MemcpyKind, List<CopyRegion>> byKind = new EnumMap<>(MemcpyKind.class);
+        List<CompletableFuture<Void>> parts = new ArrayList<>();
+        for (CopyPlan plan : plans) {
+            if (plan.sourceKind() == MemoryKind.HOST && plan.destinationKind() == MemoryKind.HOST) {
+                parts.add(hostCopies.submit(plan));
+            } else if (!plan.regions().isEmpty()) {
+                byKind.computeIfAbsent(kindOf(plan), k -> new ArrayList<>()).addAll(plan.regions());
+            }
+        }
+        for (Map.Entry<MemcpyKind, List<CopyRegion>> entry : byKind.entrySet()) {
+            parts.add(enqueue(entry.getKey(), entry.getValue()));
+        }
+        if (parts.size() == 1) {
+            return parts.get(0);
+        }
+        return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new));
+    }
+
+    /** Host-to-host plans are copied on the calling thread; device copies are enqueued and waited for. */
+    @Override
+    public void copyAndWait(CopyPlan plan) {
+        if (plan.sourceKind() == MemoryKind.HOST && plan.destinationKind() == MemoryKind.HOST) {
+            if (closed.get()) {
+                throw new IllegalStateException("the CUDA copy engine is closed");
+            }
+            hostCopies.copyAndWait(plan);
+        } else {
+            submit(plan).join();
+        }
+    }
+
+    private static MemcpyKind kindOf(CopyPlan plan) {
+        if (plan.sourceKind() == MemoryKind.DEVICE) {
+            return plan.destinationKind() == MemoryKind.DEVICE ? MemcpyKind.DEVICE_TO_DEVICE : MemcpyKind.DEVICE_TO_HOST;
+        }
+        return MemcpyKind.HOST_TO_DEVICE;
+    }
+
+    private CompletableFuture<Void> enqueue(MemcpyKind kind, List<CopyRegion> regions) {
+        CudaStream stream = kind == MemcpyKind.DEVICE_TO_HOST ? toHost : toDevice;
+        CudaEvent done = null;
+        try {
+            done = takeEvent();
+            if (batch && regions.size() > 1 && cuda.isBatchCopyAvailable()) {
+                List<MemorySegment> dsts = new ArrayList<>(regions.size());
+                List<MemorySegment> srcs = new ArrayList<>(regions.size());
+                long[] sizes = new long[regions.size()];
+                for (int i = 0; i < regions.size(); i++) {
+                    dsts.add(regions.get(i).destination());
+                    srcs.add(regions.get(i).source());
+                    sizes[i] = regions.get(i).byteSize();
+                }
+                cuda.memcpyBatchAsync(dsts, srcs, sizes, kind, stream);
+            } else {
+                for (CopyRegion region : regions) {
+                    cuda.memcpyAsync(region.destination(), region.source(), region.byteSize(), kind, stream);
+                }
+            }
+            // The event carries an error of the copies before it (an asynchronous fault) to this plan.
+            done.record(stream);
+        } catch (RuntimeException enqueueFailure) {
+            if (done != null) {
+                recycle(done, false);
+            }
+            return failAfterDraining(stream, enqueueFailure);
+        }
+        CudaEvent marker = done;
+        CompletableFuture<Void> hostFunc;
+        try {
+            hostFunc = stream.onComplete();
+        } catch (RuntimeException launchFailure) {
+            recycle(marker, false);
+            return failAfterDraining(stream, launchFailure);
+        }
+        // Runs on a kvtier completer thread (never the CUDA callback thread), where CUDA calls are allowed.
+        return hostFunc.thenRun(() -> {
+            boolean healthy = false;
+            try {
+                marker.synchronize();
+                healthy = true;
+            } catch (RuntimeException asyncFault) {
+                clearPendingError(stream, asyncFault);
+                throw asyncFault;
+            } finally {
+                recycle(marker, healthy);
+            }
+        });
+    }
+
+    /** Fails only once the copies enqueued before the failure cannot touch either side any more. */
+    private static CompletableFuture<Void> failAfterDraining(CudaStream stream, RuntimeException failure) {
+        CompletableFuture<Void> failed = new CompletableFuture<>();
+        CompletableFuture<Void> drained;
+        try {
+            drained = stream.onComplete();
+        } catch (RuntimeException alsoFailed) {
+            failure.addSuppressed(alsoFailed);
+            try {
+                stream.synchronize();
+            } catch (RuntimeException syncFailed) {
+                failure.addSuppressed(syncFailed);
+            }
+            drained = CompletableFuture.completedFuture(null);
+        }
+        drained.whenComplete((ignored, drainFailure) -> {
+            if (drainFailure != null) {
+                failure.addSuppressed(drainFailure);
+            }
+            clearPendingError(stream, failure);
+            failed.completeExceptionally(failure);
+        });
+        return failed;
+    }
+
+    /**
+     * Waits for the stream and so reads (and clears) its pending asynchronous error, so later copies
+     * are not blamed for it. Every event recorded before this call has captured the error already.
+     */
+    private static void clearPendingError(CudaStream stream, RuntimeException failure) {
+        try {
+            stream.synchronize();
+        } catch (RuntimeException pending) {
+            if (pending != failure) {
+                failure.addSuppressed(pending);
+            }
+        }
+    }
+
+    private CudaEvent takeEvent() {
+        CudaEvent event = idleEvents.poll();
+        return event != null ? event : cuda.createEvent(false);
+    }
+
+    private void recycle(CudaEvent event, boolean healthy) {
+        if (healthy && !closed.get()) {
+            idleEvents.offer(event);
+        } else {
+            try {
+                event.close();
+            } catch (RuntimeException ignored) {
+                // An event that cannot be destroyed holds no memory of ours; nothing else to do.
+            }
+        }
+    }
+
+    /** Whether regions are batched (and the runtime has {@code cudaMemcpyBatchAsync}). */
+    public boolean batches() {
+        return batch && cuda.isBatchCopyAvailable();
+    }
+
+    @Override
+    public String description() {
+        return "cudaMemcpyAsync on a D2H and an H2D stream, "
+                + (batches() ? "small copies batched (" + cuda.batchCopyPath() + ")" : "one call per run")
+                + ", host-to-host by " + hostCopies.description();
+    }
+
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        RuntimeException failure = null;
+        for (CudaStream stream : new CudaStream[] {toHost, toDevice}) {
+            try {
+                try {
+                    stream.synchronize();
+                } finally {
+                    stream.close();
+                }
+            } catch (RuntimeException e) {
+                if (failure == null) {
+                    failure = e;
+                } else {
+                    failure.addSuppressed(e);
+                }
+            }
+        }
+        hostCopies.close();
+        for (CudaEvent event = idleEvents.poll(); event != null; event = idleEvents.poll()) {
+            try {
+                event.close();
+            } catch (RuntimeException e) {
+                if (failure == null) {
+                    failure = e;
+                } else {
+                    failure.addSuppressed(e);
+                }
+            }
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+}

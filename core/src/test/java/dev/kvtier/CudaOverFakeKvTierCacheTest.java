@@ -1,0 +1,127 @@
+package dev.kvtier;
+
+import dev.kvtier.cuda.CudaException;
+import dev.kvtier.cuda.CudaRuntime;
+import dev.kvtier.cuda.CudaStream;
+import dev.kvtier.cuda.DeviceAllocation;
+import dev.kvtier.cuda.MemcpyKind;
+import dev.kvtier.store.PositionRange;
+import dev.kvtier.store.Tier;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The contract on the CUDA backend over the host-emulated libcudart (runs in CI, no GPU), plus
+ * faults only the fake can inject: a CUDA call failing, synchronously or asynchronously.
+ */
+class CudaOverFakeKvTierCacheTest extends KvTierCacheContract {
+    private FakeCudart fake;
+    private CudaRuntime cuda;
+    private final List<DeviceAllocation> deviceMemory = new ArrayList<>();
+
+    @BeforeEach
+    void loadFake() {
+        fake = FakeCudart.open();
+        fake.reset();
+        cuda = CudaRuntime.probe(fake.library()).runtime().orElseThrow();
+    }
+
+    @Override
+    protected KvTierConfig.Builder configureBackend(KvTierConfig.Builder builder) {
+        return builder.backend(Backend.CUDA).cudaLibrary(fake.library());
+    }
+
+    @Override
+    protected void afterCachesClosed() {
+        for (DeviceAllocation allocation : deviceMemory) {
+            allocation.close();
+        }
+        fake.reset();
+        fake.assertNothingLive();
+    }
+
+    @Override
+    protected MemorySegment deviceMemoryHolding(Arena arena, byte[] content) {
+        DeviceAllocation allocation = cuda.allocateDevice(content.length);
+        deviceMemory.add(allocation);
+        try (CudaStream stream = cuda.createStream(true)) {
+            cuda.memcpyAsync(allocation.segment(), nativeCopy(arena, content), content.length, MemcpyKind.HOST_TO_DEVICE, stream);
+            stream.synchronize();
+        }
+        return allocation.segment();
+    }
+
+    @Override
+    protected byte[] deviceMemoryContent(MemorySegment device) {
+        try (Arena arena = Arena.ofConfined(); CudaStream stream = cuda.createStream(true)) {
+            MemorySegment host = arena.allocate(device.byteSize());
+            cuda.memcpyAsync(host, device, device.byteSize(), MemcpyKind.DEVICE_TO_HOST, stream);
+            stream.synchronize();
+            return host.toArray(ValueLayout.JAVA_BYTE);
+        }
+    }
+
+    @Test
+    void theCudaBackendIsTheOneInUse() {
+        try (KvTierCache cache = open(config(8, 8))) {
+            assertTrue(cache.backendDescription().startsWith("cuda ("), cache.backendDescription());
+        }
+    }
+
+    @Test
+    void aFailingCudaMemcpyAsyncIsRolledBackAndNamed() {
+        byte[] data = randomBytes(3, 3 * PAGE);
+        try (KvTierCache cache = open(config(64, 64))) {
+            cache.put("k", PositionRange.of(0, 3), MemorySegment.ofArray(data), Tier.GPU);
+            fake.configure("fail=cudaMemcpyAsync:1:cudaErrorLaunchFailure");
+            TransferFailedException e = assertThrows(TransferFailedException.class, () -> cache.demote("k", Tier.CPU));
+            CudaException cause = assertInstanceOf(CudaException.class, e.getCause());
+            assertTrue(cause.getMessage().contains("cudaMemcpyAsync"), cause.getMessage());
+            assertTrue(cause.getMessage().contains("cudaErrorLaunchFailure"), cause.getMessage());
+            assertEquals(Tier.GPU, tierOf(cache, "k"));
+            assertEquals(0, cache.stats().allocated(Tier.CPU));
+            assertArrayEquals(data, readAll(cache, "k"));
+            cache.demote("k", Tier.CPU);
+            assertArrayEquals(data, readAll(cache, "k"));
+        }
+    }
+
+    @Test
+    void anAsynchronousCopyFaultIsCaughtByTheEventAfterIt() {
+        byte[] data = randomBytes(4, 2 * PAGE + 1);
+        try (KvTierCache cache = open(config(64, 64))) {
+            cache.put("k", PositionRange.of(0, 3), MemorySegment.ofArray(data), Tier.CPU);
+            fake.configure("failasync=cudaMemcpyAsync:1:cudaErrorLaunchFailure");
+            TransferFailedException e = assertThrows(TransferFailedException.class, () -> cache.promote("k", Tier.GPU));
+            assertTrue(String.valueOf(e.getCause()).contains("cudaErrorLaunchFailure"), String.valueOf(e.getCause()));
+            assertEquals(Tier.CPU, tierOf(cache, "k"));
+            assertEquals(0, cache.stats().gpuUsed());
+            cache.promote("k", Tier.GPU);
+            assertArrayEquals(data, readAll(cache, "k"));
+        }
+    }
+
+    @Test
+    void aDeviceOutOfMemoryFailsThePutClearly() {
+        try (KvTierCache cache = open(config(64, 64))) {
+            fake.configure("fail=cudaMalloc:1:cudaErrorMemoryAllocation");
+            TransferFailedException e = assertThrows(TransferFailedException.class, () ->
+                    cache.put("k", PositionRange.of(0, 1), MemorySegment.ofArray(new byte[PAGE]), Tier.GPU));
+            assertTrue(e.getMessage().contains("cudaMalloc"), e.getMessage());
+            assertTrue(cache.get("k").isEmpty());
+            cache.put("k", PositionRange.of(0, 1), MemorySegment.ofArray(new byte[PAGE]), Tier.GPU);
+        }
+    }
+}
