@@ -113,6 +113,38 @@ class CudaOverFakeKvTierCacheTest extends KvTierCacheContract {
         }
     }
 
+    /**
+     * Fragmented segments (several runs each) move with one cudaMemcpyBatchAsync on either ABI
+     * (12.8's with failIdx, 13's without) and one cudaMemcpyAsync per run on a runtime without it.
+     */
+    @org.junit.jupiter.params.ParameterizedTest(name = "runtime {0}")
+    @org.junit.jupiter.params.provider.ValueSource(ints = {12000, 12080, 13000})
+    void multiRunSegmentsMoveExactlyOnEveryBatchAbi(int version) {
+        fake.configure("version=" + version);
+        try (KvTierCache cache = open(config(16, 64))) {   // GPU arenas of 4 pages: 6 pages take 2+ runs
+            String path = version == 12000 ? "one call per run" : version == 12080 ? "BATCH_CUDA_12_8" : "BATCH_CUDA_13";
+            assertTrue(cache.backendDescription().contains(path), cache.backendDescription());
+            for (int i = 0; i < 6; i++) {
+                cache.put("small-" + i, PositionRange.of(i, i + 1), MemorySegment.ofArray(randomBytes(i, PAGE)), Tier.GPU);
+            }
+            for (int i = 0; i < 6; i += 2) {
+                cache.remove("small-" + i);
+            }
+            byte[] data = randomBytes(77, 5 * PAGE + 9);
+            cache.put("fragmented", PositionRange.of(40, 50), MemorySegment.ofArray(data), Tier.GPU);
+            assertTrue(cache.ensureResident("fragmented", Tier.GPU).pages().size() > 1, "the segment spans several runs");
+            long batchesBefore = fake.callCount("cudaMemcpyBatchAsync");
+            cache.demote("fragmented", Tier.CPU);
+            cache.promote("fragmented", Tier.GPU);
+            long batches = fake.callCount("cudaMemcpyBatchAsync") - batchesBefore;
+            assertEquals(version == 12000 ? 0 : 2, batches, "batch calls for two multi-run transfers");
+            assertArrayEquals(data, readAll(cache, "fragmented"));
+            for (int i = 1; i < 6; i += 2) {
+                assertArrayEquals(randomBytes(i, PAGE), readAll(cache, "small-" + i));
+            }
+        }
+    }
+
     @Test
     void aDeviceOutOfMemoryFailsThePutClearly() {
         try (KvTierCache cache = open(config(64, 64))) {
