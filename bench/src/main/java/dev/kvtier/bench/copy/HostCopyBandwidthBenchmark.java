@@ -33,8 +33,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Bandwidth of one tier-to-tier transfer through the {@link TransferExecutor} on the host backend
- * ({@code executor}), beside the raw mechanism moving the same bytes in the same run
- * ({@code baseline}): {@code MemorySegment.copy} between two native buffers for GPU/CPU pairs (the
+ * ({@code way=executor}, {@code way=executorAsync}), beside the raw mechanism moving the same bytes
+ * in the same run ({@code way=baseline}): {@code MemorySegment.copy} between two native buffers for GPU/CPU pairs (the
  * host backend's device memory is native memory), and a page-cache {@code FileChannel} write or
  * read of the same size for pairs with DISK. Bytes per second = size x ops/s; the ratio of the two
  * scores is what {@code bench/results/copy.md} reports.
@@ -58,6 +58,14 @@ public class HostCopyBandwidthBenchmark {
     /** Segment size in bytes: 4 KiB, 64 KiB, 1 MiB, 16 MiB, 64 MiB. */
     @Param({"4096", "65536", "1048576", "16777216", "67108864"})
     public int size;
+
+    /**
+     * {@code executor}: one blocking transfer, as every facade call does it (the host backend copies
+     * on the calling thread); {@code executorAsync}: submitted to the copy threads, its future waited
+     * for; {@code baseline}: the raw mechanism.
+     */
+    @Param({"executor", "executorAsync", "baseline"})
+    public String way;
 
     private Path directory;
     private TransferExecutor executor;
@@ -117,21 +125,25 @@ public class HostCopyBandwidthBenchmark {
         Files.deleteIfExists(directory);
     }
 
-    /** One blocking transfer through the executor, as every facade call does it (the host backend copies on the caller). */
+    /**
+     * One copy of the segment by {@link #way}. A single benchmark method with the way as the last
+     * parameter makes JMH run the three ways back to back for each pair and size, so on a shared,
+     * noisy machine each ratio compares runs seconds apart, not minutes.
+     */
     @Benchmark
-    public void executor() {
-        executor.transferAndWait(source, destination);
-    }
-
-    /** One asynchronous transfer: submitted to the copy threads, its future waited for. */
-    @Benchmark
-    public void executorAsync() {
-        executor.transfer(source, destination).join();
+    public long copy() throws IOException {
+        switch (way) {
+            case "executor" -> executor.transferAndWait(source, destination);
+            case "executorAsync" -> executor.transfer(source, destination).join();
+            default -> {
+                return baseline();
+            }
+        }
+        return size;
     }
 
     /** The raw mechanism for the same bytes: MemorySegment.copy, or a page-cache write/read for DISK. */
-    @Benchmark
-    public long baseline() throws IOException {
+    private long baseline() throws IOException {
         if (to == Tier.DISK) {
             fileBuffer.clear();
             long written = 0;
