@@ -89,16 +89,33 @@ public final class CudaCopyEngine implements CopyEngine {
         return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new));
     }
 
-    /** Host-to-host plans are copied on the calling thread; device copies are enqueued and waited for. */
+    /**
+     * Host-to-host plans are copied on the calling thread; device copies are enqueued and waited for
+     * on this thread with {@code cudaEventSynchronize} (no host-function round trip).
+     */
     @Override
     public void copyAndWait(CopyPlan plan) {
+        if (closed.get()) {
+            throw new IllegalStateException("the CUDA copy engine is closed");
+        }
         if (plan.sourceKind() == MemoryKind.HOST && plan.destinationKind() == MemoryKind.HOST) {
-            if (closed.get()) {
-                throw new IllegalStateException("the CUDA copy engine is closed");
-            }
             hostCopies.copyAndWait(plan);
-        } else {
-            submit(plan).join();
+        } else if (!plan.regions().isEmpty()) {
+            // Blocking: wait on the event from this thread (cudaEventSynchronize), no callback hop.
+            MemcpyKind kind = kindOf(plan);
+            CudaStream stream = streamFor(kind);
+            CudaEvent marker;
+            try {
+                marker = enqueueCopies(kind, plan.regions(), stream);
+            } catch (RuntimeException enqueueFailure) {
+                failAfterDraining(stream, enqueueFailure).join();
+                return;
+            }
+            try {
+                awaitMarker(marker, stream);
+            } catch (RuntimeException failure) {
+                throw new java.util.concurrent.CompletionException(failure);
+            }
         }
     }
 
@@ -109,11 +126,17 @@ public final class CudaCopyEngine implements CopyEngine {
         return MemcpyKind.HOST_TO_DEVICE;
     }
 
-    private CompletableFuture<Void> enqueue(MemcpyKind kind, List<CopyRegion> regions) {
-        CudaStream stream = kind == MemcpyKind.DEVICE_TO_HOST ? toHost : toDevice;
-        CudaEvent done = null;
+    private CudaStream streamFor(MemcpyKind kind) {
+        return kind == MemcpyKind.DEVICE_TO_HOST ? toHost : toDevice;
+    }
+
+    /**
+     * Enqueues the regions (one batch call, or one call each) and records an event after them; the
+     * event also carries an asynchronous fault of those copies. Throws what enqueueing threw.
+     */
+    private CudaEvent enqueueCopies(MemcpyKind kind, List<CopyRegion> regions, CudaStream stream) {
+        CudaEvent done = takeEvent();
         try {
-            done = takeEvent();
             if (batch && regions.size() > 1 && cuda.isBatchCopyAvailable()) {
                 List<MemorySegment> dsts = new ArrayList<>(regions.size());
                 List<MemorySegment> srcs = new ArrayList<>(regions.size());
@@ -129,15 +152,23 @@ public final class CudaCopyEngine implements CopyEngine {
                     cuda.memcpyAsync(region.destination(), region.source(), region.byteSize(), kind, stream);
                 }
             }
-            // The event carries an error of the copies before it (an asynchronous fault) to this plan.
             done.record(stream);
+            return done;
+        } catch (RuntimeException e) {
+            recycle(done, false);
+            throw e;
+        }
+    }
+
+    /** Asynchronous: completion by a host function, then the event says whether the copies succeeded. */
+    private CompletableFuture<Void> enqueue(MemcpyKind kind, List<CopyRegion> regions) {
+        CudaStream stream = streamFor(kind);
+        CudaEvent marker;
+        try {
+            marker = enqueueCopies(kind, regions, stream);
         } catch (RuntimeException enqueueFailure) {
-            if (done != null) {
-                recycle(done, false);
-            }
             return failAfterDraining(stream, enqueueFailure);
         }
-        CudaEvent marker = done;
         CompletableFuture<Void> hostFunc;
         try {
             hostFunc = stream.onComplete();
@@ -146,18 +177,21 @@ public final class CudaCopyEngine implements CopyEngine {
             return failAfterDraining(stream, launchFailure);
         }
         // Runs on a kvtier completer thread (never the CUDA callback thread), where CUDA calls are allowed.
-        return hostFunc.thenRun(() -> {
-            boolean healthy = false;
-            try {
-                marker.synchronize();
-                healthy = true;
-            } catch (RuntimeException asyncFault) {
-                clearPendingError(stream, asyncFault);
-                throw asyncFault;
-            } finally {
-                recycle(marker, healthy);
-            }
-        });
+        return hostFunc.thenRun(() -> awaitMarker(marker, stream));
+    }
+
+    /** Waits for the event after a plan's copies; an asynchronous fault is thrown (and cleared from the stream). */
+    private void awaitMarker(CudaEvent marker, CudaStream stream) {
+        boolean healthy = false;
+        try {
+            marker.synchronize();
+            healthy = true;
+        } catch (RuntimeException asyncFault) {
+            clearPendingError(stream, asyncFault);
+            throw asyncFault;
+        } finally {
+            recycle(marker, healthy);
+        }
     }
 
     /** Fails only once the copies enqueued before the failure cannot touch either side any more. */
