@@ -34,7 +34,8 @@ import java.util.concurrent.TimeUnit;
  * Many small (16 KiB) segments moved GPU to CPU by the CUDA backend: all of them enqueued as one
  * {@code cudaMemcpyBatchAsync} ({@code batched}) against one {@code cudaMemcpyAsync} per segment
  * with the same single completion ({@code oneCallEach}), and against one transfer per segment, each
- * waited for ({@code oneTransferEach}, what a caller moving segments one by one pays). Scores are
+ * waited for ({@code oneTransferEach} asynchronously, {@code oneBlockingTransferEach} as the facade
+ * does: what a caller moving segments one by one pays). Scores are
  * segments per second. Runs over the libcudart named by system property {@code kvtier.cudart}
  * (default {@code native/build/fakecudart/libcudart.so}: the host-emulated one, so this measures the
  * per-call path, not a bus).
@@ -119,7 +120,16 @@ public class BatchedSmallCopyBenchmark {
         oneByOne.transferAll(oneByOneSources, oneByOneDestinations).join();
     }
 
-    /** One transfer per segment, each waited for. */
+    /** One blocking transfer per segment (what the facade does), each waited for on its event from this thread. */
+    @Benchmark
+    @OperationsPerInvocation(SEGMENTS)
+    public void oneBlockingTransferEach() {
+        for (int i = 0; i < SEGMENTS; i++) {
+            oneByOne.transferAndWait(oneByOneSources.get(i), oneByOneDestinations.get(i));
+        }
+    }
+
+    /** One asynchronous transfer per segment, each waited for (host-function completion). */
     @Benchmark
     @OperationsPerInvocation(SEGMENTS)
     public void oneTransferEach() {
