@@ -336,18 +336,26 @@ public final class KvTierCache implements AutoCloseable {
      * @throws SegmentCorruptedException if it came from DISK and its bytes there are corrupted
      */
     public ResidentSegment ensureResident(String key, Tier tier) {
-        try {
-            return ensureResidentAsync(key, tier).join();
-        } catch (CompletionException e) {
-            throw rethrow(e.getCause());
+        requireKey(key);
+        requireNonNull(tier, "tier");
+        enter();
+        Residency residency = new Residency(key, tier);
+        CompletableFuture<ResidentSegment> mine = new CompletableFuture<>();
+        CompletableFuture<ResidentSegment> shared = residencies.putIfAbsent(residency, mine);
+        if (shared != null) {
+            exit();
+            return join(shared);
         }
+        // No call for this key and tier in flight: do the work on this thread (no hand-off).
+        return join(runResidency(residency, mine));
     }
 
     /**
      * {@link #ensureResident} without blocking: the future completes when the bytes are in place,
      * or exceptionally with the exception {@code ensureResident} would throw. Calls for the same
      * key and tier while one is in flight share it. Completing or cancelling the returned future
-     * does not affect the transfer.
+     * does not affect the transfer. The work runs on a kvtier thread, which also runs dependent
+     * stages added before completion.
      *
      * @throws IllegalArgumentException if an argument is null or the key blank
      * @throws IllegalStateException    after {@link #close()}
@@ -364,28 +372,40 @@ public final class KvTierCache implements AutoCloseable {
             return shared.copy();
         }
         try {
-            orchestrator.execute(() -> {
-                ResidentSegment result = null;
-                Throwable failure = null;
-                try {
-                    result = makeResident(key, tier);
-                } catch (Throwable t) {
-                    failure = t;
-                }
-                residencies.remove(residency, mine);
-                exit();
-                if (failure == null) {
-                    mine.complete(result);
-                } else {
-                    mine.completeExceptionally(failure);
-                }
-            });
+            orchestrator.execute(() -> runResidency(residency, mine));
         } catch (RejectedExecutionException e) {
             residencies.remove(residency, mine);
             exit();
             throw new IllegalStateException("the cache is closed", e);
         }
         return mine.copy();
+    }
+
+    /** Makes the segment resident, then unpublishes and completes the shared future; balances the caller's {@link #enter()}. */
+    private CompletableFuture<ResidentSegment> runResidency(Residency residency, CompletableFuture<ResidentSegment> shared) {
+        ResidentSegment result = null;
+        Throwable failure = null;
+        try {
+            result = makeResident(residency.key(), residency.tier());
+        } catch (Throwable t) {
+            failure = t;
+        }
+        residencies.remove(residency, shared);
+        exit();
+        if (failure == null) {
+            shared.complete(result);
+        } else {
+            shared.completeExceptionally(failure);
+        }
+        return shared;
+    }
+
+    private static ResidentSegment join(CompletableFuture<ResidentSegment> future) {
+        try {
+            return future.join();
+        } catch (CompletionException e) {
+            throw rethrow(e.getCause());
+        }
     }
 
     private ResidentSegment makeResident(String key, Tier tier) {
