@@ -7,11 +7,13 @@ import java.util.Comparator;
  * {@link TieredStore#candidatesForDemotion}: the first in {@link #demotionOrder()} is demoted
  * first.
  *
- * <p>The store keeps, per tier, an index sorted by this order, so a policy is a comparator rather
- * than a procedure: the store re-positions a segment in O(log n) when its usage changes and reads
- * {@code k} candidates off the front of the index in O(k + log n) (O(k log n) at worst), never
- * sorting a tier. The store breaks every tie the comparator leaves by {@link Usage#lastUse()},
- * which is unique per segment, so one history always yields one list.
+ * <p>The store keeps, per tier, an index in this order, so a policy is a comparator rather than a
+ * procedure: the store re-positions a segment when its usage changes and reads {@code k}
+ * candidates off the front of the index, never sorting a tier. For any policy that index is a
+ * red-black tree (O(log n) per update, O(k + log n) per query); the two built-in policies are
+ * served by the equivalent O(1) frequency/recency bucket index instead. The store breaks every tie
+ * the comparator leaves by {@link Usage#lastUse()}, which is unique per segment, so one history
+ * always yields one list.
  *
  * <p>Implementations must be stateless and thread-safe, and their comparator must be a total
  * preorder that depends only on the {@link Usage} values it is given (it is called under the

@@ -6,7 +6,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.TreeSet;
 
 /**
  * The logical tier map: which segment lives on which {@link Tier}, with byte budgets for
@@ -33,9 +32,12 @@ import java.util.TreeSet;
  * {@link #candidatesForDemotion} follows the {@link DemotionPolicy} given at construction (default
  * {@link DemotionPolicy#leastAccessedFirst()}). Ties are broken by least recent use, where a use is
  * a register, touch or promote stamped from a monotonic counter, so one history always gives one
- * list. Each tier keeps an index sorted in that order: k candidates cost O(k + log n) (at worst
- * O(k log n)); every other operation costs O(1) expected (hash lookup) plus O(log n) to re-position
- * the segment in its tier's index. {@link #segments()} is O(n).
+ * list. Each tier keeps an index in that order, so nothing is sorted per call. With the built-in
+ * policies it is the O(1) LFU bucket scheme: k candidates cost O(k) plus a lookup, and register,
+ * touch, promote, remove and get cost O(1) expected (a hash lookup, a list splice and a look-up among
+ * the few distinct access counts); demote and rollback cost O(log m), m being the segments that
+ * arrived on the target tier by demotion and have not been used since. A custom policy gets a
+ * red-black tree: O(log n) per update, O(k + log n) for k candidates. {@link #segments()} is O(n).
  *
  * <h2>Thread safety</h2>
  * Thread-safe. Every public method is atomic: it runs entirely under one lock, so other threads
@@ -50,49 +52,15 @@ import java.util.TreeSet;
  */
 public final class TieredStore {
 
-    /** One registered segment. Its usage fields change only while it is out of its tier's index. */
-    private static final class Entry implements DemotionPolicy.Usage {
-        /** The current snapshot; replaced, never mutated, so {@link #get} can hand it out as is. */
-        SegmentMeta meta;
-        long lastUse;
-        /** The latest move booked for this segment and not rolled back, or null. */
-        TierTransfer lastMove;
-
-        Entry(SegmentMeta meta, long lastUse) {
-            this.meta = meta;
-            this.lastUse = lastUse;
-        }
-
-        @Override
-        public String key() {
-            return meta.key();
-        }
-
-        @Override
-        public long sizeBytes() {
-            return meta.sizeBytes();
-        }
-
-        @Override
-        public long accessCount() {
-            return meta.accessCount();
-        }
-
-        @Override
-        public long lastUse() {
-            return lastUse;
-        }
-    }
-
     /** Budget, usage and the demotion-ordered index of one tier. */
     private static final class TierState {
         final long budget;
         long used;
-        final TreeSet<Entry> index;
+        final TierIndex index;
 
-        TierState(long budget, Comparator<Entry> order) {
+        TierState(long budget, TierIndex index) {
             this.budget = budget;
-            this.index = new TreeSet<>(order);
+            this.index = index;
         }
 
         /** {@code used <= budget} always holds, so {@code budget - used} cannot overflow. */
@@ -106,7 +74,7 @@ public final class TieredStore {
     private final long cpuBudget;
     private final DemotionPolicy policy;
     /** Registration order, so {@link #segments()} is deterministic too. */
-    private final Map<String, Entry> entries = new LinkedHashMap<>();
+    private final Map<String, SegmentEntry> entries = new LinkedHashMap<>();
     private final TierState[] tiers = new TierState[Tier.values().length];
     /** The logical clock behind {@link DemotionPolicy.Usage#lastUse()}. */
     private long clock;
@@ -144,17 +112,12 @@ public final class TieredStore {
         if (policyOrder == null) {
             throw new IllegalArgumentException("policy " + policy.name() + " returned a null demotionOrder()");
         }
-        // lastUse is unique per live segment, so this is a total order and a TreeSet holds every entry.
-        Comparator<Entry> order = (a, b) -> {
-            int byPolicy = policyOrder.compare(a, b);
-            return byPolicy != 0 ? byPolicy : Long.compare(a.lastUse, b.lastUse);
-        };
         this.gpuBudget = gpuBudget;
         this.cpuBudget = cpuBudget;
         this.policy = policy;
-        tiers[Tier.GPU.ordinal()] = new TierState(gpuBudget, order);
-        tiers[Tier.CPU.ordinal()] = new TierState(cpuBudget, order);
-        tiers[Tier.DISK.ordinal()] = new TierState(Long.MAX_VALUE, order);
+        tiers[Tier.GPU.ordinal()] = new TierState(gpuBudget, newTierIndex(policy, policyOrder));
+        tiers[Tier.CPU.ordinal()] = new TierState(cpuBudget, newTierIndex(policy, policyOrder));
+        tiers[Tier.DISK.ordinal()] = new TierState(Long.MAX_VALUE, newTierIndex(policy, policyOrder));
     }
 
     /**
@@ -174,7 +137,7 @@ public final class TieredStore {
             if (entries.containsKey(meta.key()) || !target.fits(meta.sizeBytes())) {
                 return false;
             }
-            Entry entry = new Entry(meta.with(tier, meta.accessCount()), ++clock);
+            SegmentEntry entry = new SegmentEntry(meta.with(tier, meta.accessCount()), ++clock);
             entries.put(meta.key(), entry);
             target.used += meta.sizeBytes();
             target.index.add(entry);
@@ -194,7 +157,7 @@ public final class TieredStore {
         SegmentMeta.requireKey(key, "key");
         requireTier(to, "to");
         synchronized (lock) {
-            Entry entry = entries.get(key);
+            SegmentEntry entry = entries.get(key);
             if (entry == null) {
                 return Optional.empty();
             }
@@ -218,7 +181,7 @@ public final class TieredStore {
         SegmentMeta.requireKey(key, "key");
         requireTier(to, "to");
         synchronized (lock) {
-            Entry entry = entries.get(key);
+            SegmentEntry entry = entries.get(key);
             if (entry == null) {
                 return Optional.empty();
             }
@@ -248,7 +211,7 @@ public final class TieredStore {
             throw new IllegalArgumentException("transfer must not be null");
         }
         synchronized (lock) {
-            Entry entry = entries.get(transfer.key());
+            SegmentEntry entry = entries.get(transfer.key());
             if (entry == null || !transfer.equals(entry.lastMove)
                     || !tiers[transfer.from().ordinal()].fits(entry.meta.sizeBytes())) {
                 return false;
@@ -272,7 +235,7 @@ public final class TieredStore {
     public Optional<SegmentMeta> remove(String key) {
         SegmentMeta.requireKey(key, "key");
         synchronized (lock) {
-            Entry entry = entries.get(key);
+            SegmentEntry entry = entries.get(key);
             if (entry == null) {
                 return Optional.empty();
             }
@@ -293,7 +256,7 @@ public final class TieredStore {
     public Optional<SegmentMeta> get(String key) {
         SegmentMeta.requireKey(key, "key");
         synchronized (lock) {
-            Entry entry = entries.get(key);
+            SegmentEntry entry = entries.get(key);
             return entry == null ? Optional.empty() : Optional.of(entry.meta);
         }
     }
@@ -307,7 +270,7 @@ public final class TieredStore {
     public boolean touch(String key) {
         SegmentMeta.requireKey(key, "key");
         synchronized (lock) {
-            Entry entry = entries.get(key);
+            SegmentEntry entry = entries.get(key);
             if (entry == null) {
                 return false;
             }
@@ -335,15 +298,7 @@ public final class TieredStore {
             return keys;
         }
         synchronized (lock) {
-            // Counting down from a positive value by non-negative sizes cannot overflow.
-            long stillNeeded = needed;
-            for (Entry entry : tiers[tier.ordinal()].index) {
-                keys.add(entry.meta.key());
-                stillNeeded -= entry.meta.sizeBytes();
-                if (stillNeeded <= 0) {
-                    break;
-                }
-            }
+            tiers[tier.ordinal()].index.collectCandidates(needed, keys);
         }
         return keys;
     }
@@ -394,7 +349,7 @@ public final class TieredStore {
     public List<SegmentMeta> segments() {
         synchronized (lock) {
             List<SegmentMeta> snapshot = new ArrayList<>(entries.size());
-            for (Entry entry : entries.values()) {
+            for (SegmentEntry entry : entries.values()) {
                 snapshot.add(entry.meta);
             }
             return List.copyOf(snapshot);
@@ -423,7 +378,7 @@ public final class TieredStore {
     }
 
     /** Moves {@code entry} to {@code to}, which has room; returns and remembers the booked transfer. */
-    private TierTransfer move(Entry entry, Tier to, long newAccessCount, long newLastUse) {
+    private TierTransfer move(SegmentEntry entry, Tier to, long newAccessCount, long newLastUse) {
         SegmentMeta meta = entry.meta;
         TierState source = tiers[meta.tier().ordinal()];
         TierState target = tiers[to.ordinal()];
@@ -442,11 +397,17 @@ public final class TieredStore {
      * Takes {@code entry} out of its tier's index before its usage changes. This is the first write
      * of every mutation, so a policy whose order is inconsistent is reported before anything changed.
      */
-    private void unindex(TierState tier, Entry entry) {
+    private void unindex(TierState tier, SegmentEntry entry) {
         if (!tier.index.remove(entry)) {
             throw new IllegalStateException("demotion policy " + policy.name()
                     + " is not a consistent order: segment " + entry.meta.key() + " was lost in its tier's index");
         }
+    }
+
+    /** The built-in policies get their O(1) index; any other order a tree. */
+    private static TierIndex newTierIndex(DemotionPolicy policy, Comparator<DemotionPolicy.Usage> policyOrder) {
+        return policy instanceof StandardDemotionPolicy standard
+                ? standard.newTierIndex() : new SortedTierIndex(policyOrder);
     }
 
     private static void requireTier(Tier tier, String argumentName) {

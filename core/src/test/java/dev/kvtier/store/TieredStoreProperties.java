@@ -170,9 +170,43 @@ class TieredStoreProperties {
         run(ops, gpuBudget, cpuBudget, true);
     }
 
+    /** The default order through a policy the store does not recognise, so the tree index serves it. */
+    @Property(tries = 200, edgeCases = EdgeCasesMode.NONE)
+    void customPolicyWithTheDefaultOrderMatchesTheModel(@ForAll("operations") List<Op> ops,
+                                                         @ForAll @LongRange(max = 1_000) long gpuBudget,
+                                                         @ForAll @LongRange(max = 1_500) long cpuBudget) {
+        run(ops, gpuBudget, cpuBudget, false, sameOrderAs(DemotionPolicy.leastAccessedFirst()));
+    }
+
+    /** Plain LRU through the tree index. */
+    @Property(tries = 100, edgeCases = EdgeCasesMode.NONE)
+    void customPolicyWithLruOrderMatchesTheModel(@ForAll("operations") List<Op> ops,
+                                                 @ForAll @LongRange(max = 1_000) long gpuBudget,
+                                                 @ForAll @LongRange(max = 1_500) long cpuBudget) {
+        run(ops, gpuBudget, cpuBudget, true, sameOrderAs(DemotionPolicy.leastRecentlyUsed()));
+    }
+
+    private static DemotionPolicy sameOrderAs(DemotionPolicy builtIn) {
+        return new DemotionPolicy() {
+            @Override
+            public String name() {
+                return "custom " + builtIn.name();
+            }
+
+            @Override
+            public Comparator<Usage> demotionOrder() {
+                return builtIn.demotionOrder();
+            }
+        };
+    }
+
     private static void run(List<Op> ops, long gpuBudget, long cpuBudget, boolean lru) {
-        TieredStore store = new TieredStore(gpuBudget, cpuBudget,
+        run(ops, gpuBudget, cpuBudget, lru,
                 lru ? DemotionPolicy.leastRecentlyUsed() : DemotionPolicy.leastAccessedFirst());
+    }
+
+    private static void run(List<Op> ops, long gpuBudget, long cpuBudget, boolean lru, DemotionPolicy policy) {
+        TieredStore store = new TieredStore(gpuBudget, cpuBudget, policy);
         Model model = new Model(gpuBudget, cpuBudget, lru);
         Map<String, PositionRange> registeredPositions = new HashMap<>();
         List<TierTransfer> transfers = new ArrayList<>();
