@@ -154,10 +154,9 @@ public final class TieredStore {
      * @throws IllegalArgumentException if {@code key} is null or blank or {@code to} is null
      */
     public Optional<TierTransfer> demote(String key, Tier to) {
-        SegmentMeta.requireKey(key, "key");
         requireTier(to, "to");
         synchronized (lock) {
-            SegmentEntry entry = entries.get(key);
+            SegmentEntry entry = lookup(key);
             if (entry == null) {
                 return Optional.empty();
             }
@@ -178,10 +177,9 @@ public final class TieredStore {
      * @throws IllegalArgumentException if {@code key} is null or blank or {@code to} is null
      */
     public Optional<TierTransfer> promote(String key, Tier to) {
-        SegmentMeta.requireKey(key, "key");
         requireTier(to, "to");
         synchronized (lock) {
-            SegmentEntry entry = entries.get(key);
+            SegmentEntry entry = lookup(key);
             if (entry == null) {
                 return Optional.empty();
             }
@@ -233,9 +231,8 @@ public final class TieredStore {
      * @throws IllegalArgumentException if {@code key} is null or blank
      */
     public Optional<SegmentMeta> remove(String key) {
-        SegmentMeta.requireKey(key, "key");
         synchronized (lock) {
-            SegmentEntry entry = entries.get(key);
+            SegmentEntry entry = lookup(key);
             if (entry == null) {
                 return Optional.empty();
             }
@@ -254,9 +251,8 @@ public final class TieredStore {
      * @throws IllegalArgumentException if {@code key} is null or blank
      */
     public Optional<SegmentMeta> get(String key) {
-        SegmentMeta.requireKey(key, "key");
         synchronized (lock) {
-            SegmentEntry entry = entries.get(key);
+            SegmentEntry entry = lookup(key);
             return entry == null ? Optional.empty() : Optional.of(entry.meta);
         }
     }
@@ -268,9 +264,8 @@ public final class TieredStore {
      * @throws IllegalArgumentException if {@code key} is null or blank
      */
     public boolean touch(String key) {
-        SegmentMeta.requireKey(key, "key");
         synchronized (lock) {
-            SegmentEntry entry = entries.get(key);
+            SegmentEntry entry = lookup(key);
             if (entry == null) {
                 return false;
             }
@@ -402,6 +397,18 @@ public final class TieredStore {
             throw new IllegalStateException("demotion policy " + policy.name()
                     + " is not a consistent order: segment " + entry.meta.key() + " was lost in its tier's index");
         }
+    }
+
+    /**
+     * The entry registered under {@code key}, or null. A null or blank key is never registered, so
+     * it is validated only on a miss: the hit path stays free of a scan of the key's characters.
+     */
+    private SegmentEntry lookup(String key) {
+        SegmentEntry entry = entries.get(key);
+        if (entry == null) {
+            SegmentMeta.requireKey(key, "key");
+        }
+        return entry;
     }
 
     /** The built-in policies get their O(1) index; any other order a tree. */
