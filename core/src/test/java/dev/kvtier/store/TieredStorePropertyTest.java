@@ -26,7 +26,7 @@ import net.jqwik.api.constraints.LongRange;
  * model's, and after every step the invariants hold and each tier's whole demotion order equals the
  * model's sorted order.
  */
-class TieredStoreProperties {
+class TieredStorePropertyTest {
 
     /** One random operation; key and transfer choices are indices so shrinking stays meaningful. */
     sealed interface Op {
