@@ -4,28 +4,40 @@ import java.util.Collections;
 import java.util.Comparator;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
  * The {@link TierIndex} behind the built-in policies: the O(1) LFU scheme (Shah, Mitra and Matani
- * 2010) of DESIGN.md. Segments sit in buckets by access count (one bucket for plain LRU), buckets in
- * ascending count, each bucket in ascending last use.
+ * 2010) of DESIGN.md. Segments sit in buckets by access count (one bucket for plain LRU), buckets
+ * in a linked list of ascending count, each bucket in ascending last use.
  *
  * <p>Why a bucket has two parts: registering, touching and promoting stamp a segment with the
  * store's newest tick, so it can be appended to the tail of its bucket's linked list and that list
  * stays sorted by last use at O(1) cost. Demotion and rollback keep a segment's older tick (they
- * are not uses), so a segment arriving that way may belong in the middle of the list; those few go
- * into a small tree sorted by last use instead, and reading candidates merges the two sorted
- * sequences. So touch, promote and register cost O(1) plus a lookup among the (few, distinct)
- * access counts; demote and rollback cost O(log m) for the m out-of-order segments of the target
- * bucket; k candidates cost O(k + log m).
+ * are not uses), so a segment arriving that way may belong in the middle of the list; those go
+ * into a tree sorted by last use instead, and reading candidates merges the two sorted sequences.
+ *
+ * <p>Why buckets are found through their neighbours and die lazily: a touch moves a segment from
+ * bucket c to bucket c+1, which is the next bucket in the list or a new one right after it, so no
+ * search is needed; and with few segments per count, freeing an emptied bucket at once and
+ * creating it again moments later made the bucket directory (a tree) the cost of every touch.
+ * Emptied buckets therefore stay in place until candidates walk past them or they outnumber the
+ * live ones, so their cleanup is amortised O(1). The directory is consulted only when a segment
+ * arrives from elsewhere (register, or a move from another tier) at a count its previous bucket
+ * does not neighbour: O(log b) for b buckets.
  */
 final class UsageBucketIndex implements TierIndex {
 
     /** The segments of one tier with one access count (or all of them, for plain LRU). */
     static final class Bucket {
+        final UsageBucketIndex owner;
         final long accessCount;
+        Bucket lower;
+        Bucket higher;
+        /** False once swept out of the list and the directory. */
+        boolean linked = true;
         /** Ascending last use; every entry here is newer than the one before it. */
         SegmentEntry head;
         SegmentEntry tail;
@@ -33,16 +45,22 @@ final class UsageBucketIndex implements TierIndex {
         TreeSet<SegmentEntry> outOfOrder;
         long size;
 
-        Bucket(long accessCount) {
+        Bucket(UsageBucketIndex owner, long accessCount) {
+            this.owner = owner;
             this.accessCount = accessCount;
         }
     }
 
+    /** Empty buckets tolerated beyond the number of live ones before a sweep. */
+    private static final int EMPTY_BUCKET_SLACK = 4;
     private static final Comparator<SegmentEntry> BY_LAST_USE = Comparator.comparingLong(e -> e.lastUse);
 
     private final boolean bucketByAccessCount;
-    /** Non-empty buckets only, so reading candidates never walks empty ones. */
-    private final TreeMap<Long, Bucket> buckets = new TreeMap<>();
+    /** Every linked bucket by count, for arrivals that have no neighbouring hint. */
+    private final TreeMap<Long, Bucket> directory = new TreeMap<>();
+    private Bucket lowest;
+    private int emptyBuckets;
+    private int liveBuckets;
 
     /**
      * @param bucketByAccessCount true for least-accessed-first, false for plain least-recently-used
@@ -54,13 +72,12 @@ final class UsageBucketIndex implements TierIndex {
     @Override
     public void add(SegmentEntry entry) {
         long count = bucketByAccessCount ? entry.meta.accessCount() : 0;
-        Bucket bucket = buckets.get(count);
-        if (bucket == null) {
-            bucket = new Bucket(count);
-            buckets.put(count, bucket);
-        }
+        Bucket bucket = bucketFor(count, entry.bucket);
         entry.bucket = bucket;
-        bucket.size++;
+        if (bucket.size++ == 0) {
+            emptyBuckets--;
+            liveBuckets++;
+        }
         if (bucket.tail == null || bucket.tail.lastUse < entry.lastUse) {
             entry.outOfOrder = false;
             entry.previous = bucket.tail;
@@ -80,14 +97,74 @@ final class UsageBucketIndex implements TierIndex {
         }
     }
 
+    /**
+     * The linked bucket for {@code count}, created (empty) if needed. {@code hint} is the bucket the
+     * entry was last in, possibly another index's or swept: after a touch, the target is the hint
+     * itself or its higher neighbour, or belongs right after it.
+     */
+    private Bucket bucketFor(long count, Bucket hint) {
+        if (hint != null && hint.owner == this && hint.linked) {
+            if (hint.accessCount == count) {
+                return hint;
+            }
+            Bucket higher = hint.higher;
+            if (higher != null && higher.accessCount == count) {
+                return higher;
+            }
+            if (hint.accessCount < count && (higher == null || count < higher.accessCount)) {
+                return link(new Bucket(this, count), hint);
+            }
+        }
+        Bucket existing = directory.get(count);
+        if (existing != null) {
+            return existing;
+        }
+        Map.Entry<Long, Bucket> floor = directory.floorEntry(count);
+        return link(new Bucket(this, count), floor == null ? null : floor.getValue());
+    }
+
+    /** Links the new empty {@code bucket} right after {@code predecessor} (first if null). */
+    private Bucket link(Bucket bucket, Bucket predecessor) {
+        Bucket successor = predecessor == null ? lowest : predecessor.higher;
+        bucket.lower = predecessor;
+        bucket.higher = successor;
+        if (predecessor == null) {
+            lowest = bucket;
+        } else {
+            predecessor.higher = bucket;
+        }
+        if (successor != null) {
+            successor.lower = bucket;
+        }
+        directory.put(bucket.accessCount, bucket);
+        emptyBuckets++;
+        return bucket;
+    }
+
+    private void unlink(Bucket bucket) {
+        if (bucket.lower == null) {
+            lowest = bucket.higher;
+        } else {
+            bucket.lower.higher = bucket.higher;
+        }
+        if (bucket.higher != null) {
+            bucket.higher.lower = bucket.lower;
+        }
+        bucket.linked = false;
+        directory.remove(bucket.accessCount);
+        emptyBuckets--;
+    }
+
     @Override
     public boolean remove(SegmentEntry entry) {
         Bucket bucket = entry.bucket;
-        if (bucket == null) {
+        if (bucket == null || bucket.owner != this || !bucket.linked || bucket.size == 0) {
             return false;
         }
         if (entry.outOfOrder) {
-            bucket.outOfOrder.remove(entry);
+            if (!bucket.outOfOrder.remove(entry)) {
+                return false;
+            }
         } else {
             if (entry.previous == null) {
                 bucket.head = entry.next;
@@ -102,18 +179,38 @@ final class UsageBucketIndex implements TierIndex {
             entry.previous = null;
             entry.next = null;
         }
-        entry.bucket = null;
+        // entry.bucket stays as the hint for the entry's next add.
         if (--bucket.size == 0) {
-            buckets.remove(bucket.accessCount);
+            liveBuckets--;
+            emptyBuckets++;
+            if (emptyBuckets > liveBuckets + EMPTY_BUCKET_SLACK) {
+                sweepEmptyBuckets();
+            }
         }
         return true;
+    }
+
+    private void sweepEmptyBuckets() {
+        for (Bucket bucket = lowest; bucket != null; ) {
+            Bucket higher = bucket.higher;
+            if (bucket.size == 0) {
+                unlink(bucket);
+            }
+            bucket = higher;
+        }
     }
 
     @Override
     public void collectCandidates(long needed, List<String> keys) {
         // Counting down from a positive value by non-negative sizes cannot overflow.
         long stillNeeded = needed;
-        for (Bucket bucket : buckets.values()) {
+        for (Bucket bucket = lowest; bucket != null; ) {
+            Bucket higher = bucket.higher;
+            if (bucket.size == 0) {
+                unlink(bucket); // pays for the walk past it, once
+                bucket = higher;
+                continue;
+            }
             SegmentEntry inList = bucket.head;
             Iterator<SegmentEntry> late = bucket.outOfOrder == null
                     ? Collections.emptyIterator() : bucket.outOfOrder.iterator();
@@ -133,6 +230,7 @@ final class UsageBucketIndex implements TierIndex {
                     return;
                 }
             }
+            bucket = higher;
         }
     }
 }
