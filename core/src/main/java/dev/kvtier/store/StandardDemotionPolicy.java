@@ -30,8 +30,8 @@ final class StandardDemotionPolicy implements DemotionPolicy {
      * which {@link UsageBucketIndex} maintains in O(1) per use instead of a tree's O(log n); the
      * property tests check it against {@link #demotionOrder()} sorted naively.
      */
-    TierIndex newTierIndex() {
-        return new UsageBucketIndex(bucketByAccessCount);
+    TierIndex newTierIndex(int emptyBucketSlack) {
+        return new UsageBucketIndex(bucketByAccessCount, emptyBucketSlack);
     }
 
     @Override

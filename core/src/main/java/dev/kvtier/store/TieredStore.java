@@ -101,6 +101,11 @@ public final class TieredStore {
      * @throws IllegalArgumentException if a budget is negative or {@code policy} (or its order) is null
      */
     public TieredStore(long gpuBudget, long cpuBudget, DemotionPolicy policy) {
+        this(gpuBudget, cpuBudget, policy, UsageBucketIndex.DEFAULT_EMPTY_BUCKET_SLACK);
+    }
+
+    /** For tests: {@code emptyBucketSlack} tunes the built-in policies' index (see UsageBucketIndex). */
+    TieredStore(long gpuBudget, long cpuBudget, DemotionPolicy policy, int emptyBucketSlack) {
         if (gpuBudget < 0) {
             throw new IllegalArgumentException("gpuBudget must be >= 0, was " + gpuBudget);
         }
@@ -117,9 +122,9 @@ public final class TieredStore {
         this.gpuBudget = gpuBudget;
         this.cpuBudget = cpuBudget;
         this.policy = policy;
-        tiers[Tier.GPU.ordinal()] = new TierState(gpuBudget, newTierIndex(policy, policyOrder));
-        tiers[Tier.CPU.ordinal()] = new TierState(cpuBudget, newTierIndex(policy, policyOrder));
-        tiers[Tier.DISK.ordinal()] = new TierState(Long.MAX_VALUE, newTierIndex(policy, policyOrder));
+        tiers[Tier.GPU.ordinal()] = new TierState(gpuBudget, newTierIndex(policy, policyOrder, emptyBucketSlack));
+        tiers[Tier.CPU.ordinal()] = new TierState(cpuBudget, newTierIndex(policy, policyOrder, emptyBucketSlack));
+        tiers[Tier.DISK.ordinal()] = new TierState(Long.MAX_VALUE, newTierIndex(policy, policyOrder, emptyBucketSlack));
     }
 
     /**
@@ -414,9 +419,10 @@ public final class TieredStore {
     }
 
     /** The built-in policies get their O(1) index; any other order a tree. */
-    private static TierIndex newTierIndex(DemotionPolicy policy, Comparator<DemotionPolicy.Usage> policyOrder) {
+    private static TierIndex newTierIndex(DemotionPolicy policy, Comparator<DemotionPolicy.Usage> policyOrder,
+                                          int emptyBucketSlack) {
         return policy instanceof StandardDemotionPolicy standard
-                ? standard.newTierIndex() : new SortedTierIndex(policyOrder);
+                ? standard.newTierIndex(emptyBucketSlack) : new SortedTierIndex(policyOrder);
     }
 
     private static void requireTier(Tier tier, String argumentName) {

@@ -51,11 +51,16 @@ final class UsageBucketIndex implements TierIndex {
         }
     }
 
-    /** Empty buckets tolerated beyond the number of live ones before a sweep. */
-    private static final int EMPTY_BUCKET_SLACK = 4;
+    /**
+     * Empty buckets tolerated beyond the number of live ones before a sweep. Large enough that a
+     * tier visited only in passing (segments demoted and promoted straight back, at many different
+     * counts) does not free and re-create a bucket per visit; small enough to bound the garbage.
+     */
+    static final int DEFAULT_EMPTY_BUCKET_SLACK = 1_024;
     private static final Comparator<SegmentEntry> BY_LAST_USE = Comparator.comparingLong(e -> e.lastUse);
 
     private final boolean bucketByAccessCount;
+    private final int emptyBucketSlack;
     /** Every linked bucket by count, for arrivals that have no neighbouring hint. */
     private final TreeMap<Long, Bucket> directory = new TreeMap<>();
     private Bucket lowest;
@@ -64,9 +69,12 @@ final class UsageBucketIndex implements TierIndex {
 
     /**
      * @param bucketByAccessCount true for least-accessed-first, false for plain least-recently-used
+     * @param emptyBucketSlack    see {@link #DEFAULT_EMPTY_BUCKET_SLACK}; tests pass a tiny one so
+     *                            that sweeps happen within short histories
      */
-    UsageBucketIndex(boolean bucketByAccessCount) {
+    UsageBucketIndex(boolean bucketByAccessCount, int emptyBucketSlack) {
         this.bucketByAccessCount = bucketByAccessCount;
+        this.emptyBucketSlack = emptyBucketSlack;
     }
 
     @Override
@@ -183,7 +191,7 @@ final class UsageBucketIndex implements TierIndex {
         if (--bucket.size == 0) {
             liveBuckets--;
             emptyBuckets++;
-            if (emptyBuckets > liveBuckets + EMPTY_BUCKET_SLACK) {
+            if (emptyBuckets > liveBuckets + emptyBucketSlack) {
                 sweepEmptyBuckets();
             }
         }

@@ -45,7 +45,8 @@ class TieredStoreStressTest {
     }
 
     private void runStress(DemotionPolicy policy) throws InterruptedException {
-        TieredStore store = new TieredStore(GPU_BUDGET, CPU_BUDGET, policy);
+        // A tiny empty-bucket slack so that bucket sweeps also happen under contention.
+        TieredStore store = new TieredStore(GPU_BUDGET, CPU_BUDGET, policy, 2);
         AtomicLong registered = new AtomicLong();
         AtomicLong removed = new AtomicLong();
         AtomicLong opsDone = new AtomicLong();
