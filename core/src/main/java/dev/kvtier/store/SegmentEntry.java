@@ -16,6 +16,8 @@ final class SegmentEntry implements DemotionPolicy.Usage {
     SegmentEntry previous;
     SegmentEntry next;
     UsageBucketIndex.Bucket bucket;
+    /** The bucket it had on the tier it left last: a hint for when it comes back. */
+    UsageBucketIndex.Bucket formerBucket;
     boolean outOfOrder;
 
     SegmentEntry(SegmentMeta meta, long lastUse) {

@@ -21,12 +21,12 @@ import java.util.TreeSet;
  *
  * <p>Why buckets are found through their neighbours and die lazily: a touch moves a segment from
  * bucket c to bucket c+1, which is the next bucket in the list or a new one right after it, so no
- * search is needed; and with few segments per count, freeing an emptied bucket at once and
- * creating it again moments later made the bucket directory (a tree) the cost of every touch.
- * Emptied buckets therefore stay in place until candidates walk past them or they outnumber the
- * live ones, so their cleanup is amortised O(1). The directory is consulted only when a segment
- * arrives from elsewhere (register, or a move from another tier) at a count its previous bucket
- * does not neighbour: O(log b) for b buckets.
+ * search is needed (a promotion likewise starts from the bucket the segment had when it last left
+ * this tier); and with few segments per count, freeing an emptied bucket at once and creating it
+ * again moments later made the bucket directory (a tree) the cost of every touch. Emptied buckets
+ * therefore stay in place until candidates walk past them or they outnumber the live ones by more
+ * than a slack, so their cleanup is amortised O(1). The directory is consulted only when neither
+ * hint is in or beside the right place (register, a first visit to a tier): O(log b) for b buckets.
  */
 final class UsageBucketIndex implements TierIndex {
 
@@ -80,7 +80,11 @@ final class UsageBucketIndex implements TierIndex {
     @Override
     public void add(SegmentEntry entry) {
         long count = bucketByAccessCount ? entry.meta.accessCount() : 0;
-        Bucket bucket = bucketFor(count, entry.bucket);
+        Bucket lastBucket = entry.bucket;
+        Bucket bucket = bucketFor(count, lastBucket, entry.formerBucket);
+        if (lastBucket != null && lastBucket.owner != this) {
+            entry.formerBucket = lastBucket; // where to look first when it moves back to that tier
+        }
         entry.bucket = bucket;
         if (bucket.size++ == 0) {
             emptyBuckets--;
@@ -106,21 +110,26 @@ final class UsageBucketIndex implements TierIndex {
     }
 
     /**
-     * The linked bucket for {@code count}, created (empty) if needed. {@code hint} is the bucket the
-     * entry was last in, possibly another index's or swept: after a touch, the target is the hint
-     * itself or its higher neighbour, or belongs right after it.
+     * The linked bucket for {@code count}, created (empty) if needed. The entry's last bucket, or
+     * else the one it had before it last changed tier, is a hint: a touch or a promotion usually
+     * lands in that bucket, a neighbour of it, or a new bucket right beside it, so no search is
+     * needed. Hints from other indexes or swept buckets are ignored.
      */
-    private Bucket bucketFor(long count, Bucket hint) {
-        if (hint != null && hint.owner == this && hint.linked) {
-            if (hint.accessCount == count) {
-                return hint;
+    private Bucket bucketFor(long count, Bucket lastBucket, Bucket formerBucket) {
+        Bucket near = lastBucket != null && lastBucket.owner == this ? lastBucket
+                : formerBucket != null && formerBucket.owner == this ? formerBucket : null;
+        if (near != null && near.linked) {
+            if (near.accessCount == count) {
+                return near;
             }
-            Bucket higher = hint.higher;
-            if (higher != null && higher.accessCount == count) {
-                return higher;
-            }
-            if (hint.accessCount < count && (higher == null || count < higher.accessCount)) {
-                return link(new Bucket(this, count), hint);
+            if (near.accessCount < count) {
+                Bucket higher = near.higher;
+                if (higher != null && higher.accessCount == count) {
+                    return higher;
+                }
+                if (higher == null || count < higher.accessCount) {
+                    return link(new Bucket(this, count), near);
+                }
             }
         }
         Bucket existing = directory.get(count);
