@@ -34,11 +34,13 @@ import java.util.Optional;
  * a register, touch or promote stamped from a monotonic counter, so one history always gives one
  * list. Each tier keeps an index in that order, so nothing is sorted per call. With the built-in
  * policies it is the LFU bucket scheme (frequency buckets, each ordered by recency): k candidates
- * cost O(k) plus O(log m) per bucket visited (m below); get is O(1) expected (a hash lookup); register, touch,
- * promote and remove are O(1) expected plus O(log b) to find a bucket among the b distinct access
- * counts on the tier (a handful in practice). A segment that arrived by demote or rollback keeps
- * its older recency, so it waits in a small per-bucket tree: demote and rollback, and the next
- * move of such a segment, cost O(log m) for the m such segments in its bucket. A custom policy gets a
+ * cost O(k) plus O(log m) per bucket visited (m below); get is O(1) expected (a hash lookup);
+ * touch, promote and remove are O(1) expected and amortised (a list splice, the next bucket found
+ * through its neighbour), with an O(log b) directory look-up among the b distinct access counts of
+ * the tier when no neighbour fits (register, a first arrival on a tier). A segment that arrived by
+ * demote or rollback keeps its older recency, so it waits in a small per-bucket tree: demote and
+ * rollback, and the next move of such a segment, cost O(log m) for the m such segments in its
+ * bucket. A custom policy gets a
  * red-black tree: O(log n) per update, O(k + log n) for k candidates. {@link #segments()} is O(n).
  *
  * <h2>Thread safety</h2>
