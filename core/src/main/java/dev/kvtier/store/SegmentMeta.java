@@ -47,6 +47,11 @@ public final class SegmentMeta {
         return new SegmentMeta(key, positions, sizeBytes, Tier.GPU, 0);
     }
 
+    /** A snapshot of a registered segment's state; arguments trusted (the store validated them). */
+    static SegmentMeta placed(String key, PositionRange positions, long sizeBytes, Tier tier, long accessCount) {
+        return new SegmentMeta(key, positions, sizeBytes, tier, accessCount);
+    }
+
     /** The same segment placed on {@code newTier} with {@code newAccessCount}; arguments trusted. */
     SegmentMeta with(Tier newTier, long newAccessCount) {
         return new SegmentMeta(key, positions, sizeBytes, newTier, newAccessCount);

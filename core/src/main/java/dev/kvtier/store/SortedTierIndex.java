@@ -34,8 +34,8 @@ final class SortedTierIndex implements TierIndex {
         // Counting down from a positive value by non-negative sizes cannot overflow.
         long stillNeeded = needed;
         for (SegmentEntry entry : entries) {
-            keys.add(entry.meta.key());
-            stillNeeded -= entry.meta.sizeBytes();
+            keys.add(entry.key);
+            stillNeeded -= entry.sizeBytes;
             if (stillNeeded <= 0) {
                 return;
             }

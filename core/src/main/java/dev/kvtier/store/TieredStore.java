@@ -146,7 +146,7 @@ public final class TieredStore {
             if (entries.containsKey(meta.key()) || !target.fits(meta.sizeBytes())) {
                 return false;
             }
-            SegmentEntry entry = new SegmentEntry(meta.with(tier, meta.accessCount()), ++clock);
+            SegmentEntry entry = new SegmentEntry(meta, tier, ++clock);
             entries.put(meta.key(), entry);
             target.used += meta.sizeBytes();
             target.index.add(entry);
@@ -169,11 +169,11 @@ public final class TieredStore {
             if (entry == null) {
                 return Optional.empty();
             }
-            Tier from = entry.meta.tier();
-            if (!from.isFasterThan(to) || !tiers[to.ordinal()].fits(entry.meta.sizeBytes())) {
+            Tier from = entry.tier;
+            if (!from.isFasterThan(to) || !tiers[to.ordinal()].fits(entry.sizeBytes)) {
                 return Optional.empty();
             }
-            return Optional.of(move(entry, to, entry.meta.accessCount(), entry.lastUse));
+            return Optional.of(move(entry, to, entry.accessCount, entry.lastUse));
         }
     }
 
@@ -192,11 +192,11 @@ public final class TieredStore {
             if (entry == null) {
                 return Optional.empty();
             }
-            Tier from = entry.meta.tier();
-            if (!to.isFasterThan(from) || !tiers[to.ordinal()].fits(entry.meta.sizeBytes())) {
+            Tier from = entry.tier;
+            if (!to.isFasterThan(from) || !tiers[to.ordinal()].fits(entry.sizeBytes)) {
                 return Optional.empty();
             }
-            return Optional.of(move(entry, to, entry.meta.accessCount() + 1, ++clock));
+            return Optional.of(move(entry, to, entry.accessCount + 1, ++clock));
         }
     }
 
@@ -220,10 +220,10 @@ public final class TieredStore {
         synchronized (lock) {
             SegmentEntry entry = entries.get(transfer.key());
             if (entry == null || !transfer.equals(entry.lastMove)
-                    || !tiers[transfer.from().ordinal()].fits(entry.meta.sizeBytes())) {
+                    || !tiers[transfer.from().ordinal()].fits(entry.sizeBytes)) {
                 return false;
             }
-            long accessCount = entry.meta.accessCount();
+            long accessCount = entry.accessCount;
             if (transfer.isPromotion() && accessCount > 0) {
                 accessCount--;
             }
@@ -245,11 +245,11 @@ public final class TieredStore {
             if (entry == null) {
                 return Optional.empty();
             }
-            TierState tier = tiers[entry.meta.tier().ordinal()];
+            TierState tier = tiers[entry.tier.ordinal()];
             unindex(tier, entry);
             entries.remove(key);
-            tier.used -= entry.meta.sizeBytes();
-            return Optional.of(entry.meta);
+            tier.used -= entry.sizeBytes;
+            return Optional.of(entry.snapshot());
         }
     }
 
@@ -262,7 +262,7 @@ public final class TieredStore {
     public Optional<SegmentMeta> get(String key) {
         synchronized (lock) {
             SegmentEntry entry = lookup(key);
-            return entry == null ? Optional.empty() : Optional.of(entry.meta);
+            return entry == null ? Optional.empty() : Optional.of(entry.snapshot());
         }
     }
 
@@ -278,9 +278,9 @@ public final class TieredStore {
             if (entry == null) {
                 return false;
             }
-            TierState tier = tiers[entry.meta.tier().ordinal()];
+            TierState tier = tiers[entry.tier.ordinal()];
             unindex(tier, entry);
-            entry.meta = entry.meta.with(entry.meta.tier(), entry.meta.accessCount() + 1);
+            entry.place(entry.tier, entry.accessCount + 1);
             entry.lastUse = ++clock;
             tier.index.add(entry);
             return true;
@@ -354,7 +354,7 @@ public final class TieredStore {
         synchronized (lock) {
             List<SegmentMeta> snapshot = new ArrayList<>(entries.size());
             for (SegmentEntry entry : entries.values()) {
-                snapshot.add(entry.meta);
+                snapshot.add(entry.snapshot());
             }
             return List.copyOf(snapshot);
         }
@@ -383,16 +383,16 @@ public final class TieredStore {
 
     /** Moves {@code entry} to {@code to}, which has room; returns and remembers the booked transfer. */
     private TierTransfer move(SegmentEntry entry, Tier to, long newAccessCount, long newLastUse) {
-        SegmentMeta meta = entry.meta;
-        TierState source = tiers[meta.tier().ordinal()];
+        Tier from = entry.tier;
+        TierState source = tiers[from.ordinal()];
         TierState target = tiers[to.ordinal()];
         unindex(source, entry);
-        source.used -= meta.sizeBytes();
-        target.used += meta.sizeBytes();
-        entry.meta = meta.with(to, newAccessCount);
+        source.used -= entry.sizeBytes;
+        target.used += entry.sizeBytes;
+        entry.place(to, newAccessCount);
         entry.lastUse = newLastUse;
         target.index.add(entry);
-        TierTransfer transfer = new TierTransfer(meta.key(), meta.tier(), to, meta.sizeBytes(), meta.positions());
+        TierTransfer transfer = new TierTransfer(entry.key, from, to, entry.sizeBytes, entry.positions);
         entry.lastMove = transfer;
         return transfer;
     }
@@ -404,7 +404,7 @@ public final class TieredStore {
     private void unindex(TierState tier, SegmentEntry entry) {
         if (!tier.index.remove(entry)) {
             throw new IllegalStateException("demotion policy " + policy.name()
-                    + " is not a consistent order: segment " + entry.meta.key() + " was lost in its tier's index");
+                    + " is not a consistent order: segment " + entry.key + " was lost in its tier's index");
         }
     }
 

@@ -79,7 +79,7 @@ final class UsageBucketIndex implements TierIndex {
 
     @Override
     public void add(SegmentEntry entry) {
-        long count = bucketByAccessCount ? entry.meta.accessCount() : 0;
+        long count = bucketByAccessCount ? entry.accessCount : 0;
         Bucket lastBucket = entry.bucket;
         Bucket bucket = bucketFor(count, lastBucket, entry.formerBucket);
         if (lastBucket != null && lastBucket.owner != this) {
@@ -241,8 +241,8 @@ final class UsageBucketIndex implements TierIndex {
                     next = inTree;
                     inTree = late.hasNext() ? late.next() : null;
                 }
-                keys.add(next.meta.key());
-                stillNeeded -= next.meta.sizeBytes();
+                keys.add(next.key);
+                stillNeeded -= next.sizeBytes;
                 if (stillNeeded <= 0) {
                     return;
                 }
