@@ -311,6 +311,45 @@ abstract class KvTierCacheContract {
         }
     }
 
+    /**
+     * The policy (by key here) offers a segment that is being promoted onto GPU right now; making
+     * room for another must skip it and demote the next one, not wait for it and then demote it.
+     */
+    @Test
+    void makingRoomNeverDemotesASegmentInFlight() throws Exception {
+        dev.kvtier.store.DemotionPolicy byKey = new dev.kvtier.store.DemotionPolicy() {
+            @Override
+            public String name() {
+                return "by-key";
+            }
+
+            @Override
+            public java.util.Comparator<Usage> demotionOrder() {
+                return java.util.Comparator.comparing(Usage::key);
+            }
+        };
+        int seg = 4 * PAGE;
+        try (KvTierCache cache = open(config(8, 64).policy(byKey), FaultInjectingBackend.slowCopies(300))) {
+            cache.put("b-resident", PositionRange.of(0, 1), MemorySegment.ofArray(randomBytes(1, seg)), Tier.GPU);
+            cache.put("a-moving", PositionRange.of(0, 1), MemorySegment.ofArray(randomBytes(2, seg)), Tier.DISK);
+            cache.put("c-wanted", PositionRange.of(0, 1), MemorySegment.ofArray(randomBytes(3, seg)), Tier.CPU);
+            CompletableFuture<ResidentSegment> moving = cache.ensureResidentAsync("a-moving", Tier.GPU);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (cache.stats().gpuUsed() < 2L * seg) {   // the promotion is booked; its copy is in flight
+                assertTrue(System.nanoTime() < deadline, "the promotion was never booked");
+                Thread.sleep(1);
+            }
+            assertFalse(moving.isDone(), "the first promotion is still copying (300 ms per copy)");
+            assertEquals(Tier.GPU, cache.ensureResident("c-wanted", Tier.GPU).tier());
+            assertEquals(Tier.GPU, moving.get(30, TimeUnit.SECONDS).tier());
+            assertEquals(Tier.GPU, tierOf(cache, "a-moving"), "the segment in flight was not demoted");
+            assertEquals(Tier.CPU, tierOf(cache, "b-resident"), "the next candidate was");
+            for (int i = 0; i < 3; i++) {
+                assertArrayEquals(randomBytes(i + 1, seg), readAll(cache, new String[] {"b-resident", "a-moving", "c-wanted"}[i]));
+            }
+        }
+    }
+
     @Test
     void ensureResidentOnAFasterTierOnlyCountsTheAccess() {
         try (KvTierCache cache = open(config(64, 64))) {
