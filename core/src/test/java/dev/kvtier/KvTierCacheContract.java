@@ -642,6 +642,76 @@ abstract class KvTierCacheContract {
         assertThrows(IllegalStateException.class, () -> cache.get("k0"));
     }
 
+    // ------------------------------------------------------------------ model
+
+    /**
+     * Random single-threaded operation sequences against a model (key -> bytes, positions): after
+     * every operation each tier's usage equals the sizes of the segments the cache reports there,
+     * the executor holds exactly those bytes in pages, budgets hold, and every few operations every
+     * segment reads back exactly.
+     */
+    @Test
+    void randomSequencesMatchAModel() {
+        for (int seed = 0; seed < 6; seed++) {
+            SplittableRandom random = new SplittableRandom(seed);
+            java.util.Map<String, byte[]> model = new java.util.HashMap<>();
+            java.util.Map<String, PositionRange> positions = new java.util.HashMap<>();
+            try (KvTierCache cache = open(config(12, 16))) {
+                for (int op = 0; op < 150; op++) {
+                    String key = "k" + random.nextInt(10);
+                    Tier tier = Tier.values()[random.nextInt(3)];
+                    try {
+                        switch (random.nextInt(5)) {
+                            case 0 -> {
+                                byte[] data = randomBytes(random.nextLong(), random.nextInt(6 * PAGE));
+                                PositionRange range = PositionRange.of(op, op + 1 + random.nextInt(100));
+                                cache.remove(key);
+                                model.remove(key);
+                                cache.put(key, range, MemorySegment.ofArray(data), tier);
+                                model.put(key, data);
+                                positions.put(key, range);
+                            }
+                            case 1 -> cache.ensureResident(key, tier);
+                            case 2 -> cache.demote(key, Tier.DISK);
+                            case 3 -> {
+                                Tier current = cache.get(key).map(SegmentMeta::tier).orElse(Tier.DISK);
+                                if (tier.isFasterThan(current)) {
+                                    cache.promote(key, tier);
+                                }
+                            }
+                            default -> {
+                                cache.remove(key);
+                                model.remove(key);
+                            }
+                        }
+                    } catch (SegmentNotFoundException | TierFullException expected) {
+                        assertFalse(expected instanceof SegmentNotFoundException && model.containsKey(key),
+                                "a cached key was reported missing: " + expected.getMessage());
+                    }
+                    long[] used = new long[3];
+                    for (String cached : model.keySet()) {
+                        SegmentMeta meta = cache.get(cached).orElseThrow(() -> new AssertionError(cached + " lost"));
+                        assertEquals(model.get(cached).length, meta.sizeBytes());
+                        assertEquals(positions.get(cached), meta.positions());
+                        used[meta.tier().ordinal()] += meta.sizeBytes();
+                    }
+                    CacheStats stats = cache.stats();
+                    for (Tier t : Tier.values()) {
+                        assertEquals(used[t.ordinal()], stats.used(t), "usage of " + t + " after op " + op + ": " + stats);
+                        assertEquals(used[t.ordinal()], stats.allocated(t), "pages held on " + t + " after op " + op);
+                    }
+                    assertTrue(stats.gpuUsed() <= 12L * PAGE && stats.cpuUsed() <= 16L * PAGE, stats.toString());
+                    if (op % 10 == 9) {
+                        model.forEach((cached, data) -> assertArrayEquals(data, readAll(cache, cached), cached));
+                    }
+                }
+                assertEquals(0, cache.stats().failures());
+                model.keySet().forEach(cache::remove);
+                assertEverythingFreed(cache);
+            }
+        }
+    }
+
     // ------------------------------------------------------------------ stress
 
     /**
