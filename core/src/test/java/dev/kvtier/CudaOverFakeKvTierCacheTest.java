@@ -146,6 +146,29 @@ class CudaOverFakeKvTierCacheTest extends KvTierCacheContract {
     }
 
     @Test
+    void diskExtentsAreRegisteredOneByOneAndUnregisteredWhereTheDeviceCannot() {
+        byte[] data = randomBytes(5, 20 * PAGE + 3);
+        try (KvTierCache cache = open(config(64, 64))) {
+            assertTrue(cache.backendDescription().contains("DISK: cudaHostRegister'ed"), cache.backendDescription());
+            cache.put("k", PositionRange.of(0, 1), MemorySegment.ofArray(data), Tier.GPU);
+            cache.demote("k", Tier.DISK);
+            assertEquals(2, fake.liveCount("registered"), "20 pages over 16-page extents: two extents, two registrations");
+            cache.promote("k", Tier.GPU);
+            assertArrayEquals(data, readAll(cache, "k"));
+        }
+        assertEquals(0, fake.liveCount("registered"), "unregistered before unmapping");
+        fake.configure("attr=cudaDevAttrHostRegisterSupported:0");
+        try (KvTierCache cache = open(config(64, 64))) {
+            assertTrue(cache.backendDescription().contains("DISK: unregistered"), cache.backendDescription());
+            cache.put("k", PositionRange.of(0, 1), MemorySegment.ofArray(data), Tier.GPU);
+            cache.demote("k", Tier.DISK);
+            assertEquals(0, fake.liveCount("registered"));
+            cache.ensureResident("k", Tier.GPU);
+            assertArrayEquals(data, readAll(cache, "k"));
+        }
+    }
+
+    @Test
     void aDeviceOutOfMemoryFailsThePutClearly() {
         try (KvTierCache cache = open(config(64, 64))) {
             fake.configure("fail=cudaMalloc:1:cudaErrorMemoryAllocation");

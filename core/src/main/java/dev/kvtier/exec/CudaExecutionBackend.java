@@ -3,6 +3,7 @@ package dev.kvtier.exec;
 import dev.kvtier.cuda.CudaException;
 import dev.kvtier.cuda.CudaRuntime;
 import dev.kvtier.cuda.DeviceAllocation;
+import dev.kvtier.cuda.DeviceAttribute;
 import dev.kvtier.cuda.HostRegistration;
 import dev.kvtier.cuda.PinnedAllocation;
 import dev.kvtier.store.Tier;
@@ -17,8 +18,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * arenas (sub-allocated in pages by {@link PagedTierMemory}), CPU chunks are {@code cudaHostAlloc}
  * pinned blocks grown lazily (at least 8 MiB each), DISK chunks are mapped file extents registered
  * with {@code cudaHostRegister} one extent at a time, so device copies go straight to and from the
- * mapping and no copy spans two registrations (a region never crosses a chunk). Where registration
- * is refused, the extent is used unregistered (the driver's pageable path; logged once). Copies by
+ * mapping and no copy spans two registrations (a region never crosses a chunk). Where the device
+ * lacks {@code cudaHostRegister} ({@code cudaDevAttrHostRegisterSupported} = 0) or refuses an
+ * extent, extents are used unregistered: the driver's pageable path (logged once). A pinned bounce
+ * buffer of our own for that case is not implemented. Copies by
  * {@link CudaCopyEngine}. Uses the calling threads' current device (device 0 unless the
  * application set another). Thread-safe.
  */
@@ -45,8 +48,18 @@ public final class CudaExecutionBackend implements ExecutionBackend {
         this.reason = reason;
         this.device = new DeviceArenas(cuda);
         this.pinned = new PinnedChunks(cuda);
-        this.disk = new RegisteredExtents(cuda, new MappedFileChunkAllocator(diskDirectory));
+        this.disk = new RegisteredExtents(cuda, new MappedFileChunkAllocator(diskDirectory), hostRegisterSupported(cuda));
         this.engine = new CudaCopyEngine(cuda, hostCopyThreads, batchSmallCopies);
+    }
+
+    /** Whether the current device supports {@code cudaHostRegister}; if the query itself fails, try (and fall back per extent). */
+    private static boolean hostRegisterSupported(CudaRuntime cuda) {
+        try {
+            return cuda.deviceAttribute(DeviceAttribute.HOST_REGISTER_SUPPORTED, cuda.currentDevice()) != 0;
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.DEBUG, "cannot query cudaDevAttrHostRegisterSupported, will try: " + e);
+            return true;
+        }
     }
 
     /** The runtime this backend drives. */
@@ -56,7 +69,8 @@ public final class CudaExecutionBackend implements ExecutionBackend {
 
     @Override
     public String description() {
-        return "cuda (" + cuda.description() + "; " + reason + "; " + engine.description() + ")";
+        return "cuda (" + cuda.description() + "; " + reason + "; " + engine.description() + "; DISK: "
+                + disk.description() + ")";
     }
 
     @Override
@@ -146,16 +160,21 @@ public final class CudaExecutionBackend implements ExecutionBackend {
     private static final class RegisteredExtents implements ChunkAllocator {
         private final CudaRuntime cuda;
         private final MappedFileChunkAllocator files;
+        private final boolean register;
         private final AtomicBoolean warned = new AtomicBoolean();
 
-        RegisteredExtents(CudaRuntime cuda, MappedFileChunkAllocator files) {
+        RegisteredExtents(CudaRuntime cuda, MappedFileChunkAllocator files, boolean register) {
             this.cuda = cuda;
             this.files = files;
+            this.register = register;
         }
 
         @Override
         public MemoryChunk allocate(long bytes) throws IOException {
             MemoryChunk extent = files.allocate(bytes);
+            if (!register) {
+                return extent;
+            }
             HostRegistration registration;
             try {
                 registration = cuda.registerHost(extent.memory(), false);
@@ -185,7 +204,8 @@ public final class CudaExecutionBackend implements ExecutionBackend {
 
         @Override
         public String description() {
-            return "registered " + files.description();
+            return (register ? "cudaHostRegister'ed " : "unregistered (device lacks cudaHostRegister; driver's pageable path) ")
+                    + files.description();
         }
     }
 }
