@@ -9,7 +9,6 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The physical half of kvtier: paged memory for each tier and asynchronous copies between them,
@@ -17,6 +16,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * (the facade) decides what moves and holds the per-key order; the executor guarantees that bytes
  * land exactly, that a burst waits for room ({@code maxBytesInFlight}) and that memory is freed
  * only by the caller after the copies touching it have completed.
+ *
+ * <p>Two ways to copy: {@link #transfer}/{@link #transferAll} start copies and return a future;
+ * {@link #transferAndWait}, {@link #copyIn} and {@link #copyOut} return when the bytes are in place
+ * (the host backend then copies on the calling thread; the CUDA backend waits on an event). Both
+ * count against {@code maxBytesInFlight}.
  *
  * <p>Thread-safe. Ownership: every {@link PageAllocation} from {@link #allocate} must go back
  * through {@link #release} (or is freed by {@link #close()}); external allocations
@@ -27,7 +31,6 @@ public final class TransferExecutor implements AutoCloseable {
     private final CopyEngine engine;
     private final Map<Tier, PagedTierMemory> memories = new EnumMap<>(Tier.class);
     private final BytesInFlightLimiter limiter;
-    private final AtomicLong copiesInFlight = new AtomicLong();
     private volatile boolean closed;
 
     /**
@@ -169,11 +172,9 @@ public final class TransferExecutor implements AutoCloseable {
     private void runAndWait(CopyPlan plan) {
         ensureOpen();
         long grant = limiter.acquire(plan.totalBytes());
-        copiesInFlight.incrementAndGet();
         try {
             engine.copyAndWait(plan);
         } finally {
-            copiesInFlight.decrementAndGet();
             limiter.release(grant);
         }
     }
@@ -206,19 +207,16 @@ public final class TransferExecutor implements AutoCloseable {
             bytes += plan.totalBytes();
         }
         long grant = limiter.acquire(bytes);
-        copiesInFlight.incrementAndGet();
         CompletableFuture<Void> copy;
         try {
             copy = plans.size() == 1 ? engine.submit(plans.get(0)) : engine.submitAll(plans);
         } catch (RuntimeException e) {
-            copiesInFlight.decrementAndGet();
             limiter.release(grant);
             return CompletableFuture.failedFuture(e);
         }
         // Hand back the engine's own future (a host copy runs on the thread that waits for it if no
         // copy thread has started it); the bookkeeping rides on it.
         copy.whenComplete((ignored, failure) -> {
-            copiesInFlight.decrementAndGet();
             limiter.release(grant);
         });
         return copy;
