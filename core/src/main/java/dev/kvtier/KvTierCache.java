@@ -49,7 +49,13 @@ import java.util.function.UnaryOperator;
  *   <li><b>Never a wrong byte.</b> Metadata ({@link #get}, {@link #stats}) changes with the bytes:
  *       a move that fails is rolled back, the segment stays whole and readable where it was, and
  *       the error says why ({@link TransferFailedException} with the CUDA or I/O cause). Bytes
- *       written to DISK carry a CRC32C checked when they come back ({@link SegmentCorruptedException}).</li>
+ *       written to DISK carry a CRC32C checked when they come back ({@link SegmentCorruptedException}).
+ *       (One last resort: if the tier a failed move came from has meanwhile been filled by others and
+ *       no room can be made there again, the segment is removed and the exception says so; it is
+ *       never left with metadata and bytes apart.)</li>
+ *   <li><b>Ownership.</b> The cache owns every byte it allocated and frees it on remove and close.
+ *       {@link ResidentSegment#pages()} are valid only while the segment stays on that tier.
+ *       Adopted device memory stays the caller's: referenced, never freed (see {@link #adopt}).</li>
  *   <li><b>Blocking calls return when the bytes are in place.</b> {@link #ensureResidentAsync}
  *       completes its future then; its dependent stages never run on a driver callback thread.</li>
  *   <li><b>Errors.</b> Bad arguments (null or blank key, null segment, tier or positions, negative
@@ -72,7 +78,7 @@ public final class KvTierCache implements AutoCloseable {
     private static final int ROOM_ROUNDS = 40;
     private static final long ROOM_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
 
-    /** One cached segment's physical side; guarded by {@link #lock}. */
+    /** One cached segment's physical side; its mutable fields are guarded by its {@code lock}. */
     private static final class Entry {
         final String key;
         final PositionRange positions;
