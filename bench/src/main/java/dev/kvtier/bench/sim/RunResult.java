@@ -73,6 +73,8 @@ public record RunResult(SimOptions options, CacheUnderTest.Settings settings, St
     public String summary() {
         List<String[]> rows = new ArrayList<>();
         rows.add(row("backend", backend));
+        rows.add(row("jvm", "Java " + Runtime.version() + " at " + System.getProperty("java.home") + ", "
+                + Runtime.getRuntime().availableProcessors() + " CPUs"));
         rows.add(row("model", options.model().describe()));
         rows.add(row("workload", String.format(Locale.ROOT,
                 "%,d sessions (zipf %s), %,d requests, turns of %s tokens, %d turns per conversation, seed %d, %d threads",

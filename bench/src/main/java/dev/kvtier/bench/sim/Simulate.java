@@ -85,8 +85,8 @@ public final class Simulate {
     }
 
     private int simulateOnce(SimOptions options, Workload workload) throws IOException {
-        err.printf(Locale.ROOT, "simulate: %,d requests over %,d sessions, peak working set %s, GPU budget %s, CPU budget %s%n",
-                workload.requests().size(), options.sessions(), ByteSizes.format(workload.peakLiveBytes()),
+        err.printf(Locale.ROOT, "simulate (Java %s): %,d requests over %,d sessions, peak working set %s, GPU budget %s, CPU budget %s%n",
+                Runtime.version().feature(), workload.requests().size(), options.sessions(), ByteSizes.format(workload.peakLiveBytes()),
                 ByteSizes.format(options.gpuBudget().resolve(workload.peakLiveBytes())),
                 ByteSizes.format(options.cpuBudget().resolve(workload.peakLiveBytes())));
         RunResult result = runOnce(options, workload, options.gpuBudget().resolve(workload.peakLiveBytes()),
