@@ -11,6 +11,8 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 import java.util.stream.Stream;
 
 /**
@@ -41,7 +43,14 @@ public final class Simulate {
         this.factory = factory;
     }
 
+    /** The library's logger: its one line per opened cache is worth seeing once, not once per sweep point. */
+    private static final Logger LIBRARY_LOG = Logger.getLogger("dev.kvtier");
+
     public static void main(String[] args) {
+        if (System.getProperty("java.util.logging.SimpleFormatter.format") == null) {
+            // One line per record instead of java.util.logging's default two.
+            System.setProperty("java.util.logging.SimpleFormatter.format", "%4$s %3$s: %5$s%6$s%n");
+        }
         System.exit(new Simulate(System.out, System.err, KvTierCacheAdapter::open).run(args));
     }
 
@@ -134,9 +143,19 @@ public final class Simulate {
     private int sweep(SimOptions options, Workload workload) throws IOException {
         List<SweepPoint> points = new ArrayList<>();
         long peak = workload.peakLiveBytes();
-        String backend = "";
         err.printf(Locale.ROOT, "simulate --sweep: %d GPU budgets x %d policies, peak working set %s%n",
                 options.sweepSteps(), options.sweepPolicies().size(), ByteSizes.format(peak));
+        Level libraryLevel = LIBRARY_LOG.getLevel();
+        try {
+            return sweepPoints(options, workload, points);
+        } finally {
+            LIBRARY_LOG.setLevel(libraryLevel);
+        }
+    }
+
+    private int sweepPoints(SimOptions options, Workload workload, List<SweepPoint> points) throws IOException {
+        long peak = workload.peakLiveBytes();
+        String backend = "";
         for (PolicyChoice policy : options.sweepPolicies()) {
             for (int step = 1; step <= options.sweepSteps(); step++) {
                 double share = (double) step / options.sweepSteps();
@@ -147,6 +166,7 @@ public final class Simulate {
                     return FAILED;
                 }
                 backend = result.backend();
+                LIBRARY_LOG.setLevel(Level.WARNING);
                 SweepPoint point = new SweepPoint(policy, share, result);
                 points.add(point);
                 err.printf(Locale.ROOT, "  %-4s GPU %5.1f%% (%9s): already on GPU %5.1f%%, from CPU %5.1f%%, from disk %5.1f%%, "
@@ -161,9 +181,13 @@ public final class Simulate {
                 }
             }
         }
-        String subtitle = String.format(Locale.ROOT, "%s; %,d sessions, %,d requests, turns %s tokens; CPU budget %s; backend %s; %s",
-                options.model().describe(), options.sessions(), options.requests(), options.turnLengths().spec(),
-                options.cpuBudget().spec(), backend.split(" ")[0], Instant.now().truncatedTo(ChronoUnit.SECONDS));
+        List<String> subtitle = List.of(
+                String.format(Locale.ROOT, "model %s; %,d sessions (zipf %s), %,d requests, turns of %s tokens, seed %d",
+                        options.model().describe(), options.sessions(), options.zipfExponent(), options.requests(),
+                        options.turnLengths().spec(), options.seed()),
+                String.format(Locale.ROOT, "peak working set %s; CPU budget %s; backend %s; %d threads; %s",
+                        ByteSizes.format(peak), options.cpuBudget().spec(), backend.split(" ")[0], options.threads(),
+                        Instant.now().truncatedTo(ChronoUnit.SECONDS)));
         Path csv = options.outDirectory().resolve("sim-sweep.csv");
         Path svg = options.outDirectory().resolve("sim-sweep.svg");
         AtomicFiles.write(csv, SweepCsv.render(points));

@@ -14,8 +14,8 @@ import java.util.function.ToDoubleFunction;
  */
 final class SweepChart {
     private static final int WIDTH = 1000;
-    private static final int HEIGHT = 470;
-    private static final int PLOT_TOP = 100;
+    private static final int HEIGHT = 490;
+    private static final int PLOT_TOP = 120;
     private static final int PLOT_HEIGHT = 290;
     private static final int PLOT_WIDTH = 370;
     private static final int[] PANEL_LEFT = {80, 580};
@@ -26,9 +26,9 @@ final class SweepChart {
 
     /**
      * @param points   the sweep's points, any order
-     * @param subtitle one line under the title (model, workload, machine, date)
+     * @param subtitle lines under the title (model, workload, machine, date)
      */
-    static String render(List<SweepPoint> points, String subtitle) {
+    static String render(List<SweepPoint> points, List<String> subtitle) {
         Map<PolicyChoice, List<SweepPoint>> byPolicy = new LinkedHashMap<>();
         for (SweepPoint p : points) {
             byPolicy.computeIfAbsent(p.policy(), k -> new ArrayList<>()).add(p);
@@ -52,7 +52,10 @@ final class SweepChart {
         svg.append("<title>kvtier simulator: GPU budget sweep</title>\n");
         svg.append(String.format(Locale.ROOT, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", WIDTH, HEIGHT));
         svg.append("<text x=\"20\" y=\"30\" font-size=\"18\" font-weight=\"bold\">kvtier simulator: hit rate and time-to-resident vs GPU budget</text>\n");
-        svg.append("<text x=\"20\" y=\"52\" fill=\"#555555\">").append(escape(subtitle)).append("</text>\n");
+        for (int line = 0; line < subtitle.size(); line++) {
+            svg.append(String.format(Locale.ROOT, "<text x=\"20\" y=\"%d\" fill=\"#555555\">", 52 + 17 * line))
+                    .append(escape(subtitle.get(line))).append("</text>\n");
+        }
 
         panel(svg, 0, "Already on GPU when needed", "share of ensureResident calls (%)", xMax, xTickStep, 100, 20,
                 byPolicy, p -> 100 * p.result().foundOnShare(SimTier.GPU));
@@ -65,9 +68,9 @@ final class SweepChart {
             int x = legendX + 110 * i;
             String colour = COLOURS[i % COLOURS.length];
             svg.append(String.format(Locale.ROOT,
-                    "<line x1=\"%d\" y1=\"72\" x2=\"%d\" y2=\"72\" stroke=\"%s\" stroke-width=\"2.5\"/>"
-                            + "<circle cx=\"%d\" cy=\"72\" r=\"3.5\" fill=\"%s\"/>"
-                            + "<text x=\"%d\" y=\"76\">%s</text>\n",
+                    "<line x1=\"%d\" y1=\"92\" x2=\"%d\" y2=\"92\" stroke=\"%s\" stroke-width=\"2.5\"/>"
+                            + "<circle cx=\"%d\" cy=\"92\" r=\"3.5\" fill=\"%s\"/>"
+                            + "<text x=\"%d\" y=\"96\">%s</text>\n",
                     x, x + 28, colour, x + 14, colour, x + 34, escape(describe(policy))));
             i++;
         }
