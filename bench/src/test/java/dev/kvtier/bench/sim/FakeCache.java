@@ -15,7 +15,7 @@ import java.util.Optional;
  * told to damage a segment the first time it comes back from a tier, so the tests can see that the
  * simulator notices. Thread-safe (one lock).
  */
-final class FakeCache implements CacheUnderTest {
+class FakeCache implements CacheUnderTest {
     /** How to damage a segment. */
     enum Damage { NONE, FLIP_BYTE, WRONG_POSITIONS, LOSE_SEGMENT }
 

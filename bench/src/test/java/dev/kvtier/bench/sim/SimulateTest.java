@@ -116,6 +116,24 @@ class SimulateTest {
     }
 
     @Test
+    void maxSecondsStopsIssuingRequestsAndTheRunStillChecksOut() {
+        Outcome o = simulate(s -> new FakeCache(s) {
+            @Override
+            public Resident ensureResidentOnGpu(String key) {
+                try {
+                    Thread.sleep(2);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return super.ensureResidentOnGpu(key);
+            }
+        }, with(SMALL, "--requests", "1000000", "--max-seconds", "1"));
+        assertEquals(Simulate.OK, o.status(), o.err() + o.out());
+        assertTrue(o.out().contains("stopped by --max-seconds"), o.out());
+        assertTrue(o.out().contains("failures          0"), o.out());
+    }
+
+    @Test
     void badArgumentsPrintOneMessageAndTheUsage() {
         Outcome o = simulate(FakeCache::new, "--gpu-budget", "64XB");
         assertEquals(Simulate.USAGE, o.status());
