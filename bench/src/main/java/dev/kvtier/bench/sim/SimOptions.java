@@ -245,34 +245,6 @@ public record SimOptions(
         return b.build();
     }
 
-    /** This run with another progress mode. */
-    public SimOptions withProgress(ProgressMode mode) {
-        Builder b = new Builder(this);
-        b.progress = mode;
-        return b.build();
-    }
-
-    /** The command-line spelling of these options (for reports): only what differs from the defaults. */
-    public String describeOverrides() {
-        SimOptions d = defaults();
-        List<String> parts = new ArrayList<>();
-        if (!model.equals(d.model)) parts.add("--model " + model.name());
-        if (sessions != d.sessions) parts.add("--sessions " + sessions);
-        if (requests != d.requests) parts.add("--requests " + requests);
-        if (!turnLengths.equals(d.turnLengths)) parts.add("--turn-tokens " + turnLengths.spec());
-        if (maxTurns != d.maxTurns) parts.add("--max-turns " + maxTurns);
-        if (zipfExponent != d.zipfExponent) parts.add("--zipf " + zipfExponent);
-        if (seed != d.seed) parts.add("--seed " + seed);
-        if (threads != d.threads) parts.add("--threads " + threads);
-        if (!gpuBudget.equals(d.gpuBudget)) parts.add("--gpu-budget " + gpuBudget.spec());
-        if (!cpuBudget.equals(d.cpuBudget)) parts.add("--cpu-budget " + cpuBudget.spec());
-        if (pageSizeBytes != d.pageSizeBytes) parts.add("--page-size " + ByteSizes.format(pageSizeBytes).replace(" ", ""));
-        if (policy != d.policy) parts.add("--policy " + policy.optionValue());
-        if (backend != d.backend) parts.add("--backend " + backend.optionValue());
-        if (verify != d.verify) parts.add("--verify " + lower(verify.name()));
-        return String.join(" ", parts);
-    }
-
     private static String lower(String s) {
         return s.toLowerCase(Locale.ROOT);
     }
