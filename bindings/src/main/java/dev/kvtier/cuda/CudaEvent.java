@@ -1,0 +1,141 @@
+package dev.kvtier.cuda;
+
+import dev.kvtier.cuda.runtime.cudart_h;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Objects;
+
+/**
+ * A CUDA event ({@code cudaEvent_t}): a marker recorded into a stream, complete once the work before it has run. Used to
+ * know when an asynchronous copy's buffers may be reused, to order streams ({@link CudaStream#waitFor}) and, for timing
+ * events, to measure. {@link #close()} destroys it ({@code cudaEventDestroy}) once, however often it is called (a failed destroy is
+ * retried by the next close);
+ * every other method throws {@link IllegalStateException} once closed. Thread-safe, but close only when no other thread
+ * uses it.
+ */
+public final class CudaEvent extends CudaResource {
+
+    private final CudaRuntime runtime;
+    private final MemorySegment handle;
+    private final boolean timing;
+
+    CudaEvent(CudaRuntime runtime, MemorySegment handle, boolean timing) {
+        this.runtime = runtime;
+        this.handle = handle;
+        this.timing = timing;
+    }
+
+    /**
+     * The raw {@code cudaEvent_t}, for calls through the raw bindings.
+     *
+     * @throws IllegalStateException if closed
+     */
+    public MemorySegment handle() {
+        checkOpen();
+        return handle;
+    }
+
+    /** The runtime that created this event. */
+    public CudaRuntime runtime() {
+        return runtime;
+    }
+
+    /** Whether this event records time ({@link #elapsedMillisSince} works). */
+    public boolean isTiming() {
+        return timing;
+    }
+
+    /** {@code cudaEventRecord}: marks the point in {@code stream} after all work enqueued on it so far. */
+    public void record(CudaStream stream) {
+        Objects.requireNonNull(stream, "stream");
+        MemorySegment event = handle();
+        MemorySegment streamHandle = runtime.ownHandle(stream);
+        int code;
+        try {
+            code = (int) runtime.calls().cudaEventRecord.invokeExact(event, streamHandle);
+        } catch (Throwable t) {
+            throw CudaRuntime.unexpected(t);
+        }
+        runtime.check("cudaEventRecord", code);
+    }
+
+    /**
+     * {@code cudaEventQuery}: whether the work before the last record has completed (true for a never-recorded event);
+     * never blocks.
+     */
+    public boolean isComplete() {
+        MemorySegment event = handle();
+        int code;
+        try {
+            code = (int) runtime.calls().cudaEventQuery.invokeExact(event);
+        } catch (Throwable t) {
+            throw CudaRuntime.unexpected(t);
+        }
+        if (code == CudaStream.NOT_READY) {
+            return false;
+        }
+        runtime.check("cudaEventQuery", code);
+        return true;
+    }
+
+    /** {@code cudaEventSynchronize}: blocks until the work before the last record has completed. */
+    public void synchronize() {
+        MemorySegment event = handle();
+        int code;
+        try {
+            code = (int) runtime.calls().cudaEventSynchronize.invokeExact(event);
+        } catch (Throwable t) {
+            throw CudaRuntime.unexpected(t);
+        }
+        runtime.check("cudaEventSynchronize", code);
+    }
+
+    /**
+     * {@code cudaEventElapsedTime(start, this)}: milliseconds between {@code start} and this event, both timing events
+     * and both complete.
+     *
+     * @throws IllegalArgumentException if either event was created without timing
+     */
+    public float elapsedMillisSince(CudaEvent start) {
+        Objects.requireNonNull(start, "start");
+        if (!timing || !start.timing) {
+            throw new IllegalArgumentException("both events must be timing events (createEvent(true)); start.isTiming()="
+                    + start.timing + ", this.isTiming()=" + timing);
+        }
+        if (!start.runtime.sameLibraryAs(runtime)) {
+            throw new IllegalArgumentException("start belongs to the CUDA runtime at " + start.runtime.libraryLocation()
+                    + ", not to this event's at " + runtime.libraryLocation());
+        }
+        MemorySegment end = handle();
+        MemorySegment begin = start.handle();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment millis = arena.allocate(cudart_h.C_FLOAT);
+            int code;
+            try {
+                code = (int) runtime.calls().cudaEventElapsedTime.invokeExact(millis, begin, end);
+            } catch (Throwable t) {
+                throw CudaRuntime.unexpected(t);
+            }
+            runtime.check("cudaEventElapsedTime", code);
+            return millis.get(cudart_h.C_FLOAT, 0);
+        }
+    }
+
+    @Override
+    void release() {
+        int code;
+        try {
+            code = (int) runtime.calls().cudaEventDestroy.invokeExact(handle);
+        } catch (Throwable t) {
+            throw CudaRuntime.unexpected(t);
+        }
+        runtime.check("cudaEventDestroy", code);
+    }
+
+    @Override
+    public String toString() {
+        return "CudaEvent[0x" + Long.toHexString(handle.address()) + (timing ? ", timing" : "")
+                + closedSuffix();
+    }
+}

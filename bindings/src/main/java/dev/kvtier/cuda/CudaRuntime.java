@@ -1,0 +1,681 @@
+package dev.kvtier.cuda;
+
+import dev.kvtier.cuda.runtime.MemcpyBatchAbi;
+import dev.kvtier.cuda.runtime.cudaMemcpyAttributes;
+import dev.kvtier.cuda.runtime.cudart_h;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * One loaded CUDA runtime library with at least one device, and checked calls into it. Obtain one from {@link #probe()}
+ * (default search) or {@link #probe(Path)} (a given file); several runtimes (different library files) may coexist in one
+ * JVM, each linked against its own library.
+ *
+ * <p><b>Errors.</b> Every {@code cudaError_t} is checked: a failure throws {@link CudaException} naming the call, code,
+ * error name and text. Invalid arguments throw {@link IllegalArgumentException} naming the argument and value; a closed
+ * handle throws {@link IllegalStateException}.
+ *
+ * <p><b>Ownership.</b> Streams, events, device and pinned allocations and host registrations are {@link AutoCloseable}
+ * handles with idempotent close. Asynchronous copies keep nothing alive: the memory on both sides must stay allocated
+ * (and registered) until the copy is known complete (an event recorded after it, {@link #onComplete}, or a stream sync).
+ * Device memory is a sized {@link MemorySegment} the host must never read or write.
+ *
+ * <p><b>Threads.</b> Thread-safe, as the CUDA runtime API is; note that the current device ({@link #setDevice}) is
+ * per thread in CUDA.
+ */
+public final class CudaRuntime {
+
+    private static final ValueLayout.OfInt C_INT = cudart_h.C_INT;
+    private static final ValueLayout.OfLong C_SIZE_T = cudart_h.C_LONG;
+
+    private final CudaLibraryLoader.Library library;
+    private final BoundCudart calls;
+    private final int runtimeVersion;
+    private final int driverVersion;
+    private final int deviceCount;
+    private final Optional<MemcpyBatchAbi> batchAbi;
+    private final MethodHandle memcpyBatch;
+
+    private CudaRuntime(CudaLibraryLoader.Library library, BoundCudart calls, int runtimeVersion, int driverVersion,
+                        int deviceCount) {
+        this.library = library;
+        this.calls = calls;
+        this.runtimeVersion = runtimeVersion;
+        this.driverVersion = driverVersion;
+        this.deviceCount = deviceCount;
+        this.batchAbi = MemcpyBatchAbi.resolve(library.lookup(), runtimeVersion);
+        this.memcpyBatch = batchAbi
+                .map(abi -> BoundCudart.downcall(library.lookup().find(MemcpyBatchAbi.SYMBOL).orElseThrow(),
+                        abi.descriptor(), false))
+                .orElse(null);
+    }
+
+    // ---------------------------------------------------------------- probing
+
+    /**
+     * Searches the default places ({@link CudaLibraryLoader}) and reports a usable runtime or why there is none. Never
+     * throws for a missing library, driver or device.
+     */
+    public static CudaProbe probe() {
+        return probe(CudaLibraryLoader.load());
+    }
+
+    /** As {@link #probe()}, but loads exactly {@code library}. */
+    public static CudaProbe probe(Path library) {
+        return probe(CudaLibraryLoader.load(library));
+    }
+
+    static CudaProbe probe(CudaLibraryLoader.LoadResult loaded) {
+        if (loaded.library().isEmpty()) {
+            return new CudaProbe.Unavailable("no CUDA runtime library (libcudart) could be loaded; tried:"
+                    + loaded.describeAttempts(), loaded.attempts(), Optional.empty());
+        }
+        CudaLibraryLoader.Library library = loaded.library().get();
+        // A place the user configured that failed matters even when a later place loaded: say so.
+        String skipped = loaded.attempts().stream()
+                .filter(a -> a.failure().isPresent() && !a.failure().get().equals("not set"))
+                .map(a -> a.source() + " " + a.location() + ": " + a.failure().get())
+                .reduce((a, b) -> a + "; " + b)
+                .map(text -> " (skipped: " + text + ")")
+                .orElse("");
+        String where = "libcudart at " + library.location();
+        BoundCudart calls;
+        try {
+            calls = new BoundCudart(library.lookup());
+        } catch (RuntimeException | LinkageError e) {
+            return new CudaProbe.Unavailable(where + " cannot be used: " + e.getMessage() + skipped, loaded.attempts(),
+                    Optional.empty());
+        }
+        int runtimeVersion = 0;
+        try {
+            runtimeVersion = queryVersion(calls, calls.cudaRuntimeGetVersion, "cudaRuntimeGetVersion");
+            int driverVersion = queryVersion(calls, calls.cudaDriverGetVersion, "cudaDriverGetVersion");
+            where = "libcudart " + versionText(runtimeVersion) + " at " + library.location() + " (driver "
+                    + (driverVersion == 0 ? "none" : versionText(driverVersion)) + ")";
+            int devices = queryDeviceCount(calls);
+            if (devices <= 0) {
+                return new CudaProbe.Unavailable(where + " is loaded, but there is no CUDA device" + skipped,
+                        loaded.attempts(), Optional.empty());
+            }
+            return new CudaProbe.Available(new CudaRuntime(library, calls, runtimeVersion, driverVersion, devices));
+        } catch (CudaException e) {
+            return new CudaProbe.Unavailable(where + " is loaded, but unusable: " + e.getMessage() + skipped,
+                    loaded.attempts(), Optional.of(e));
+        } catch (RuntimeException | LinkageError e) {
+            return new CudaProbe.Unavailable(where + " is loaded, but probing it failed: " + e + skipped,
+                    loaded.attempts(), Optional.empty());
+        }
+    }
+
+    private static int queryVersion(BoundCudart calls, MethodHandle handle, String call) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(C_INT);
+            int code;
+            try {
+                code = (int) handle.invokeExact(out);
+            } catch (Throwable t) {
+                throw unexpected(t);
+            }
+            check(calls, call, code, null);
+            return out.get(C_INT, 0);
+        }
+    }
+
+    private static int queryDeviceCount(BoundCudart calls) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(C_INT);
+            int code;
+            try {
+                code = (int) calls.cudaGetDeviceCount.invokeExact(out);
+            } catch (Throwable t) {
+                throw unexpected(t);
+            }
+            check(calls, "cudaGetDeviceCount", code, null);
+            return out.get(C_INT, 0);
+        }
+    }
+
+    // ---------------------------------------------------------------- facts
+
+    /** The library file loaded (or the loader name when its file cannot be determined). */
+    public String libraryLocation() {
+        return library.location();
+    }
+
+    /** {@code cudaRuntimeGetVersion}: 1000 * major + 10 * minor, e.g. 13000 for 13.0. */
+    public int runtimeVersion() {
+        return runtimeVersion;
+    }
+
+    /** {@code cudaDriverGetVersion} at probe time, same encoding as {@link #runtimeVersion()}. */
+    public int driverVersion() {
+        return driverVersion;
+    }
+
+    /** Number of devices at probe time; at least 1. */
+    public int deviceCount() {
+        return deviceCount;
+    }
+
+    /** E.g. {@code libcudart 13.0 at /usr/local/cuda/lib64/libcudart.so.13 (driver 13.0), 1 device}. */
+    public String description() {
+        return "libcudart " + versionText(runtimeVersion) + " at " + library.location() + " (driver "
+                + versionText(driverVersion) + "), " + deviceCount + (deviceCount == 1 ? " device" : " devices");
+    }
+
+    /** Whether handles of {@code other} are valid here: both run on the same loaded library file. */
+    boolean sameLibraryAs(CudaRuntime other) {
+        return other == this || other.library.location().equals(library.location());
+    }
+
+    @Override
+    public String toString() {
+        return "CudaRuntime[" + description() + "]";
+    }
+
+    static String versionText(int version) {
+        return (version / 1000) + "." + (version % 1000) / 10;
+    }
+
+    // ---------------------------------------------------------------- errors
+
+    /** Throws {@link CudaException} if {@code cudaGetLastError} reports an error (and so clears it). */
+    public void checkLastError() {
+        int code;
+        try {
+            code = (int) calls.cudaGetLastError.invokeExact();
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+        if (code != 0) {
+            throw error("cudaGetLastError", code, null);
+        }
+    }
+
+    /** The last error without clearing it ({@code cudaPeekAtLastError}): 0 ({@code cudaSuccess}) or the code. */
+    public int peekAtLastError() {
+        try {
+            return (int) calls.cudaPeekAtLastError.invokeExact();
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
+    /** {@code cudaGetErrorName(code)}, e.g. {@code cudaErrorNoDevice}. */
+    public String errorName(int code) {
+        return errorName(calls, code);
+    }
+
+    /** {@code cudaGetErrorString(code)}, e.g. {@code no CUDA-capable device is detected}. */
+    public String errorText(int code) {
+        return errorText(calls, code);
+    }
+
+    private static String errorName(BoundCudart calls, int code) {
+        try {
+            return cString((MemorySegment) calls.cudaGetErrorName.invokeExact(code), "cudaError " + code);
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
+    private static String errorText(BoundCudart calls, int code) {
+        try {
+            return cString((MemorySegment) calls.cudaGetErrorString.invokeExact(code), "unrecognized error code");
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
+    private static String cString(MemorySegment pointer, String ifNull) {
+        // C_POINTER's target layout already makes the segment unbounded, so the string can be read in place.
+        return pointer.equals(MemorySegment.NULL) ? ifNull : pointer.getString(0);
+    }
+
+    void check(String call, int code) {
+        if (code != 0) {
+            throw error(call, code, null);
+        }
+    }
+
+    void check(String call, int code, String detail) {
+        if (code != 0) {
+            throw error(call, code, detail);
+        }
+    }
+
+    private static void check(BoundCudart calls, String call, int code, String detail) {
+        if (code != 0) {
+            throw new CudaException(call, code, errorName(calls, code), errorText(calls, code), detail);
+        }
+    }
+
+    CudaException error(String call, int code, String detail) {
+        return new CudaException(call, code, errorName(calls, code), errorText(calls, code), detail);
+    }
+
+    /** Rethrows what a downcall threw: FFM's own runtime exceptions (closed scope, heap segment) as they are. */
+    static RuntimeException unexpected(Throwable thrown) {
+        if (thrown instanceof RuntimeException runtime) {
+            throw runtime;
+        }
+        if (thrown instanceof Error error) {
+            throw error;
+        }
+        throw new AssertionError("a downcall threw a checked exception", thrown);
+    }
+
+    BoundCudart calls() {
+        return calls;
+    }
+
+    // ---------------------------------------------------------------- devices
+
+    /** {@code cudaSetDevice}: the current device of the calling thread. */
+    public void setDevice(int device) {
+        requireDevice(device, "device");
+        int code;
+        try {
+            code = (int) calls.cudaSetDevice.invokeExact(device);
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+        check("cudaSetDevice", code, "device " + device);
+    }
+
+    /** {@code cudaGetDevice}: the current device of the calling thread. */
+    public int currentDevice() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(C_INT);
+            int code;
+            try {
+                code = (int) calls.cudaGetDevice.invokeExact(out);
+            } catch (Throwable t) {
+                throw unexpected(t);
+            }
+            check("cudaGetDevice", code);
+            return out.get(C_INT, 0);
+        }
+    }
+
+    /** {@code cudaDeviceGetAttribute(attribute, device)}. */
+    public int deviceAttribute(DeviceAttribute attribute, int device) {
+        Objects.requireNonNull(attribute, "attribute");
+        requireDevice(device, "device");
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(C_INT);
+            int code;
+            try {
+                code = (int) calls.cudaDeviceGetAttribute.invokeExact(out, attribute.code(), device);
+            } catch (Throwable t) {
+                throw unexpected(t);
+            }
+            check("cudaDeviceGetAttribute", code, attribute + " of device " + device);
+            return out.get(C_INT, 0);
+        }
+    }
+
+    /** {@code cudaDeviceCanAccessPeer(device, peer)}. */
+    public boolean canAccessPeer(int device, int peer) {
+        requireDevice(device, "device");
+        requireDevice(peer, "peer");
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(C_INT);
+            int code;
+            try {
+                code = (int) calls.cudaDeviceCanAccessPeer.invokeExact(out, device, peer);
+            } catch (Throwable t) {
+                throw unexpected(t);
+            }
+            check("cudaDeviceCanAccessPeer", code, "device " + device + ", peer " + peer);
+            return out.get(C_INT, 0) != 0;
+        }
+    }
+
+    /** {@code cudaMemGetInfo} for the calling thread's current device. */
+    public MemoryInfo memoryInfo() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment free = arena.allocate(C_SIZE_T);
+            MemorySegment total = arena.allocate(C_SIZE_T);
+            int code;
+            try {
+                code = (int) calls.cudaMemGetInfo.invokeExact(free, total);
+            } catch (Throwable t) {
+                throw unexpected(t);
+            }
+            check("cudaMemGetInfo", code);
+            return new MemoryInfo(free.get(C_SIZE_T, 0), total.get(C_SIZE_T, 0));
+        }
+    }
+
+    /** {@code cudaDeviceSynchronize}: waits for all work on the current device. */
+    public void deviceSynchronize() {
+        int code;
+        try {
+            code = (int) calls.cudaDeviceSynchronize.invokeExact();
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+        check("cudaDeviceSynchronize", code);
+    }
+
+    private void requireDevice(int device, String name) {
+        if (device < 0 || device >= deviceCount) {
+            throw new IllegalArgumentException(name + " must be in [0, " + deviceCount + "), was " + device);
+        }
+    }
+
+    // ---------------------------------------------------------------- memory
+
+    /** {@code cudaMalloc(bytes)} on the current device. */
+    public DeviceAllocation allocateDevice(long bytes) {
+        requirePositive(bytes, "bytes");
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(cudart_h.C_POINTER);
+            int code;
+            try {
+                code = (int) calls.cudaMalloc.invokeExact(out, bytes);
+            } catch (Throwable t) {
+                throw unexpected(t);
+            }
+            check("cudaMalloc", code, bytes + " bytes");
+            return new DeviceAllocation(this, out.get(cudart_h.C_POINTER, 0).address(), bytes);
+        }
+    }
+
+    /**
+     * {@code cudaHostAlloc(bytes, cudaHostAllocPortable)}: page-locked host memory usable by every device, for fast
+     * asynchronous copies. Slow to allocate (~1 GB/s): pool it.
+     */
+    public PinnedAllocation allocatePinned(long bytes) {
+        requirePositive(bytes, "bytes");
+        int flags = cudart_h.cudaHostAllocPortable();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(cudart_h.C_POINTER);
+            int code;
+            try {
+                code = (int) calls.cudaHostAlloc.invokeExact(out, bytes, flags);
+            } catch (Throwable t) {
+                throw unexpected(t);
+            }
+            check("cudaHostAlloc", code, bytes + " bytes");
+            return new PinnedAllocation(this, out.get(cudart_h.C_POINTER, 0).address(), bytes);
+        }
+    }
+
+    /**
+     * {@code cudaHostRegister}: page-locks existing host memory (including a file mapping) so copies from and to it run
+     * at pinned speed. {@code readOnly} adds {@code cudaHostRegisterReadOnly}, required for read-only mappings (check
+     * {@link DeviceAttribute#HOST_REGISTER_READ_ONLY_SUPPORTED}). The memory must stay mapped until the registration is
+     * closed.
+     *
+     * @param hostMemory a native (off-heap) segment, not empty; a read-only segment (a read-only mapping) needs
+     *                   {@code readOnly}
+     */
+    public HostRegistration registerHost(MemorySegment hostMemory, boolean readOnly) {
+        Objects.requireNonNull(hostMemory, "hostMemory");
+        if (!hostMemory.isNative()) {
+            throw new IllegalArgumentException("hostMemory must be a native (off-heap) segment, was a heap segment");
+        }
+        requirePositive(hostMemory.byteSize(), "hostMemory.byteSize()");
+        if (hostMemory.isReadOnly() && !readOnly) {
+            throw new IllegalArgumentException("hostMemory is a read-only segment: register it with readOnly=true");
+        }
+        int flags = cudart_h.cudaHostRegisterPortable() | (readOnly ? cudart_h.cudaHostRegisterReadOnly() : 0);
+        int code;
+        try {
+            code = (int) calls.cudaHostRegister.invokeExact(hostMemory, hostMemory.byteSize(), flags);
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+        check("cudaHostRegister", code, hostMemory.byteSize() + " bytes" + (readOnly ? ", read-only" : ""));
+        return new HostRegistration(this, hostMemory, readOnly);
+    }
+
+    // ---------------------------------------------------------------- streams and events
+
+    /** {@code cudaStreamCreateWithFlags}: {@code nonBlocking} streams do not synchronize with the legacy default stream. */
+    public CudaStream createStream(boolean nonBlocking) {
+        int flags = nonBlocking ? cudart_h.cudaStreamNonBlocking() : cudart_h.cudaStreamDefault();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(cudart_h.cudaStream_t);
+            int code;
+            try {
+                code = (int) calls.cudaStreamCreateWithFlags.invokeExact(out, flags);
+            } catch (Throwable t) {
+                throw unexpected(t);
+            }
+            check("cudaStreamCreateWithFlags", code);
+            return new CudaStream(this, MemorySegment.ofAddress(out.get(cudart_h.cudaStream_t, 0).address()));
+        }
+    }
+
+    /**
+     * {@code cudaEventCreateWithFlags}: {@code timing} events can measure {@link CudaEvent#elapsedMillisSince}; others
+     * ({@code cudaEventDisableTiming}) are cheaper and are what ordering needs.
+     */
+    public CudaEvent createEvent(boolean timing) {
+        int flags = timing ? cudart_h.cudaEventDefault() : cudart_h.cudaEventDisableTiming();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(cudart_h.cudaEvent_t);
+            int code;
+            try {
+                code = (int) calls.cudaEventCreateWithFlags.invokeExact(out, flags);
+            } catch (Throwable t) {
+                throw unexpected(t);
+            }
+            check("cudaEventCreateWithFlags", code);
+            return new CudaEvent(this, MemorySegment.ofAddress(out.get(cudart_h.cudaEvent_t, 0).address()), timing);
+        }
+    }
+
+    /**
+     * A future completed after all work enqueued on {@code stream} so far has finished ({@code cudaLaunchHostFunc} with
+     * the process's one upcall stub). It is completed on a kvtier executor thread, never on the CUDA callback thread, so
+     * dependent stages may call CUDA. If the stream fails (a sticky error), CUDA may never run the callback: pair it with
+     * a timeout or a stream query where that matters.
+     */
+    public CompletableFuture<Void> onComplete(CudaStream stream) {
+        MemorySegment streamHandle = ownHandle(stream);
+        HostCallbacks.Ticket ticket = HostCallbacks.newTicket();
+        int code;
+        try {
+            code = (int) calls.cudaLaunchHostFunc.invokeExact(streamHandle, HostCallbacks.STUB, ticket.userData());
+        } catch (Throwable t) {
+            HostCallbacks.cancel(ticket);
+            throw unexpected(t);
+        }
+        if (code != 0) {
+            HostCallbacks.cancel(ticket);
+            throw error("cudaLaunchHostFunc", code, null);
+        }
+        return ticket.future();
+    }
+
+    // ---------------------------------------------------------------- copies
+
+    /**
+     * {@code cudaMemcpyAsync(dst, src, bytes, kind, stream)}: enqueues a copy of the first {@code bytes} bytes of
+     * {@code src} to {@code dst}. Returns once enqueued; both sides must stay allocated until it completes.
+     *
+     * @throws IllegalArgumentException if {@code bytes} is negative or larger than either segment, or {@code dst} is a
+     *                                  read-only segment
+     */
+    public void memcpyAsync(MemorySegment dst, MemorySegment src, long bytes, MemcpyKind kind, CudaStream stream) {
+        requireCopy(dst, src, bytes);
+        Objects.requireNonNull(kind, "kind");
+        MemorySegment streamHandle = ownHandle(stream);
+        int code;
+        try {
+            code = (int) calls.cudaMemcpyAsync.invokeExact(dst, src, bytes, kind.code(), streamHandle);
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+        check("cudaMemcpyAsync", code, bytes + " bytes " + kind);
+    }
+
+    /**
+     * {@code cudaMemcpyPeerAsync}: copies between two devices' memory.
+     *
+     * @throws IllegalArgumentException if {@code bytes} is negative or larger than either segment
+     */
+    public void memcpyPeerAsync(MemorySegment dst, int dstDevice, MemorySegment src, int srcDevice, long bytes,
+                                CudaStream stream) {
+        requireCopy(dst, src, bytes);
+        requireDevice(dstDevice, "dstDevice");
+        requireDevice(srcDevice, "srcDevice");
+        MemorySegment streamHandle = ownHandle(stream);
+        int code;
+        try {
+            code = (int) calls.cudaMemcpyPeerAsync.invokeExact(dst, dstDevice, src, srcDevice, bytes, streamHandle);
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+        check("cudaMemcpyPeerAsync", code, bytes + " bytes, device " + srcDevice + " -> " + dstDevice);
+    }
+
+    /**
+     * {@code cudaMemsetAsync}: sets the first {@code bytes} bytes of device memory {@code dst} to {@code value}.
+     *
+     * @throws IllegalArgumentException if {@code bytes} is negative or larger than {@code dst}, or value is not a byte
+     */
+    public void memsetAsync(MemorySegment dst, int value, long bytes, CudaStream stream) {
+        Objects.requireNonNull(dst, "dst");
+        if (bytes < 0 || bytes > dst.byteSize()) {
+            throw new IllegalArgumentException("bytes must be in [0, dst.byteSize()=" + dst.byteSize() + "], was " + bytes);
+        }
+        if (value < -128 || value > 255) {
+            throw new IllegalArgumentException("value must be a byte value in [-128, 255], was " + value);
+        }
+        MemorySegment streamHandle = ownHandle(stream);
+        int code;
+        try {
+            code = (int) calls.cudaMemsetAsync.invokeExact(dst, value, bytes, streamHandle);
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+        check("cudaMemsetAsync", code, bytes + " bytes");
+    }
+
+    /** How {@link #memcpyBatchAsync} will move batches with this runtime. */
+    public BatchCopyPath batchCopyPath() {
+        return batchAbi.map(abi -> abi == MemcpyBatchAbi.CUDA_12_8 ? BatchCopyPath.BATCH_CUDA_12_8
+                : BatchCopyPath.BATCH_CUDA_13).orElse(BatchCopyPath.ONE_BY_ONE);
+    }
+
+    /** Whether this runtime has a {@code cudaMemcpyBatchAsync} we can call (12.8 to 13.x, symbol present). */
+    public boolean isBatchCopyAvailable() {
+        return batchAbi.isPresent();
+    }
+
+    /**
+     * Enqueues {@code dsts.size()} copies, {@code sizes[i]} bytes from {@code srcs.get(i)} to {@code dsts.get(i)}, in one
+     * {@code cudaMemcpyBatchAsync} call (with the ABI of this runtime's version; stream-ordered source access) or, where
+     * the runtime has none, one {@code cudaMemcpyAsync} per copy with {@code fallbackKind}. Copies within a batch may run
+     * in any order: they must not overlap. The stream must not be the legacy default stream.
+     *
+     * @return the path taken, so callers can report a fallback
+     * @throws IllegalArgumentException if the lists and sizes differ in length, or a size is negative or too large
+     */
+    public BatchCopyPath memcpyBatchAsync(List<MemorySegment> dsts, List<MemorySegment> srcs, long[] sizes,
+                                         MemcpyKind fallbackKind, CudaStream stream) {
+        Objects.requireNonNull(dsts, "dsts");
+        Objects.requireNonNull(srcs, "srcs");
+        Objects.requireNonNull(sizes, "sizes");
+        Objects.requireNonNull(fallbackKind, "fallbackKind");
+        int count = dsts.size();
+        if (srcs.size() != count || sizes.length != count) {
+            throw new IllegalArgumentException("dsts, srcs and sizes must have the same length, were " + count + ", "
+                    + srcs.size() + ", " + sizes.length);
+        }
+        for (int i = 0; i < count; i++) {
+            requireCopy(dsts.get(i), srcs.get(i), sizes[i]);
+        }
+        BatchCopyPath path = batchCopyPath();
+        if (path == BatchCopyPath.ONE_BY_ONE) {
+            for (int i = 0; i < count; i++) {
+                memcpyAsync(dsts.get(i), srcs.get(i), sizes[i], fallbackKind, stream);
+            }
+            return path;
+        }
+        MemorySegment streamHandle = ownHandle(stream);
+        if (count == 0) {
+            return path;
+        }
+        // The runtime reads these arrays during the call only, so a confined arena per call is enough.
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment dstArray = arena.allocate(cudart_h.C_POINTER, count);
+            MemorySegment srcArray = arena.allocate(cudart_h.C_POINTER, count);
+            MemorySegment sizeArray = arena.allocate(C_SIZE_T, count);
+            for (int i = 0; i < count; i++) {
+                dstArray.setAtIndex(cudart_h.C_POINTER, i, dsts.get(i));
+                srcArray.setAtIndex(cudart_h.C_POINTER, i, srcs.get(i));
+                sizeArray.setAtIndex(C_SIZE_T, i, sizes[i]);
+            }
+            MemorySegment attributes = cudaMemcpyAttributes.allocate(arena);
+            cudaMemcpyAttributes.srcAccessOrder(attributes, cudart_h.cudaMemcpySrcAccessOrderStream());
+            MemorySegment attributeIndices = arena.allocate(C_SIZE_T, 1);
+            attributeIndices.set(C_SIZE_T, 0, 0L);
+            int code;
+            String detail = count + " copies";
+            try {
+                if (path == BatchCopyPath.BATCH_CUDA_12_8) {
+                    MemorySegment failIndex = arena.allocate(C_SIZE_T);
+                    failIndex.set(C_SIZE_T, 0, -1L);
+                    code = (int) memcpyBatch.invokeExact(dstArray, srcArray, sizeArray, (long) count, attributes,
+                            attributeIndices, 1L, failIndex, streamHandle);
+                    long failed = failIndex.get(C_SIZE_T, 0);
+                    if (code != 0 && failed != -1L) {
+                        detail += ", failed at copy " + failed;
+                    }
+                } else {
+                    code = (int) memcpyBatch.invokeExact(dstArray, srcArray, sizeArray, (long) count, attributes,
+                            attributeIndices, 1L, streamHandle);
+                }
+            } catch (Throwable t) {
+                throw unexpected(t);
+            }
+            check("cudaMemcpyBatchAsync", code, detail);
+        }
+        return path;
+    }
+
+    /**
+     * The stream's handle, after checking it comes from this runtime's library: a handle of another library means
+     * nothing here (undefined behaviour in CUDA terms).
+     */
+    MemorySegment ownHandle(CudaStream stream) {
+        Objects.requireNonNull(stream, "stream");
+        if (!stream.runtime().sameLibraryAs(this)) {
+            throw new IllegalArgumentException("stream belongs to the CUDA runtime at " + stream.runtime().libraryLocation()
+                    + ", not to this one at " + libraryLocation());
+        }
+        return stream.handle();
+    }
+
+    private static void requireCopy(MemorySegment dst, MemorySegment src, long bytes) {
+        Objects.requireNonNull(dst, "dst");
+        Objects.requireNonNull(src, "src");
+        if (dst.isReadOnly()) {
+            throw new IllegalArgumentException("dst is a read-only segment; a copy would write into it behind Java's back");
+        }
+        if (bytes < 0 || bytes > dst.byteSize() || bytes > src.byteSize()) {
+            throw new IllegalArgumentException("bytes must be in [0, min(dst.byteSize()=" + dst.byteSize()
+                    + ", src.byteSize()=" + src.byteSize() + ")], was " + bytes);
+        }
+    }
+
+    private static void requirePositive(long value, String name) {
+        if (value <= 0) {
+            throw new IllegalArgumentException(name + " must be positive, was " + value);
+        }
+    }
+}

@@ -1,0 +1,105 @@
+package dev.kvtier.cuda;
+
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A CUDA stream ({@code cudaStream_t}): work enqueued on it runs in order. {@link #close()} destroys it
+ * ({@code cudaStreamDestroy}) once, however often it is called (a failed destroy is retried by the next close); work
+ * already enqueued still completes. Every
+ * other method throws {@link IllegalStateException} once closed. Thread-safe, but close only when no other thread
+ * enqueues on it.
+ */
+public final class CudaStream extends CudaResource {
+
+    private final CudaRuntime runtime;
+    private final MemorySegment handle;
+
+    CudaStream(CudaRuntime runtime, MemorySegment handle) {
+        this.runtime = runtime;
+        this.handle = handle;
+    }
+
+    /**
+     * The raw {@code cudaStream_t}, for calls through the raw bindings.
+     *
+     * @throws IllegalStateException if closed
+     */
+    public MemorySegment handle() {
+        checkOpen();
+        return handle;
+    }
+
+    /** The runtime that created this stream. */
+    public CudaRuntime runtime() {
+        return runtime;
+    }
+
+    /** {@code cudaStreamSynchronize}: blocks until all work enqueued so far has completed. */
+    public void synchronize() {
+        MemorySegment stream = handle();
+        int code;
+        try {
+            code = (int) runtime.calls().cudaStreamSynchronize.invokeExact(stream);
+        } catch (Throwable t) {
+            throw CudaRuntime.unexpected(t);
+        }
+        runtime.check("cudaStreamSynchronize", code);
+    }
+
+    /** {@code cudaStreamQuery}: whether all work enqueued so far has completed; never blocks. */
+    public boolean isIdle() {
+        MemorySegment stream = handle();
+        int code;
+        try {
+            code = (int) runtime.calls().cudaStreamQuery.invokeExact(stream);
+        } catch (Throwable t) {
+            throw CudaRuntime.unexpected(t);
+        }
+        if (code == NOT_READY) {
+            return false;
+        }
+        runtime.check("cudaStreamQuery", code);
+        return true;
+    }
+
+    /** {@code cudaStreamWaitEvent}: work enqueued on this stream from now on waits for {@code event}'s last record. */
+    public void waitFor(CudaEvent event) {
+        MemorySegment stream = handle();
+        if (!event.runtime().sameLibraryAs(runtime)) {
+            throw new IllegalArgumentException("event belongs to the CUDA runtime at " + event.runtime().libraryLocation()
+                    + ", not to this stream's at " + runtime.libraryLocation());
+        }
+        MemorySegment eventHandle = event.handle();
+        int code;
+        try {
+            code = (int) runtime.calls().cudaStreamWaitEvent.invokeExact(stream, eventHandle, 0);
+        } catch (Throwable t) {
+            throw CudaRuntime.unexpected(t);
+        }
+        runtime.check("cudaStreamWaitEvent", code);
+    }
+
+    /** Shorthand for {@link CudaRuntime#onComplete(CudaStream) runtime().onComplete(this)}. */
+    public CompletableFuture<Void> onComplete() {
+        return runtime.onComplete(this);
+    }
+
+    @Override
+    void release() {
+        int code;
+        try {
+            code = (int) runtime.calls().cudaStreamDestroy.invokeExact(handle);
+        } catch (Throwable t) {
+            throw CudaRuntime.unexpected(t);
+        }
+        runtime.check("cudaStreamDestroy", code);
+    }
+
+    @Override
+    public String toString() {
+        return "CudaStream[0x" + Long.toHexString(handle.address()) + closedSuffix();
+    }
+
+    static final int NOT_READY = dev.kvtier.cuda.runtime.cudart_h.cudaErrorNotReady();
+}
