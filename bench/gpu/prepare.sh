@@ -35,10 +35,11 @@ for module in bindings core bench; do
     cp -r "$root/$module/target/test-classes" "$bundle/tests/$module"
   fi
 done
-# The host-emulated libcudart and the ABI probe, when the build made them (the gpu-tagged tests use the real one).
+# native/build (fake libcudart, ABI printer, the JMH baseline's C helper; < 1 MiB) as the tests and
+# benchmarks expect it under kvtier.native.dir. The gpu-tagged tests load the machine's real libcudart.
 if [ -d "$root/native/build" ]; then
-  mkdir -p "$bundle/native"
-  find "$root/native/build" -maxdepth 1 -type f \( -name '*.so' -o -perm -u+x \) -exec cp {} "$bundle/native/" \; || true
+  cp -r "$root/native/build" "$bundle/native"
+  rm -f "$bundle/native/.lock"
 fi
 cp "$here/run.sh" "$here/baseline.cu" "$bundle/"
 chmod +x "$bundle/run.sh"
