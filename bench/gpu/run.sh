@@ -3,8 +3,8 @@
 #   env.txt          nvidia-smi, driver/runtime, java
 #   baseline.csv     C baseline: pinned cudaMemcpyAsync H2D/D2H GB/s by size (4 KiB..64 MiB), per-call cost of small copies
 #   gpu-tests.txt    the gpu-tagged JUnit tests (and junit/ XML reports)
-#   jmh.txt/.json    the copy and CUDA JMH benchmarks (dev.kvtier.bench.copy.*, dev.kvtier.bench.cuda.*)
 #   sim.txt          the simulator on the CUDA backend with the Llama-3.1-8B shape
+#   jmh-cuda.*, jmh-copy.*  the JMH benchmarks dev.kvtier.bench.cuda.* and dev.kvtier.bench.copy.* (.txt and .json)
 #   SUMMARY.txt      one line per step: status and the headline figures
 # Two layouts:
 #   bundle (made by bench/gpu/prepare.sh): runtime/ (jlink'd java), lib/, tests/, native/ beside this script;
@@ -97,28 +97,16 @@ if [ -z "$TESTS" ]; then
 else
   timeout "$(left 90)" "$JAVA" "${JAVA_OPTS[@]}" -cp "$CP" org.junit.platform.console.ConsoleLauncher execute \
     --class-path "$TESTS" --scan-class-path "$TESTS" --include-tag gpu --reports-dir "$OUT/junit" \
-    --details=tree --disable-banner > "$OUT/gpu-tests.txt" 2>&1
+    --details=tree --disable-banner --disable-ansi-colors > "$OUT/gpu-tests.txt" 2>&1
   rc=$?
-  counts=$(grep -E 'tests (successful|failed|skipped|found)' "$OUT/gpu-tests.txt" | sed 's/[][]//g; s/  */ /g; s/^ //; s/ $//' | paste -sd, -)
+  counts=$(grep -E 'tests (successful|failed|skipped|aborted|found)' "$OUT/gpu-tests.txt" | sed 's/[][]//g; s/  */ /g; s/^ //; s/ $//' | paste -sd, -)
   if [ $rc -eq 0 ] && grep -qE '^\[? *0 tests found' "$OUT/gpu-tests.txt"; then note "gpu tests: none tagged gpu in this build ($counts)";
   elif [ $rc -eq 0 ]; then note "gpu tests: ok ($counts)"; else note "gpu tests: FAILED rc=$rc ($counts)"; failed=1; fi
 fi
 
-# 3. The copy benchmarks beside the baseline (absent benchmarks are not an error).
-timeout "$(left 100)" "$JAVA" "${JAVA_OPTS[@]}" -Djmh.ignoreLock=true -jar "$BENCH_JAR" 'dev\.kvtier\.bench\.copy\..*' 'dev\.kvtier\.bench\.cuda\..*' \
-  -f 1 -wi 1 -w 1s -i 2 -r 1s -jvmArgsAppend "${JAVA_OPTS[*]}" -rf json -rff "$OUT/jmh.json" > "$OUT/jmh.txt" 2>&1
-rc=$?
-if grep -qE 'No matching benchmarks|Unable to find the resource: /META-INF/BenchmarkList' "$OUT/jmh.txt"; then
-  note "jmh: no copy/cuda benchmarks in this build (nothing to run)"
-elif [ $rc -eq 0 ]; then
-  note "jmh: ok, $(grep -c '^dev\.kvtier' "$OUT/jmh.txt" 2>/dev/null || echo 0) result lines (jmh.txt, jmh.json)"
-else
-  note "jmh: FAILED or timed out rc=$rc (see jmh.txt)"; failed=1
-fi
-
-# 4. The simulator on the CUDA backend, Llama-3.1-8B shape (128 KiB per token).
-timeout "$(left 120)" "$JAVA" "${JAVA_OPTS[@]}" -cp "$BENCH_JAR" dev.kvtier.bench.sim.Simulate \
-  --backend cuda --model llama-3.1-8b --sessions 24 --requests 400 --max-seconds 60 --threads 4 --progress lines \
+# 3. The simulator on the CUDA backend, Llama-3.1-8B shape (128 KiB per token).
+timeout "$(left 90)" "$JAVA" "${JAVA_OPTS[@]}" -cp "$BENCH_JAR" dev.kvtier.bench.sim.Simulate \
+  --backend cuda --model llama-3.1-8b --sessions 24 --requests 400 --max-seconds 45 --threads 4 --progress lines \
   > "$OUT/sim.txt" 2>&1
 rc=$?
 if [ $rc -eq 0 ]; then
@@ -126,6 +114,24 @@ if [ $rc -eq 0 ]; then
 else
   note "simulator: FAILED rc=$rc (see sim.txt): $(grep -E 'FAILED|could not|Exception' "$OUT/sim.txt" | head -2 | paste -sd' ' -)"; failed=1
 fi
+
+# 4. The JMH benchmarks beside the baseline, with what time is left: the CUDA binding ones, then the copy
+#    ones (JMH writes its JSON only at the end, so each group gets its own file and time limit).
+jmh_group() {
+  local name=$1 pattern=$2 cap=$3 rc
+  timeout "$(left "$cap")" "$JAVA" "${JAVA_OPTS[@]}" -Djmh.ignoreLock=true -jar "$BENCH_JAR" "$pattern" \
+    -f 1 -wi 1 -w 500ms -i 2 -r 500ms -rf json -rff "$OUT/jmh-$name.json" > "$OUT/jmh-$name.txt" 2>&1
+  rc=$?
+  if grep -qE 'No matching benchmarks|Unable to find the resource: /META-INF/BenchmarkList' "$OUT/jmh-$name.txt"; then
+    note "jmh $name: no such benchmarks in this build (nothing to run)"
+  elif [ $rc -eq 0 ]; then
+    note "jmh $name: ok, $(grep -c '^Result "' "$OUT/jmh-$name.txt" || true) results (jmh-$name.txt, jmh-$name.json)"
+  else
+    note "jmh $name: FAILED or out of time rc=$rc after $(grep -c '^Result "' "$OUT/jmh-$name.txt" || true) results (see jmh-$name.txt)"; failed=1
+  fi
+}
+jmh_group cuda 'dev\.kvtier\.bench\.cuda\..*' 45
+jmh_group copy 'dev\.kvtier\.bench\.copy\..*' 150
 
 note "done in $((SECONDS - start)) s; status $([ $failed -eq 0 ] && echo ok || echo FAILED)"
 exit $failed
