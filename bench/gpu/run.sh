@@ -83,8 +83,9 @@ fi
 # 1. The C baseline.
 if ! command -v nvcc >/dev/null 2>&1; then
   note "baseline: SKIPPED (nvcc not found)"; failed=1
-elif timeout "$(left 90)" nvcc -O2 -o "$OUT/baseline" "$here/baseline.cu" > "$OUT/baseline-build.txt" 2>&1 \
-     && timeout "$(left 60)" "$OUT/baseline" > "$OUT/baseline.csv" 2> "$OUT/baseline-errors.txt"; then
+elif baseline_bin="$(mktemp -d)/baseline" \
+     && timeout "$(left 90)" nvcc -O2 -o "$baseline_bin" "$here/baseline.cu" > "$OUT/baseline-build.txt" 2>&1 \
+     && timeout "$(left 60)" "$baseline_bin" > "$OUT/baseline.csv" 2> "$OUT/baseline-errors.txt"; then
   note "baseline: ok; 64 MiB pinned: $(grep -E '^bandwidth,(H2D|D2H),67108864,' "$OUT/baseline.csv" | awk -F, '{ printf "%s %s GB/s  ", $2, $6 }')"
   note "baseline: 4 KiB per call: $(grep -E '^per_call,(H2D|D2H),4096,' "$OUT/baseline.csv" | awk -F, '{ printf "%s issue %s us, done %s us  ", $2, $5, $6 }')"
 else
