@@ -1,0 +1,96 @@
+package dev.kvtier.bench.store;
+
+import dev.kvtier.store.PositionRange;
+import dev.kvtier.store.SegmentMeta;
+import dev.kvtier.store.Tier;
+import dev.kvtier.store.TierTransfer;
+import dev.kvtier.store.TieredStore;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.infra.Blackhole;
+
+/**
+ * {@link TieredStore} operations at 10^3, 10^5 and 10^6 segments. The baseline, with the same
+ * method names and workload, is {@link SeedPortBenchmark}; run both in one JMH invocation
+ * ({@code 'dev.kvtier.bench.store.*'}) and compare line by line.
+ */
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Fork(value = 1, jvmArgsAppend = {"-Xmx4g", "-Xms1g"})
+@State(Scope.Thread)
+public class TieredStoreBenchmark {
+
+    @Param({"1000", "100000", "1000000"})
+    public int segments;
+
+    private StoreWorkload workload;
+    private TieredStore store;
+    private SegmentMeta[] spareMetas;
+
+    @Setup(Level.Trial)
+    public void fill() {
+        workload = new StoreWorkload(segments);
+        store = new TieredStore(workload.budget(), workload.budget());
+        PositionRange positions = PositionRange.of(0, 16);
+        for (String key : workload.keys) {
+            store.register(SegmentMeta.of(key, positions, StoreWorkload.SEGMENT_BYTES), Tier.GPU);
+        }
+        spareMetas = new SegmentMeta[workload.spareKeys.length];
+        for (int i = 0; i < spareMetas.length; i++) {
+            spareMetas[i] = SegmentMeta.of(workload.spareKeys[i], positions, StoreWorkload.SEGMENT_BYTES);
+        }
+    }
+
+    @TearDown(Level.Trial)
+    public void release() {
+        store = null;
+        workload = null;
+        spareMetas = null;
+    }
+
+    /** register of a new segment, then remove of it so the store keeps its size: the pair's cost. */
+    @Benchmark
+    public Optional<SegmentMeta> registerThenRemove() {
+        SegmentMeta meta = spareMetas[workload.nextSpare()];
+        store.register(meta, Tier.GPU);
+        return store.remove(meta.key());
+    }
+
+    @Benchmark
+    public boolean touch() {
+        return store.touch(workload.nextKey());
+    }
+
+    @Benchmark
+    public Optional<SegmentMeta> get() {
+        return store.get(workload.nextKey());
+    }
+
+    /** demote GPU to CPU then promote back: the pair's cost. */
+    @Benchmark
+    public void demoteThenPromote(Blackhole blackhole) {
+        String key = workload.nextKey();
+        Optional<TierTransfer> down = store.demote(key, Tier.CPU);
+        Optional<TierTransfer> up = store.promote(key, Tier.GPU);
+        blackhole.consume(down);
+        blackhole.consume(up);
+    }
+
+    /** A few candidates ({@value StoreWorkload#CANDIDATES_WANTED} segments' worth) from a full tier. */
+    @Benchmark
+    public List<String> candidatesForDemotionFew() {
+        return store.candidatesForDemotion(Tier.GPU, StoreWorkload.CANDIDATES_WANTED * StoreWorkload.SEGMENT_BYTES);
+    }
+}

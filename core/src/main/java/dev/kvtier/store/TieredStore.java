@@ -1,0 +1,435 @@
+package dev.kvtier.store;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The logical tier map: which segment lives on which {@link Tier}, with byte budgets for
+ * {@link Tier#GPU} and {@link Tier#CPU} ({@link Tier#DISK} is unbounded). The store only does the
+ * bookkeeping; {@link #demote} and {@link #promote} return a {@link TierTransfer} that the caller
+ * must carry out, and hand back to {@link #rollback} if the bytes could not be moved.
+ *
+ * <pre>{@code
+ * TieredStore store = new TieredStore(1_000_000, 8_000_000);       // 1 MB GPU, 8 MB CPU
+ * store.register(SegmentMeta.of("turn-1", PositionRange.of(0, 512), 200_000), Tier.GPU);
+ * TierTransfer down = store.demote("turn-1", Tier.CPU).orElseThrow(); // GPU -> CPU, now copy the bytes
+ * TierTransfer up = store.promote("turn-1", Tier.GPU).orElseThrow();  // CPU -> GPU, accessCount 1
+ * }</pre>
+ *
+ * <h2>Answers</h2>
+ * The same as the Rust seed on valid input: {@code register} refuses a duplicate key or a segment
+ * the tier's budget cannot hold; {@code demote} / {@code promote} return empty for an unknown key,
+ * a target that is not strictly slower / faster than the current tier, or a target without room;
+ * {@code promote} and {@code touch} count an access; the free queries never go below zero.
+ * A budget check is {@code size <= budget - used}, which cannot overflow; disk usage is capped at
+ * {@link Long#MAX_VALUE} the same way.
+ *
+ * <h2>Demotion order</h2>
+ * {@link #candidatesForDemotion} follows the {@link DemotionPolicy} given at construction (default
+ * {@link DemotionPolicy#leastAccessedFirst()}). Ties are broken by least recent use, where a use is
+ * a register, touch or promote stamped from a monotonic counter, so one history always gives one
+ * list. Each tier keeps an index in that order, so nothing is sorted per call. With the built-in
+ * policies it is the LFU bucket scheme (frequency buckets, each ordered by recency): k candidates
+ * cost O(k) plus O(log m) per bucket visited (m below); get is O(1) expected (a hash lookup);
+ * touch, promote and remove are O(1) expected and amortised (a list splice, the next bucket found
+ * through its neighbour), with an O(log b) directory look-up among the b distinct access counts of
+ * the tier when no neighbour fits (register, a first arrival on a tier). A segment that arrived by
+ * demote or rollback keeps its older recency, so it waits in a small per-bucket tree: demote and
+ * rollback, and the next move of such a segment, cost O(log m) for the m such segments in its
+ * bucket. A custom policy gets a
+ * red-black tree: O(log n) per update, O(k + log n) for k candidates. {@link #segments()} is O(n).
+ *
+ * <h2>Thread safety</h2>
+ * Thread-safe. Every public method is atomic: it runs entirely under one lock, so other threads
+ * see all of its effect or none, and a refused call (false / empty / exception) changes nothing.
+ * Separate calls are separate atomic steps: {@code gpuUsed()} then {@code cpuUsed()} may see two
+ * different states, and a key returned by {@code candidatesForDemotion} may have been removed by
+ * the time it is demoted (demote then simply returns empty).
+ *
+ * <h2>Errors</h2>
+ * Programming errors (null or blank keys, null tiers or metadata, negative budgets) throw
+ * {@link IllegalArgumentException} naming the argument and its value, before anything changes.
+ */
+public final class TieredStore {
+
+    /** Budget, usage and the demotion-ordered index of one tier. */
+    private static final class TierState {
+        final long budget;
+        long used;
+        final TierIndex index;
+
+        TierState(long budget, TierIndex index) {
+            this.budget = budget;
+            this.index = index;
+        }
+
+        /** {@code used <= budget} always holds, so {@code budget - used} cannot overflow. */
+        boolean fits(long bytes) {
+            return bytes <= budget - used;
+        }
+    }
+
+    private final Object lock = new Object();
+    private final long gpuBudget;
+    private final long cpuBudget;
+    private final DemotionPolicy policy;
+    /** Registration order, so {@link #segments()} is deterministic too. */
+    private final Map<String, SegmentEntry> entries = new LinkedHashMap<>();
+    private final TierState[] tiers = new TierState[Tier.values().length];
+    /** The logical clock behind {@link DemotionPolicy.Usage#lastUse()}. */
+    private long clock;
+
+    /**
+     * A store with the default {@link DemotionPolicy#leastAccessedFirst()} policy.
+     *
+     * @param gpuBudget bytes that may live on {@link Tier#GPU}, {@code >= 0}
+     * @param cpuBudget bytes that may live on {@link Tier#CPU}, {@code >= 0}
+     * @throws IllegalArgumentException if a budget is negative
+     */
+    public TieredStore(long gpuBudget, long cpuBudget) {
+        this(gpuBudget, cpuBudget, DemotionPolicy.leastAccessedFirst());
+    }
+
+    /**
+     * A store ordering demotion candidates by {@code policy}.
+     *
+     * @param gpuBudget bytes that may live on {@link Tier#GPU}, {@code >= 0}
+     * @param cpuBudget bytes that may live on {@link Tier#CPU}, {@code >= 0}
+     * @param policy    the demotion order; see {@link DemotionPolicy} for what it must promise
+     * @throws IllegalArgumentException if a budget is negative or {@code policy} (or its order) is null
+     */
+    public TieredStore(long gpuBudget, long cpuBudget, DemotionPolicy policy) {
+        this(gpuBudget, cpuBudget, policy, UsageBucketIndex.DEFAULT_EMPTY_BUCKET_SLACK);
+    }
+
+    /** For tests: {@code emptyBucketSlack} tunes the built-in policies' index (see UsageBucketIndex). */
+    TieredStore(long gpuBudget, long cpuBudget, DemotionPolicy policy, int emptyBucketSlack) {
+        if (gpuBudget < 0) {
+            throw new IllegalArgumentException("gpuBudget must be >= 0, was " + gpuBudget);
+        }
+        if (cpuBudget < 0) {
+            throw new IllegalArgumentException("cpuBudget must be >= 0, was " + cpuBudget);
+        }
+        if (policy == null) {
+            throw new IllegalArgumentException("policy must not be null");
+        }
+        Comparator<DemotionPolicy.Usage> policyOrder = policy.demotionOrder();
+        if (policyOrder == null) {
+            throw new IllegalArgumentException("policy " + policy.name() + " returned a null demotionOrder()");
+        }
+        this.gpuBudget = gpuBudget;
+        this.cpuBudget = cpuBudget;
+        this.policy = policy;
+        tiers[Tier.GPU.ordinal()] = new TierState(gpuBudget, newTierIndex(policy, policyOrder, emptyBucketSlack));
+        tiers[Tier.CPU.ordinal()] = new TierState(cpuBudget, newTierIndex(policy, policyOrder, emptyBucketSlack));
+        tiers[Tier.DISK.ordinal()] = new TierState(Long.MAX_VALUE, newTierIndex(policy, policyOrder, emptyBucketSlack));
+    }
+
+    /**
+     * Registers a new segment on {@code tier}, keeping the access count {@code meta} carries (0 for
+     * {@link SegmentMeta#of}); its tier is replaced by {@code tier}. Counts as a use.
+     *
+     * @return false, changing nothing, if the key is already registered or {@code tier} lacks room
+     * @throws IllegalArgumentException if {@code meta} or {@code tier} is null
+     */
+    public boolean register(SegmentMeta meta, Tier tier) {
+        if (meta == null) {
+            throw new IllegalArgumentException("meta must not be null");
+        }
+        requireTier(tier, "tier");
+        synchronized (lock) {
+            TierState target = tiers[tier.ordinal()];
+            if (entries.containsKey(meta.key()) || !target.fits(meta.sizeBytes())) {
+                return false;
+            }
+            SegmentEntry entry = new SegmentEntry(meta, tier, ++clock);
+            entries.put(meta.key(), entry);
+            target.used += meta.sizeBytes();
+            target.index.add(entry);
+            return true;
+        }
+    }
+
+    /**
+     * Books a move of segment {@code key} to the strictly slower tier {@code to}. Does not count as a
+     * use. The caller must move the bytes, or {@link #rollback} the transfer.
+     *
+     * @return the transfer to carry out, or empty, changing nothing, if the key is unknown,
+     *         {@code to} is not slower than the segment's tier, or {@code to} lacks room
+     * @throws IllegalArgumentException if {@code key} is null or blank or {@code to} is null
+     */
+    public Optional<TierTransfer> demote(String key, Tier to) {
+        requireTier(to, "to");
+        synchronized (lock) {
+            SegmentEntry entry = lookup(key);
+            if (entry == null) {
+                return Optional.empty();
+            }
+            Tier from = entry.tier;
+            if (!from.isFasterThan(to) || !tiers[to.ordinal()].fits(entry.sizeBytes)) {
+                return Optional.empty();
+            }
+            return Optional.of(move(entry, to, entry.accessCount, entry.lastUse));
+        }
+    }
+
+    /**
+     * Books a move of segment {@code key} to the strictly faster tier {@code to}, counting an access
+     * and a use. The caller must move the bytes, or {@link #rollback} the transfer.
+     *
+     * @return the transfer to carry out, or empty, changing nothing, if the key is unknown,
+     *         {@code to} is not faster than the segment's tier, or {@code to} lacks room
+     * @throws IllegalArgumentException if {@code key} is null or blank or {@code to} is null
+     */
+    public Optional<TierTransfer> promote(String key, Tier to) {
+        requireTier(to, "to");
+        synchronized (lock) {
+            SegmentEntry entry = lookup(key);
+            if (entry == null) {
+                return Optional.empty();
+            }
+            Tier from = entry.tier;
+            if (!to.isFasterThan(from) || !tiers[to.ordinal()].fits(entry.sizeBytes)) {
+                return Optional.empty();
+            }
+            return Optional.of(move(entry, to, entry.accessCount + 1, ++clock));
+        }
+    }
+
+    /**
+     * Undoes the demote or promote that returned {@code transfer}, for a caller whose bytes could
+     * not be moved: the segment goes back to {@code transfer.from()}, both tiers' usage is restored
+     * and a promotion's access-count increment is taken back. The use a promotion recorded stays:
+     * the caller did ask for the segment. Touches made since the transfer are kept.
+     *
+     * @return true if undone; false, changing nothing, unless {@code transfer} is the latest move
+     *         booked for a segment still registered under its key and not yet rolled back (so the
+     *         segment is on {@code transfer.to()} with that size and those positions), or if
+     *         {@code transfer.from()} no longer has room because others took the space meanwhile
+     *         (the caller then still holds the bytes on {@code from} and should remove the segment)
+     * @throws IllegalArgumentException if {@code transfer} is null
+     */
+    public boolean rollback(TierTransfer transfer) {
+        if (transfer == null) {
+            throw new IllegalArgumentException("transfer must not be null");
+        }
+        synchronized (lock) {
+            SegmentEntry entry = entries.get(transfer.key());
+            if (entry == null || !transfer.equals(entry.lastMove)
+                    || !tiers[transfer.from().ordinal()].fits(entry.sizeBytes)) {
+                return false;
+            }
+            long accessCount = entry.accessCount;
+            if (transfer.isPromotion() && accessCount > 0) {
+                accessCount--;
+            }
+            move(entry, transfer.from(), accessCount, entry.lastUse);
+            entry.lastMove = null;
+            return true;
+        }
+    }
+
+    /**
+     * Removes segment {@code key}, releasing its bytes from its tier's usage.
+     *
+     * @return its final snapshot, or empty if the key is unknown
+     * @throws IllegalArgumentException if {@code key} is null or blank
+     */
+    public Optional<SegmentMeta> remove(String key) {
+        synchronized (lock) {
+            SegmentEntry entry = lookup(key);
+            if (entry == null) {
+                return Optional.empty();
+            }
+            TierState tier = tiers[entry.tier.ordinal()];
+            unindex(tier, entry);
+            entries.remove(key);
+            tier.used -= entry.sizeBytes;
+            return Optional.of(entry.snapshot());
+        }
+    }
+
+    /**
+     * The current snapshot of segment {@code key}. Not a use (reading metadata is not reading KV).
+     *
+     * @return the snapshot, or empty if the key is unknown
+     * @throws IllegalArgumentException if {@code key} is null or blank
+     */
+    public Optional<SegmentMeta> get(String key) {
+        synchronized (lock) {
+            SegmentEntry entry = lookup(key);
+            return entry == null ? Optional.empty() : Optional.of(entry.snapshot());
+        }
+    }
+
+    /**
+     * Counts an access to and a use of segment {@code key} without moving it.
+     *
+     * @return false if the key is unknown
+     * @throws IllegalArgumentException if {@code key} is null or blank
+     */
+    public boolean touch(String key) {
+        synchronized (lock) {
+            SegmentEntry entry = lookup(key);
+            if (entry == null) {
+                return false;
+            }
+            TierState tier = tiers[entry.tier.ordinal()];
+            unindex(tier, entry);
+            entry.place(entry.tier, entry.accessCount + 1);
+            entry.lastUse = ++clock;
+            tier.index.add(entry);
+            return true;
+        }
+    }
+
+    /**
+     * The keys to demote from {@code tier} to free {@code needed} bytes, first to demote first (in
+     * the policy's order, ties by least recent use), stopping as soon as their sizes add up to at
+     * least {@code needed}; all of the tier's segments if they do not. Changes nothing.
+     *
+     * @return a new list the caller owns; empty if {@code needed <= 0}
+     * @throws IllegalArgumentException if {@code tier} is null
+     */
+    public List<String> candidatesForDemotion(Tier tier, long needed) {
+        requireTier(tier, "tier");
+        List<String> keys = new ArrayList<>();
+        if (needed <= 0) {
+            return keys;
+        }
+        synchronized (lock) {
+            tiers[tier.ordinal()].index.collectCandidates(needed, keys);
+        }
+        return keys;
+    }
+
+    /** The GPU byte budget given at construction. */
+    public long gpuBudget() {
+        return gpuBudget;
+    }
+
+    /** The CPU byte budget given at construction. */
+    public long cpuBudget() {
+        return cpuBudget;
+    }
+
+    /** Bytes booked on {@link Tier#GPU}; never above {@link #gpuBudget()}. */
+    public long gpuUsed() {
+        return used(Tier.GPU);
+    }
+
+    /** Bytes booked on {@link Tier#CPU}; never above {@link #cpuBudget()}. */
+    public long cpuUsed() {
+        return used(Tier.CPU);
+    }
+
+    /** Bytes booked on {@link Tier#DISK}. */
+    public long diskUsed() {
+        return used(Tier.DISK);
+    }
+
+    /** {@code gpuBudget() - gpuUsed()}, never negative. */
+    public long gpuFree() {
+        return Math.max(0, gpuBudget - gpuUsed());
+    }
+
+    /** {@code cpuBudget() - cpuUsed()}, never negative. */
+    public long cpuFree() {
+        return Math.max(0, cpuBudget - cpuUsed());
+    }
+
+    /** The number of registered segments. */
+    public int numSegments() {
+        synchronized (lock) {
+            return entries.size();
+        }
+    }
+
+    /** A consistent snapshot of every segment, in registration order; unmodifiable. O(n). */
+    public List<SegmentMeta> segments() {
+        synchronized (lock) {
+            List<SegmentMeta> snapshot = new ArrayList<>(entries.size());
+            for (SegmentEntry entry : entries.values()) {
+                snapshot.add(entry.snapshot());
+            }
+            return List.copyOf(snapshot);
+        }
+    }
+
+    /** The policy ordering {@link #candidatesForDemotion}. */
+    public DemotionPolicy policy() {
+        return policy;
+    }
+
+    @Override
+    public String toString() {
+        synchronized (lock) {
+            return "TieredStore[segments=" + entries.size()
+                    + ", gpu=" + used(Tier.GPU) + "/" + gpuBudget
+                    + ", cpu=" + used(Tier.CPU) + "/" + cpuBudget
+                    + ", disk=" + used(Tier.DISK) + ", policy=" + policy.name() + "]";
+        }
+    }
+
+    private long used(Tier tier) {
+        synchronized (lock) {
+            return tiers[tier.ordinal()].used;
+        }
+    }
+
+    /** Moves {@code entry} to {@code to}, which has room; returns and remembers the booked transfer. */
+    private TierTransfer move(SegmentEntry entry, Tier to, long newAccessCount, long newLastUse) {
+        Tier from = entry.tier;
+        TierState source = tiers[from.ordinal()];
+        TierState target = tiers[to.ordinal()];
+        unindex(source, entry);
+        source.used -= entry.sizeBytes;
+        target.used += entry.sizeBytes;
+        entry.place(to, newAccessCount);
+        entry.lastUse = newLastUse;
+        target.index.add(entry);
+        TierTransfer transfer = new TierTransfer(entry.key, from, to, entry.sizeBytes, entry.positions);
+        entry.lastMove = transfer;
+        return transfer;
+    }
+
+    /**
+     * Takes {@code entry} out of its tier's index before its usage changes. This is the first write
+     * of every mutation, so a policy whose order is inconsistent is reported before anything changed.
+     */
+    private void unindex(TierState tier, SegmentEntry entry) {
+        if (!tier.index.remove(entry)) {
+            throw new IllegalStateException("demotion policy " + policy.name()
+                    + " is not a consistent order: segment " + entry.key + " was lost in its tier's index");
+        }
+    }
+
+    /**
+     * The entry registered under {@code key}, or null. A null or blank key is never registered, so
+     * it is validated only on a miss: the hit path stays free of a scan of the key's characters.
+     */
+    private SegmentEntry lookup(String key) {
+        SegmentEntry entry = entries.get(key);
+        if (entry == null) {
+            SegmentMeta.requireKey(key, "key");
+        }
+        return entry;
+    }
+
+    /** The built-in policies get their O(1) index; any other order a tree. */
+    private static TierIndex newTierIndex(DemotionPolicy policy, Comparator<DemotionPolicy.Usage> policyOrder,
+                                          int emptyBucketSlack) {
+        return policy instanceof StandardDemotionPolicy standard
+                ? standard.newTierIndex(emptyBucketSlack) : new SortedTierIndex(policyOrder);
+    }
+
+    private static void requireTier(Tier tier, String argumentName) {
+        if (tier == null) {
+            throw new IllegalArgumentException(argumentName + " must not be null");
+        }
+    }
+}

@@ -1,0 +1,160 @@
+package dev.kvtier.store;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Many threads doing random operations on one store; afterwards (and, for what a single call can
+ * observe, during) the invariants hold. Bounded by an op count and a time cap, asserts no timing.
+ */
+class TieredStoreStressTest {
+    private static final int THREADS = 8;
+    private static final int OPS_PER_THREAD = 60_000;
+    private static final long TIME_CAP_NANOS = TimeUnit.MILLISECONDS.toNanos(2_500);
+    private static final int KEYS = 400;
+    private static final long GPU_BUDGET = 40_000;
+    private static final long CPU_BUDGET = 80_000;
+
+    /** Every key always gets the same positions and size, so any snapshot can be checked against them. */
+    private static PositionRange positionsOf(int key) {
+        return PositionRange.of(key * 1_000L, key * 1_000L + 1 + key % 97);
+    }
+
+    private static long sizeOf(int key) {
+        return (key * 37L) % 1_000;
+    }
+
+    @Test
+    void randomOpsFromManyThreadsKeepEveryInvariant() throws InterruptedException {
+        for (DemotionPolicy policy : List.of(DemotionPolicy.leastAccessedFirst(), DemotionPolicy.leastRecentlyUsed())) {
+            runStress(policy);
+        }
+    }
+
+    private void runStress(DemotionPolicy policy) throws InterruptedException {
+        // A tiny empty-bucket slack so that bucket sweeps also happen under contention.
+        TieredStore store = new TieredStore(GPU_BUDGET, CPU_BUDGET, policy, 2);
+        AtomicLong registered = new AtomicLong();
+        AtomicLong removed = new AtomicLong();
+        AtomicLong opsDone = new AtomicLong();
+        ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
+        CountDownLatch start = new CountDownLatch(1);
+        long deadline = System.nanoTime() + TIME_CAP_NANOS;
+        List<Thread> threads = new ArrayList<>();
+        for (int t = 0; t < THREADS; t++) {
+            long seed = 0x5EED_0000L + t;
+            threads.add(Thread.ofPlatform().name("stress-" + t).start(() -> {
+                try {
+                    start.await();
+                    SplittableRandom random = new SplittableRandom(seed);
+                    TierTransfer mine = null;
+                    for (int i = 0; i < OPS_PER_THREAD && ((i & 255) != 0 || System.nanoTime() < deadline); i++) {
+                        int keyIndex = random.nextInt(KEYS);
+                        String key = "k" + keyIndex;
+                        Tier tier = Tier.values()[random.nextInt(3)];
+                        switch (random.nextInt(9)) {
+                            case 0, 1 -> {
+                                if (store.register(SegmentMeta.of(key, positionsOf(keyIndex), sizeOf(keyIndex)), tier)) {
+                                    registered.incrementAndGet();
+                                }
+                            }
+                            case 2 -> mine = store.demote(key, tier).orElse(mine);
+                            case 3 -> mine = store.promote(key, tier).orElse(mine);
+                            case 4 -> {
+                                if (store.remove(key).isPresent()) {
+                                    removed.incrementAndGet();
+                                }
+                            }
+                            case 5 -> store.touch(key);
+                            case 6 -> {
+                                Optional<SegmentMeta> got = store.get(key);
+                                got.ifPresent(meta -> {
+                                    check(positionsOf(keyIndex).equals(meta.positions()), "positions of " + meta);
+                                    check(sizeOf(keyIndex) == meta.sizeBytes(), "size of " + meta);
+                                });
+                            }
+                            case 7 -> {
+                                List<String> keys = store.candidatesForDemotion(tier, random.nextLong(5_000));
+                                check(new HashSet<>(keys).size() == keys.size(), "duplicate candidates " + keys);
+                            }
+                            default -> {
+                                if (mine != null) {
+                                    store.rollback(mine);
+                                    mine = null;
+                                }
+                            }
+                        }
+                        check(store.gpuUsed() <= GPU_BUDGET, "gpu over budget");
+                        check(store.cpuUsed() <= CPU_BUDGET, "cpu over budget");
+                        opsDone.incrementAndGet();
+                    }
+                } catch (Throwable e) {
+                    failures.add(e);
+                }
+            }));
+        }
+        start.countDown();
+        for (Thread thread : threads) {
+            thread.join();
+        }
+        assertTrue(failures.isEmpty(), () -> "failures in worker threads: " + failures);
+        assertTrue(opsDone.get() >= THREADS * 256L, "each thread ran at least its first batch");
+
+        List<SegmentMeta> all = store.segments();
+        assertEquals(all.size(), store.numSegments());
+        assertEquals(registered.get() - removed.get(), store.numSegments());
+        Map<Tier, Long> sums = new EnumMap<>(Tier.class);
+        Map<Tier, List<String>> onTier = new EnumMap<>(Tier.class);
+        for (Tier tier : Tier.values()) {
+            sums.put(tier, 0L);
+            onTier.put(tier, new ArrayList<>());
+        }
+        for (SegmentMeta meta : all) {
+            int keyIndex = Integer.parseInt(meta.key().substring(1));
+            assertEquals(positionsOf(keyIndex), meta.positions());
+            assertEquals(sizeOf(keyIndex), meta.sizeBytes());
+            sums.merge(meta.tier(), meta.sizeBytes(), Long::sum);
+            onTier.get(meta.tier()).add(meta.key());
+        }
+        assertEquals(sums.get(Tier.GPU), store.gpuUsed());
+        assertEquals(sums.get(Tier.CPU), store.cpuUsed());
+        assertEquals(sums.get(Tier.DISK), store.diskUsed());
+        assertTrue(store.gpuUsed() <= GPU_BUDGET);
+        assertTrue(store.cpuUsed() <= CPU_BUDGET);
+        assertEquals(GPU_BUDGET - store.gpuUsed(), store.gpuFree());
+        assertEquals(CPU_BUDGET - store.cpuUsed(), store.cpuFree());
+        for (Tier tier : Tier.values()) {
+            // The index holds exactly the tier's segments, each once, in a nondecreasing count order for LFU.
+            List<String> indexed = store.candidatesForDemotion(tier, Long.MAX_VALUE);
+            assertEquals(new HashSet<>(onTier.get(tier)), new HashSet<>(indexed), tier + " index");
+            assertEquals(onTier.get(tier).size(), indexed.size(), tier + " index size");
+            if (policy == DemotionPolicy.leastAccessedFirst()) {
+                long previous = -1;
+                for (String key : indexed) {
+                    long count = store.get(key).orElseThrow().accessCount();
+                    assertTrue(count >= previous, "counts nondecreasing along " + tier);
+                    previous = count;
+                }
+            }
+        }
+    }
+
+    private static void check(boolean condition, String what) {
+        if (!condition) {
+            throw new AssertionError(what);
+        }
+    }
+}
