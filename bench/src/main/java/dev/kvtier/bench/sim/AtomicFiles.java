@@ -1,0 +1,35 @@
+package dev.kvtier.bench.sim;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+
+/** Writes whole files or nothing: readers see the old file or the complete new one, never half of it. */
+final class AtomicFiles {
+    private AtomicFiles() {
+    }
+
+    /**
+     * Writes {@code content} (UTF-8) to a temporary file beside {@code target}, then moves it over
+     * {@code target} atomically (or, where the file system cannot, with a replacing move).
+     */
+    static void write(Path target, String content) throws IOException {
+        Path absolute = target.toAbsolutePath();
+        Path directory = absolute.getParent();
+        Files.createDirectories(directory);
+        Path temporary = Files.createTempFile(directory, "." + absolute.getFileName(), ".tmp");
+        try {
+            Files.writeString(temporary, content, StandardCharsets.UTF_8);
+            try {
+                Files.move(temporary, absolute, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            } catch (AtomicMoveNotSupportedException e) {
+                Files.move(temporary, absolute, StandardCopyOption.REPLACE_EXISTING);
+            }
+        } finally {
+            Files.deleteIfExists(temporary);
+        }
+    }
+}

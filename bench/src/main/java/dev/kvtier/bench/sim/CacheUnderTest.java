@@ -1,0 +1,108 @@
+package dev.kvtier.bench.sim;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
+import java.util.Optional;
+
+/**
+ * The few cache operations the simulator drives. One implementation adapts {@code dev.kvtier.KvTierCache};
+ * tests use an in-memory fake. Implementations must be thread-safe: the simulator calls them from
+ * several request threads at once (never for the same key at the same time).
+ */
+public interface CacheUnderTest extends AutoCloseable {
+
+    /**
+     * Opens a cache; the simulator closes it.
+     */
+    @FunctionalInterface
+    interface Factory {
+        CacheUnderTest open(Settings settings);
+    }
+
+    /**
+     * What a cache is opened with.
+     *
+     * @param gpuBudgetBytes GPU tier budget
+     * @param cpuBudgetBytes pinned host tier budget
+     * @param diskDirectory  the disk tier's directory (exists, owned by the caller)
+     * @param pageSizeBytes  page size
+     * @param policy         demotion policy
+     * @param backend        copy backend
+     */
+    record Settings(long gpuBudgetBytes, long cpuBudgetBytes, Path diskDirectory, int pageSizeBytes,
+                    PolicyChoice policy, BackendChoice backend) {
+    }
+
+    /**
+     * What {@link #ensureResidentOnGpu} reports back: the simulator checks it against what it wrote.
+     *
+     * @param startPosition first token position (inclusive)
+     * @param endPosition   last token position (exclusive)
+     * @param sizeBytes     segment size
+     * @param tier          where the segment is now
+     */
+    record Resident(long startPosition, long endPosition, long sizeBytes, SimTier tier) {
+    }
+
+    /** Writes a new segment (a copy of {@code bytes}) onto the GPU tier, making room as the cache does; blocks until in place. */
+    void putOnGpu(String key, long startPosition, long endPosition, MemorySegment bytes);
+
+    /** Makes the segment resident on the GPU tier, making room first; blocks until the bytes are in place. */
+    Resident ensureResidentOnGpu(String key);
+
+    /** Where the segment lives now, or empty if the cache does not know it. */
+    Optional<SimTier> tierOf(String key);
+
+    /** Copies the segment's bytes, wherever they are, into host memory {@code destination} (exactly its size). */
+    void read(String key, MemorySegment destination);
+
+    /** Removes the segment; false if it was not there. */
+    boolean remove(String key);
+
+    /** Counters since the cache was opened. */
+    Counters counters();
+
+    /** Which backend moves the bytes and why it was chosen, e.g. {@code "host (no GPU: ...)"}. */
+    String backendDescription();
+
+    /** Closes the cache and frees every tier's memory; idempotent. */
+    @Override
+    void close();
+
+    /**
+     * A snapshot of the cache's counters.
+     *
+     * @param usedBytes        bytes used per tier, indexed by {@link SimTier#ordinal()}
+     * @param transfers        completed tier transfers
+     * @param failures         transfers that failed (and were rolled back)
+     * @param bytesMovedByPair bytes moved from tier {@code i} to tier {@code j} at {@code [i * 3 + j]}
+     */
+    record Counters(long[] usedBytes, long transfers, long failures, long[] bytesMovedByPair) {
+        public Counters {
+            usedBytes = usedBytes.clone();
+            bytesMovedByPair = bytesMovedByPair.clone();
+            if (usedBytes.length != SimTier.values().length || bytesMovedByPair.length != SimTier.values().length * SimTier.values().length) {
+                throw new IllegalArgumentException("usedBytes needs 3 entries and bytesMovedByPair 9");
+            }
+        }
+
+        /** Bytes used on {@code tier}. */
+        public long used(SimTier tier) {
+            return usedBytes[tier.ordinal()];
+        }
+
+        /** Bytes moved from {@code from} to {@code to}. */
+        public long bytesMoved(SimTier from, SimTier to) {
+            return bytesMovedByPair[from.ordinal() * SimTier.values().length + to.ordinal()];
+        }
+
+        /** Every counter of {@code this} minus {@code earlier} (usage stays as now). */
+        public Counters since(Counters earlier) {
+            long[] moved = bytesMovedByPair.clone();
+            for (int i = 0; i < moved.length; i++) {
+                moved[i] -= earlier.bytesMovedByPair[i];
+            }
+            return new Counters(usedBytes, transfers - earlier.transfers, failures - earlier.failures, moved);
+        }
+    }
+}

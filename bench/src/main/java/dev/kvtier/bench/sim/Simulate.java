@@ -1,0 +1,210 @@
+package dev.kvtier.bench.sim;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import java.util.stream.Stream;
+
+/**
+ * The main job: plays a multi-turn chat serving workload against kvtier's cache and prints a summary
+ * (see {@link SimOptions#usage()}). Exit status 0 when every byte checked out, 1 on any failure, 2 on
+ * bad arguments.
+ */
+public final class Simulate {
+    /** Exit status: no failure. */
+    public static final int OK = 0;
+    /** Exit status: a failure (wrong bytes, lost segment, cache error, leak). */
+    public static final int FAILED = 1;
+    /** Exit status: bad command line. */
+    public static final int USAGE = 2;
+
+    private final PrintStream out;
+    private final PrintStream err;
+    private final CacheUnderTest.Factory factory;
+
+    /**
+     * @param out     summary and sweep output
+     * @param err     progress, errors and usage
+     * @param factory opens the cache under test
+     */
+    public Simulate(PrintStream out, PrintStream err, CacheUnderTest.Factory factory) {
+        this.out = out;
+        this.err = err;
+        this.factory = factory;
+    }
+
+    /** The library's logger: its one line per opened cache is worth seeing once, not once per sweep point. */
+    private static final Logger LIBRARY_LOG = Logger.getLogger("dev.kvtier");
+
+    public static void main(String[] args) {
+        if (System.getProperty("java.util.logging.SimpleFormatter.format") == null) {
+            // One line per record instead of java.util.logging's default two.
+            System.setProperty("java.util.logging.SimpleFormatter.format", "%4$s %3$s: %5$s%6$s%n");
+        }
+        System.exit(new Simulate(System.out, System.err, KvTierCacheAdapter::open).run(args));
+    }
+
+    /** Runs the command line and returns the exit status; prints to the streams given at construction. */
+    public int run(String... args) {
+        SimOptions options;
+        Workload workload;
+        try {
+            options = SimOptions.parse(args);
+            if (options.help()) {
+                out.print(SimOptions.usage());
+                return OK;
+            }
+            workload = Workload.generate(options);
+            if (!options.sweep()) {
+                checkBudget("--gpu-budget", options.gpuBudget(), workload);
+            }
+            checkBudget("--cpu-budget", options.cpuBudget(), workload);
+        } catch (UsageException e) {
+            err.println("simulate: " + e.getMessage());
+            err.println();
+            err.print(SimOptions.usage());
+            return USAGE;
+        }
+        try {
+            return options.sweep() ? sweep(options, workload) : simulateOnce(options, workload);
+        } catch (IOException | UncheckedIOException e) {
+            err.println("simulate: I/O error: " + e);
+            return FAILED;
+        }
+    }
+
+    /** A budget below the largest segment could never make that segment resident: say so before starting. */
+    private static void checkBudget(String option, Budget budget, Workload workload) throws UsageException {
+        long bytes = budget.resolve(workload.peakLiveBytes());
+        if (bytes < workload.largestSegmentBytes()) {
+            throw new UsageException("bad value for " + option + ": '" + budget.spec() + "' (" + ByteSizes.format(bytes)
+                    + " is smaller than this workload's largest segment, " + ByteSizes.format(workload.largestSegmentBytes())
+                    + "; give at least that)");
+        }
+    }
+
+    private int simulateOnce(SimOptions options, Workload workload) throws IOException {
+        err.printf(Locale.ROOT, "simulate (Java %s): %,d requests over %,d sessions, peak working set %s, GPU budget %s, CPU budget %s%n",
+                Runtime.version().feature(), workload.requests().size(), options.sessions(), ByteSizes.format(workload.peakLiveBytes()),
+                ByteSizes.format(options.gpuBudget().resolve(workload.peakLiveBytes())),
+                ByteSizes.format(options.cpuBudget().resolve(workload.peakLiveBytes())));
+        RunResult result = runOnce(options, workload, options.gpuBudget().resolve(workload.peakLiveBytes()),
+                Progress.Sink.of(options.progress(), err));
+        if (result == null) {
+            return FAILED;
+        }
+        out.print(result.summary());
+        out.flush();
+        result.failure().ifPresent(f -> err.println("simulate: FAILED: " + f));
+        return result.failures() == 0 ? OK : FAILED;
+    }
+
+    /** One run on a fresh cache in its own disk directory; null when the cache could not be opened. */
+    private RunResult runOnce(SimOptions options, Workload workload, long gpuBudgetBytes, Progress.Sink progress)
+            throws IOException {
+        Path diskDirectory = options.diskDirectory().orElse(null);
+        boolean temporary = diskDirectory == null;
+        if (temporary) {
+            diskDirectory = Files.createTempDirectory("kvtier-sim-");
+        } else {
+            Files.createDirectories(diskDirectory);
+        }
+        try {
+            CacheUnderTest.Settings settings = new CacheUnderTest.Settings(gpuBudgetBytes,
+                    options.cpuBudget().resolve(workload.peakLiveBytes()), diskDirectory, options.pageSizeBytes(),
+                    options.policy(), options.backend());
+            try {
+                return SimulationRun.run(options, workload, factory, settings, progress);
+            } catch (RuntimeException e) {
+                err.println("simulate: could not open or close the cache (backend " + options.backend().optionValue()
+                        + "): " + e);
+                for (Throwable cause = e.getCause(); cause != null; cause = cause.getCause()) {
+                    err.println("  caused by " + cause);
+                }
+                return null;
+            }
+        } finally {
+            if (temporary) {
+                deleteRecursively(diskDirectory);
+            }
+        }
+    }
+
+    private int sweep(SimOptions options, Workload workload) throws IOException {
+        List<SweepPoint> points = new ArrayList<>();
+        long peak = workload.peakLiveBytes();
+        err.printf(Locale.ROOT, "simulate --sweep: %d GPU budgets x %d policies, peak working set %s%n",
+                options.sweepSteps(), options.sweepPolicies().size(), ByteSizes.format(peak));
+        Level libraryLevel = LIBRARY_LOG.getLevel();
+        try {
+            return sweepPoints(options, workload, points);
+        } finally {
+            LIBRARY_LOG.setLevel(libraryLevel);
+        }
+    }
+
+    private int sweepPoints(SimOptions options, Workload workload, List<SweepPoint> points) throws IOException {
+        long peak = workload.peakLiveBytes();
+        String backend = "";
+        for (PolicyChoice policy : options.sweepPolicies()) {
+            for (int step = 1; step <= options.sweepSteps(); step++) {
+                double share = (double) step / options.sweepSteps();
+                long budget = Math.max(workload.largestSegmentBytes(), (long) Math.ceil(share * peak));
+                SimOptions pointOptions = options.withGpuBudgetAndPolicy(new Budget.Bytes(budget), policy);
+                RunResult result = runOnce(pointOptions, workload, budget, Progress.Sink.off());
+                if (result == null) {
+                    return FAILED;
+                }
+                backend = result.backend();
+                LIBRARY_LOG.setLevel(Level.WARNING);
+                SweepPoint point = new SweepPoint(policy, share, result);
+                points.add(point);
+                err.printf(Locale.ROOT, "  %-4s GPU %5.1f%% (%9s): already on GPU %5.1f%%, from CPU %5.1f%%, from disk %5.1f%%, "
+                                + "p99 %s, %.2f s, failures %d%n", policy.optionValue(), 100 * point.gpuShare(),
+                        ByteSizes.format(budget), 100 * result.foundOnShare(SimTier.GPU),
+                        100 * result.foundOnShare(SimTier.CPU), 100 * result.foundOnShare(SimTier.DISK),
+                        RunResult.micros(result.timeToResidentMicros(99)), result.playedNanos() / 1e9, result.failures());
+                if (result.failures() != 0) {
+                    out.print(result.summary());
+                    err.println("simulate --sweep: stopped at the first failure; nothing written");
+                    return FAILED;
+                }
+            }
+        }
+        List<String> subtitle = List.of(
+                String.format(Locale.ROOT, "model %s; %,d sessions (zipf %s), %,d requests, turns of %s tokens, seed %d",
+                        options.model().describe(), options.sessions(), options.zipfExponent(), options.requests(),
+                        options.turnLengths().spec(), options.seed()),
+                String.format(Locale.ROOT, "peak working set %s; CPU budget %s; backend %s; %d threads; %s",
+                        ByteSizes.format(peak), options.cpuBudget().spec(), backend.split(" ")[0], options.threads(),
+                        Instant.now().truncatedTo(ChronoUnit.SECONDS)));
+        Path csv = options.outDirectory().resolve("sim-sweep.csv");
+        Path svg = options.outDirectory().resolve("sim-sweep.svg");
+        AtomicFiles.write(csv, SweepCsv.render(points));
+        AtomicFiles.write(svg, SweepChart.render(points, subtitle));
+        out.println("simulate --sweep: backend " + backend);
+        out.println("simulate --sweep: wrote " + csv + " and " + svg + " (" + points.size() + " runs, 0 failures)");
+        return OK;
+    }
+
+    private static void deleteRecursively(Path root) throws IOException {
+        if (!Files.exists(root)) {
+            return;
+        }
+        try (Stream<Path> paths = Files.walk(root)) {
+            for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+}

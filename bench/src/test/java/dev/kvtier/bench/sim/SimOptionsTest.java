@@ -1,0 +1,169 @@
+package dev.kvtier.bench.sim;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+class SimOptionsTest {
+
+    @Test
+    void noArgumentsGiveTheDefaults() throws Exception {
+        SimOptions o = SimOptions.parse();
+        assertEquals(SimOptions.defaults(), o);
+        assertEquals(ModelShape.TINY, o.model());
+        assertEquals(1024, o.model().bytesPerToken());
+        assertEquals(PolicyChoice.LFU, o.policy());
+        assertEquals(BackendChoice.AUTO, o.backend());
+        assertEquals(Optional.empty(), o.diskDirectory());
+        assertFalse(o.sweep());
+    }
+
+    @Test
+    void everyOptionParsesInBothSpellings() throws Exception {
+        SimOptions spaced = SimOptions.parse("--model", "llama-3.1-8b", "--sessions", "7", "--requests", "99",
+                "--turn-tokens", "16..64", "--max-turns", "3", "--zipf", "0.8", "--seed", "-5", "--threads", "4",
+                "--max-seconds", "30", "--gpu-budget", "64MiB", "--cpu-budget", "30%", "--disk-dir", "/tmp/d",
+                "--page-size", "4KiB", "--policy", "lru", "--backend", "host", "--verify", "full",
+                "--progress", "off", "--sweep", "--sweep-steps", "4", "--sweep-policies", "lru", "--out", "/tmp/o");
+        SimOptions equals = SimOptions.parse("--model=llama-3.1-8b", "--sessions=7", "--requests=99",
+                "--turn-tokens=16..64", "--max-turns=3", "--zipf=0.8", "--seed=-5", "--threads=4",
+                "--max-seconds=30", "--gpu-budget=64MiB", "--cpu-budget=30%", "--disk-dir=/tmp/d",
+                "--page-size=4KiB", "--policy=LRU", "--backend=host", "--verify=full", "--progress=off", "--sweep",
+                "--sweep-steps=4", "--sweep-policies=lru", "--out=/tmp/o");
+        assertEquals(spaced, equals);
+        assertEquals(ModelShape.LLAMA_3_1_8B, spaced.model());
+        assertEquals(131072, spaced.model().bytesPerToken());
+        assertEquals(7, spaced.sessions());
+        assertEquals(99, spaced.requests());
+        assertEquals(new TurnLengths.Uniform(16, 64), spaced.turnLengths());
+        assertEquals(3, spaced.maxTurns());
+        assertEquals(0.8, spaced.zipfExponent());
+        assertEquals(-5, spaced.seed());
+        assertEquals(4, spaced.threads());
+        assertEquals(30, spaced.maxSeconds());
+        assertEquals(new Budget.Bytes(64L << 20), spaced.gpuBudget());
+        assertEquals(new Budget.ShareOfWorkingSet(0.30), spaced.cpuBudget());
+        assertEquals(Optional.of(Path.of("/tmp/d")), spaced.diskDirectory());
+        assertEquals(4096, spaced.pageSizeBytes());
+        assertEquals(PolicyChoice.LRU, spaced.policy());
+        assertEquals(BackendChoice.HOST, spaced.backend());
+        assertEquals(SimOptions.VerifyMode.FULL, spaced.verify());
+        assertEquals(SimOptions.ProgressMode.OFF, spaced.progress());
+        assertTrue(spaced.sweep());
+        assertEquals(4, spaced.sweepSteps());
+        assertEquals(List.of(PolicyChoice.LRU), spaced.sweepPolicies());
+        assertEquals(Path.of("/tmp/o"), spaced.outDirectory());
+    }
+
+    @Test
+    void shapeOverridesMakeACustomModel() throws Exception {
+        SimOptions o = SimOptions.parse("--model", "llama-3.1-70b", "--layers", "4", "--dtype-bytes", "1");
+        assertEquals(4, o.model().layers());
+        assertEquals(8, o.model().kvHeads());
+        assertEquals(128, o.model().headDim());
+        assertEquals(1, o.model().dtypeBytes());
+        assertEquals(2L * 4 * 8 * 128, o.model().bytesPerToken());
+        assertTrue(o.model().name().contains("custom"), o.model().name());
+        assertEquals(ModelShape.LLAMA_3_1_70B, SimOptions.parse("--model", "Llama-3.1-70B").model());
+        assertEquals(327680, ModelShape.LLAMA_3_1_70B.bytesPerToken());
+    }
+
+    @Test
+    void turnLengthDistributions() throws Exception {
+        assertEquals(new TurnLengths.Fixed(256), SimOptions.parse("--turn-tokens", "256").turnLengths());
+        TurnLengths logNormal = SimOptions.parse("--turn-tokens", "lognormal:200,1.0").turnLengths();
+        assertEquals(new TurnLengths.LogNormal(200, 1.0, 3200), logNormal);
+        assertEquals(new TurnLengths.LogNormal(200, 0.5, 1000),
+                SimOptions.parse("--turn-tokens=lognormal:200,0.5,1000").turnLengths());
+        java.util.SplittableRandom random = new java.util.SplittableRandom(1);
+        for (int i = 0; i < 10_000; i++) {
+            int t = logNormal.sample(random);
+            assertTrue(t >= 1 && t <= 3200, "sample " + t);
+        }
+    }
+
+    @Test
+    void sizesAndBudgets() {
+        assertEquals(4096, ByteSizes.parse("4096"));
+        assertEquals(512 * 1024, ByteSizes.parse("512KiB"));
+        assertEquals(64L << 20, ByteSizes.parse("64M"));
+        assertEquals(3L << 29, ByteSizes.parse("1.5GiB"));
+        assertEquals(64_000_000, ByteSizes.parse("64MB"));
+        assertEquals("1.5 GiB", ByteSizes.format(3L << 29));
+        assertEquals("512 B", ByteSizes.format(512));
+        assertEquals(250, Budget.parse("25%").resolve(1000));
+        assertEquals(1, Budget.parse("0.01%").resolve(10));
+        assertEquals("25%", Budget.parse("25%").spec());
+        assertThrows(IllegalArgumentException.class, () -> ByteSizes.parse("12XB"));
+        assertThrows(IllegalArgumentException.class, () -> ByteSizes.parse("-1"));
+    }
+
+    @ParameterizedTest(name = "{0} {1}")
+    @CsvSource(delimiter = '|', value = {
+            "--sessions     | 0          | a whole number from 1",
+            "--sessions     | many       | a whole number from 1",
+            "--requests     | -3         | a whole number from 1",
+            "--gpu-budget   | 64XB       | unknown unit 'XB'",
+            "--gpu-budget   | 0          | budget must be positive",
+            "--cpu-budget   | lots%      | percentage",
+            "--turn-tokens  | 512..32    | max 32 is below min 512",
+            "--turn-tokens  | ten        | expected N, MIN..MAX",
+            "--turn-tokens  | 0          | between 1 and",
+            "--page-size    | 1000       | power of two",
+            "--policy       | fifo       | one of lfu, lru",
+            "--backend      | opencl     | one of auto, cuda, host",
+            "--verify       | sometimes  | one of checksum, full",
+            "--model        | gpt-5      | one of tiny, llama-3.1-8b",
+            "--zipf         | -1         | a number from 0.0 to 10.0",
+            "--seed         | 1.5        | a whole number",
+            "--threads      | 0          | a whole number from 1",
+            "--sweep-policies | lfu,mru  | one of lfu, lru",
+    })
+    void badValuesNameTheOptionAndTheValue(String option, String value, String expected) {
+        UsageException e = assertThrows(UsageException.class, () -> SimOptions.parse(option, value));
+        assertTrue(e.getMessage().contains(option), e.getMessage());
+        assertTrue(e.getMessage().contains("'" + value + "'"), e.getMessage());
+        assertTrue(e.getMessage().contains(expected), e.getMessage());
+        UsageException same = assertThrows(UsageException.class, () -> SimOptions.parse(option + "=" + value));
+        assertEquals(e.getMessage(), same.getMessage());
+    }
+
+    @Test
+    void unknownOptionsMissingValuesAndStrayArguments() {
+        assertEquals("unknown option --colour",
+                assertThrows(UsageException.class, () -> SimOptions.parse("--colour", "red")).getMessage());
+        assertEquals("unknown option --colour",
+                assertThrows(UsageException.class, () -> SimOptions.parse("--colour=red")).getMessage());
+        assertEquals("option --requests needs a value",
+                assertThrows(UsageException.class, () -> SimOptions.parse("--requests")).getMessage());
+        assertTrue(assertThrows(UsageException.class, () -> SimOptions.parse("requests")).getMessage()
+                .contains("'requests'"));
+    }
+
+    @Test
+    void segmentsOverTwoGibibytesAreRefused() {
+        UsageException e = assertThrows(UsageException.class,
+                () -> SimOptions.parse("--model", "llama-3.1-70b", "--turn-tokens", "8192"));
+        assertTrue(e.getMessage().contains("--turn-tokens 8192"), e.getMessage());
+    }
+
+    @Test
+    void usageMentionsEveryOption() {
+        String usage = SimOptions.usage();
+        for (String option : List.of("--model", "--layers", "--kv-heads", "--head-dim", "--dtype-bytes", "--sessions",
+                "--requests", "--turn-tokens", "--max-turns", "--zipf", "--seed", "--threads", "--max-seconds",
+                "--gpu-budget", "--cpu-budget", "--disk-dir", "--page-size", "--policy", "--backend", "--verify",
+                "--progress", "--sweep", "--sweep-steps", "--sweep-policies", "--out", "--help")) {
+            assertTrue(usage.contains(option), option);
+        }
+    }
+}
