@@ -14,6 +14,8 @@ import java.util.Arrays;
  * @param diskUsed     bytes of segments on DISK
  * @param transfers    completed tier-to-tier moves (demotions and promotions)
  * @param failures     operations whose bytes could not be moved or checked (each rolled back)
+ * @param bytesMovedByPair bytes moved by completed transfers, at {@code from.ordinal() * 3 + to.ordinal()}
+ * @param allocatedByTier  bytes of segments held in the executor's own pages, by {@code tier.ordinal()}
  */
 public record CacheStats(long gpuUsed, long cpuUsed, long diskUsed, long transfers, long failures,
                          long[] bytesMovedByPair, long[] allocatedByTier) {
