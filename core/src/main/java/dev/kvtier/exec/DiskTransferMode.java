@@ -4,13 +4,15 @@ package dev.kvtier.exec;
  * How the CUDA backend moves bytes between DISK extents (file mappings) and device memory. DISK to
  * CPU and back is a host-side copy in every mode; the host backend ignores this setting.
  *
- * <p>{@link #AUTO} is the default. It keeps registration where the device supports it because
- * registration was the existing behaviour and the only measurement so far (bench/results/copy.md,
- * "DISK to GPU from a cold mapping") ran over the host-emulated libcudart, which measures the
- * host-side cost only: there the direct copy from a registered mapping was the faster of the two,
- * with staging paying an extra host memcpy. The real choice needs the same benchmark on a GPU,
- * where a cold registered mapping also pays page faults inside the DMA path and pinning on
- * registration; change the default only on such a figure.
+ * <p>{@link #AUTO} is the default and keeps registration wherever the device supports it, because
+ * that is what the only measurement so far says (bench/results/copy.md, section "DISK to GPU from a
+ * cold mapping", {@code ColdDiskToGpuBenchmark}, three runs on the 2-core sandbox over the
+ * host-emulated libcudart): from a never-touched mapping, staging was never faster than copying
+ * straight from the registered mapping (median staged/registered 0.98-1.62 at 1 MiB and 16 MiB),
+ * and from a warm mapping it was 1.0-2.5x slower (the extra host copy). That run measures the
+ * host-side cost only: the fake's "device" is host memory and its copy a {@code memcpy}, so neither
+ * the DMA engine nor the driver's pinning at {@code cudaHostRegister} time is in it. The real choice
+ * needs the same benchmark on a GPU; change the default only on such a figure.
  */
 public enum DiskTransferMode {
     /** {@link #REGISTERED} where the device reports {@code cudaDevAttrHostRegisterSupported}, else {@link #STAGED}. */

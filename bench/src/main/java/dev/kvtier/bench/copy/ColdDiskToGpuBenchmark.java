@@ -67,6 +67,10 @@ public class ColdDiskToGpuBenchmark {
     @Param({"1048576", "16777216"})
     public int size;
 
+    /** Bytes per pinned bounce buffer (STAGED only; REGISTERED ignores it, its two rows are a noise check). */
+    @Param({"8388608", "1048576"})
+    public long bounceBufferBytes;
+
     private CudaRuntime cuda;
     private Path directory;
     private TransferExecutor executor;
@@ -93,7 +97,8 @@ public class ColdDiskToGpuBenchmark {
         budgets.put(Tier.GPU, 4L * size);    // one device arena of one segment
         budgets.put(Tier.CPU, 8L << 20);     // unused
         budgets.put(Tier.DISK, (long) size); // one extent per segment: every DISK allocation below maps a new file
-        executor = new TransferExecutor(new CudaExecutionBackend(cuda, directory, 2, true, mode, "benchmark"), PAGE,
+        executor = new TransferExecutor(new CudaExecutionBackend(cuda, directory, 2, true, mode,
+                bounceBufferBytes, CudaExecutionBackend.DEFAULT_BOUNCE_PAIRS, "benchmark"), PAGE,
                 budgets, 1L << 30);
         warmDisk = executor.allocate(Tier.DISK, size);
         gpu = executor.allocate(Tier.GPU, size);
