@@ -46,6 +46,8 @@ import java.util.concurrent.TimeUnit;
  * <ul>
  *   <li>{@code coldMappingToGpu}: {@code transferAndWait} of the fresh extent into device memory;</li>
  *   <li>{@code warmMappingToGpu}: the same from the extent the warm-up copy already read;</li>
+ *   <li>{@code newExtentToGpu}: creating the extent (zero-fill, map and, REGISTERED, {@code cudaHostRegister},
+ *       which on a real driver pins and so faults in every page) and copying it into device memory, all timed;</li>
  *   <li>{@code coldMappingMemcpy}: baseline, {@code MemorySegment.copy} of a fresh extent into native
  *       memory in the same JVM (the page faults and one memcpy, no CUDA at all).</li>
  * </ul>
@@ -127,6 +129,13 @@ public class ColdDiskToGpuBenchmark {
     @Benchmark
     public void warmMappingToGpu() {
         executor.transferAndWait(warmDisk, gpu);
+    }
+
+    /** A new extent made (and registered, REGISTERED) and copied into device memory: registration cost included. */
+    @Benchmark
+    public void newExtentToGpu() throws IOException {
+        PageAllocation fresh = executor.allocate(Tier.DISK, size); // the two extents made in setup are full: a new one
+        executor.transferAndWait(fresh, gpu);
     }
 
     /** Baseline: a never-touched extent copied into native memory by the CPU (DISK -> CPU, one run). */
