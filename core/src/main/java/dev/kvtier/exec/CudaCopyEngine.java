@@ -37,7 +37,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>If enqueueing fails part-way (a {@code CudaException} naming the call and error), the copies
  * already enqueued are waited for before the returned future fails, so the caller may free both
- * sides as soon as it is done. Thread-safe. {@link #close()} waits for both streams, then destroys them.
+ * sides as soon as it is done. Thread-safe. {@link #close()} lets staged copies finish, waits for
+ * both streams, then destroys them and frees the bounce buffers.
  */
 public final class CudaCopyEngine implements CopyEngine {
     private final CudaRuntime cuda;
