@@ -6,6 +6,8 @@ import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.concurrent.ThreadLocalRandom;
 
 /** Writes whole files or nothing: readers see the old file or the complete new one, never half of it. */
 final class AtomicFiles {
@@ -20,9 +22,10 @@ final class AtomicFiles {
         Path absolute = target.toAbsolutePath();
         Path directory = absolute.getParent();
         Files.createDirectories(directory);
-        Path temporary = Files.createTempFile(directory, "." + absolute.getFileName(), ".tmp");
+        // Not Files.createTempFile: that makes the file owner-only (0600), and results are meant to be read.
+        Path temporary = directory.resolve("." + absolute.getFileName() + "." + ThreadLocalRandom.current().nextLong(1L << 48) + ".tmp");
         try {
-            Files.writeString(temporary, content, StandardCharsets.UTF_8);
+            Files.writeString(temporary, content, StandardCharsets.UTF_8, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
             try {
                 Files.move(temporary, absolute, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             } catch (AtomicMoveNotSupportedException e) {

@@ -1,14 +1,114 @@
 package dev.kvtier.bench.sim;
 
+import java.lang.foreign.MemorySegment;
+import java.util.Optional;
+
+import dev.kvtier.Backend;
+import dev.kvtier.CacheStats;
+import dev.kvtier.KvTierCache;
+import dev.kvtier.KvTierConfig;
+import dev.kvtier.ResidentSegment;
+import dev.kvtier.store.DemotionPolicy;
+import dev.kvtier.store.PositionRange;
+import dev.kvtier.store.SegmentMeta;
+import dev.kvtier.store.Tier;
+
 /**
- * {@link CacheUnderTest} over {@code dev.kvtier.KvTierCache}. Placeholder until the facade lands on main:
- * opening fails with a clear message.
+ * {@link CacheUnderTest} over kvtier's {@link KvTierCache}: a thin translation, nothing more. Thread-safe
+ * as the cache is; {@link #close()} closes the cache.
  */
-final class KvTierCacheAdapter {
-    private KvTierCacheAdapter() {
+final class KvTierCacheAdapter implements CacheUnderTest {
+    private final KvTierCache cache;
+
+    private KvTierCacheAdapter(KvTierCache cache) {
+        this.cache = cache;
     }
 
-    static CacheUnderTest open(CacheUnderTest.Settings settings) {
-        throw new UnsupportedOperationException("dev.kvtier.KvTierCache is not on this branch yet");
+    /** Opens a {@link KvTierCache} with the simulator's settings. */
+    static CacheUnderTest open(Settings settings) {
+        KvTierConfig config = KvTierConfig.builder()
+                .gpuBudgetBytes(settings.gpuBudgetBytes())
+                .cpuBudgetBytes(settings.cpuBudgetBytes())
+                .diskDirectory(settings.diskDirectory())
+                .pageSizeBytes(settings.pageSizeBytes())
+                .policy(switch (settings.policy()) {
+                    case LFU -> DemotionPolicy.leastAccessedFirst();
+                    case LRU -> DemotionPolicy.leastRecentlyUsed();
+                })
+                .backend(switch (settings.backend()) {
+                    case AUTO -> Backend.AUTO;
+                    case CUDA -> Backend.CUDA;
+                    case HOST -> Backend.HOST;
+                })
+                .build();
+        return new KvTierCacheAdapter(KvTierCache.open(config));
+    }
+
+    @Override
+    public void putOnGpu(String key, long startPosition, long endPosition, MemorySegment bytes) {
+        cache.put(key, PositionRange.of(startPosition, endPosition), bytes, Tier.GPU);
+    }
+
+    @Override
+    public Resident ensureResidentOnGpu(String key) {
+        ResidentSegment resident = cache.ensureResident(key, Tier.GPU);
+        return new Resident(resident.positions().start(), resident.positions().end(), resident.sizeBytes(),
+                tier(resident.tier()));
+    }
+
+    @Override
+    public Optional<SimTier> tierOf(String key) {
+        return cache.get(key).map(SegmentMeta::tier).map(KvTierCacheAdapter::tier);
+    }
+
+    @Override
+    public void read(String key, MemorySegment destination) {
+        cache.read(key, destination);
+    }
+
+    @Override
+    public boolean remove(String key) {
+        return cache.remove(key).isPresent();
+    }
+
+    @Override
+    public Counters counters() {
+        CacheStats stats = cache.stats();
+        SimTier[] tiers = SimTier.values();
+        long[] used = new long[tiers.length];
+        long[] moved = new long[tiers.length * tiers.length];
+        for (SimTier from : tiers) {
+            used[from.ordinal()] = stats.used(toLibrary(from));
+            for (SimTier to : tiers) {
+                moved[from.ordinal() * tiers.length + to.ordinal()] = stats.bytesMoved(toLibrary(from), toLibrary(to));
+            }
+        }
+        return new Counters(used, stats.transfers(), stats.failures(), moved);
+    }
+
+    @Override
+    public String backendDescription() {
+        return cache.backendDescription();
+    }
+
+    @Override
+    public void close() {
+        cache.close();
+    }
+
+    private static SimTier tier(Tier tier) {
+        return switch (tier) {
+            case GPU -> SimTier.GPU;
+            case CPU -> SimTier.CPU;
+            case DISK -> SimTier.DISK;
+        };
+    }
+
+    private static Tier toLibrary(SimTier tier) {
+        return switch (tier) {
+            case GPU -> Tier.GPU;
+            case CPU -> Tier.CPU;
+            case DISK -> Tier.DISK;
+        };
     }
 }

@@ -82,9 +82,9 @@ public record SimOptions(
         sweepPolicies = List.copyOf(sweepPolicies);
     }
 
-    /** The defaults: the {@code tiny} model, 32 sessions, 600 requests, GPU 25% and CPU 40% of the working set. */
+    /** The defaults: the {@code tiny} model, 32 sessions, 2000 requests, GPU 25% and CPU 40% of the working set. */
     public static SimOptions defaults() {
-        return new SimOptions(ModelShape.TINY, 32, 600, new TurnLengths.Uniform(32, 512), 12, 1.0,
+        return new SimOptions(ModelShape.TINY, 32, 2000, new TurnLengths.Uniform(32, 512), 12, 1.0,
                 new Budget.ShareOfWorkingSet(0.25), new Budget.ShareOfWorkingSet(0.40), Optional.empty(),
                 64 * 1024, PolicyChoice.LFU, BackendChoice.AUTO, 42, 2, VerifyMode.CHECKSUM, 0,
                 ProgressMode.AUTO, false, 10, List.of(PolicyChoice.LFU, PolicyChoice.LRU),

@@ -1,0 +1,76 @@
+package dev.kvtier.bench.sim;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The simulator over the real {@code KvTierCache}: small end-to-end runs that must finish with 0 failures. */
+class KvTierCacheSimulationTest {
+    @TempDir
+    Path temp;
+
+    private record Outcome(int status, String out, String err) {
+    }
+
+    private static Outcome simulate(String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int status = new Simulate(new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8), KvTierCacheAdapter::open).run(args);
+        return new Outcome(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void aSmallRunOnTheHostBackendMovesBytesThroughEveryTierWithoutAFailure() throws Exception {
+        Path disk = temp.resolve("disk");
+        Outcome o = simulate("--backend", "host", "--sessions", "10", "--requests", "200", "--turn-tokens", "8..96",
+                "--max-turns", "8", "--gpu-budget", "15%", "--cpu-budget", "25%", "--threads", "3",
+                "--progress", "off", "--disk-dir", disk.toString());
+        assertEquals(Simulate.OK, o.status(), o.err() + o.out());
+        assertTrue(o.out().contains("backend           host"), o.out());
+        assertTrue(o.out().contains("failures          0"), o.out());
+        Matcher hits = Pattern.compile("on GPU ([0-9.]+)%, from CPU ([0-9.]+)%, from disk ([0-9.]+)%").matcher(o.out());
+        assertTrue(hits.find(), o.out());
+        assertTrue(Double.parseDouble(hits.group(2)) > 0, "came back from CPU: " + o.out());
+        assertTrue(Double.parseDouble(hits.group(3)) > 0, "came back from disk: " + o.out());
+        assertTrue(o.out().contains("disk -> GPU"), o.out());
+        assertTrue(Files.isDirectory(disk), "a given disk directory is kept");
+    }
+
+    @Test
+    void fullVerificationWithTheLeastRecentlyUsedPolicy() {
+        Outcome o = simulate("--backend", "host", "--sessions", "6", "--requests", "120", "--turn-tokens", "1..40",
+                "--gpu-budget", "20%", "--cpu-budget", "20%", "--policy", "lru", "--verify", "full",
+                "--progress", "off", "--page-size", "4KiB");
+        assertEquals(Simulate.OK, o.status(), o.err() + o.out());
+        assertTrue(o.out().contains("every byte compared"), o.out());
+    }
+
+    @Test
+    @Tag("gpu")
+    void theLlamaShapeOnTheCudaBackend() {
+        CacheUnderTest.Settings probe = new CacheUnderTest.Settings(1 << 20, 1 << 20, temp, 64 << 10, PolicyChoice.LFU,
+                BackendChoice.CUDA);
+        try (CacheUnderTest cache = KvTierCacheAdapter.open(probe)) {
+            cache.backendDescription();
+        } catch (IllegalStateException e) {
+            Assumptions.abort("no usable CUDA device: " + e.getMessage());
+        }
+        Outcome o = simulate("--backend", "cuda", "--model", "llama-3.1-8b", "--sessions", "8", "--requests", "80",
+                "--turn-tokens", "16..128", "--threads", "2", "--progress", "off");
+        assertEquals(Simulate.OK, o.status(), o.err() + o.out());
+        assertTrue(o.out().contains("backend           cuda"), o.out());
+    }
+}
