@@ -21,7 +21,8 @@ final class BackendSelection {
                 CudaRuntime cuda = probe.runtime().orElseThrow(() -> new IllegalStateException(
                         "backend CUDA requested but CUDA is not usable: " + probe.describe()
                                 + " (use Backend.AUTO or Backend.HOST to run without a GPU)"));
-                yield new CudaExecutionBackend(cuda, diskDirectory, config.copyThreads(), true, "CUDA requested by configuration");
+                yield new CudaExecutionBackend(cuda, diskDirectory, config.copyThreads(), true,
+                        config.diskTransferMode(), "CUDA requested by configuration");
             }
             case AUTO -> {
                 CudaProbe probe;
@@ -32,6 +33,7 @@ final class BackendSelection {
                 }
                 if (probe.runtime().isPresent()) {
                     yield new CudaExecutionBackend(probe.runtime().get(), diskDirectory, config.copyThreads(), true,
+                            config.diskTransferMode(),
                             "AUTO found a usable device");
                 }
                 yield new HostExecutionBackend(diskDirectory, config.copyThreads(), "no GPU: " + probe.describe());

@@ -1,5 +1,6 @@
 package dev.kvtier;
 
+import dev.kvtier.exec.DiskTransferMode;
 import dev.kvtier.store.DemotionPolicy;
 
 import java.nio.file.Path;
@@ -27,6 +28,7 @@ public final class KvTierConfig {
     private final long diskExtentBytes;
     private final int copyThreads;
     private final Path cudaLibrary;
+    private final DiskTransferMode diskTransferMode;
 
     private KvTierConfig(Builder b) {
         this.gpuBudgetBytes = b.gpuBudgetBytes;
@@ -39,6 +41,7 @@ public final class KvTierConfig {
         this.diskExtentBytes = b.diskExtentBytes;
         this.copyThreads = b.copyThreads;
         this.cudaLibrary = b.cudaLibrary;
+        this.diskTransferMode = b.diskTransferMode;
     }
 
     /** A builder with the defaults: no budgets (set both), a fresh temporary disk directory, 64 KiB pages, least-accessed-first, AUTO. */
@@ -96,12 +99,18 @@ public final class KvTierConfig {
         return Optional.ofNullable(cudaLibrary);
     }
 
+    /** How the CUDA backend moves DISK bytes to and from the device (ignored by the host backend). */
+    public DiskTransferMode diskTransferMode() {
+        return diskTransferMode;
+    }
+
     @Override
     public String toString() {
         return "KvTierConfig[gpuBudget=" + gpuBudgetBytes + ", cpuBudget=" + cpuBudgetBytes + ", diskDirectory="
                 + (diskDirectory == null ? "(temporary)" : diskDirectory) + ", pageSize=" + pageSizeBytes
                 + ", policy=" + policy.name() + ", backend=" + backend + ", maxBytesInFlight=" + maxBytesInFlight
                 + ", diskExtent=" + diskExtentBytes + ", copyThreads=" + copyThreads
+                + ", diskTransferMode=" + diskTransferMode
                 + (cudaLibrary == null ? "" : ", cudaLibrary=" + cudaLibrary) + "]";
     }
 
@@ -117,6 +126,7 @@ public final class KvTierConfig {
         private long diskExtentBytes = DEFAULT_DISK_EXTENT_BYTES;
         private int copyThreads = Math.max(2, Math.min(4, Runtime.getRuntime().availableProcessors()));
         private Path cudaLibrary;
+        private DiskTransferMode diskTransferMode = DiskTransferMode.AUTO;
 
         private Builder() {
         }
@@ -205,6 +215,19 @@ public final class KvTierConfig {
                 throw new IllegalArgumentException("cudaLibrary must not be null");
             }
             this.cudaLibrary = library;
+            return this;
+        }
+
+        /**
+         * How the CUDA backend moves DISK bytes to and from the device: registered mappings, or staged
+         * through pinned bounce buffers. Default {@link DiskTransferMode#AUTO} (registered where the
+         * device supports {@code cudaHostRegister}, else staged; see {@link DiskTransferMode} for why).
+         */
+        public Builder diskTransferMode(DiskTransferMode mode) {
+            if (mode == null) {
+                throw new IllegalArgumentException("diskTransferMode must not be null");
+            }
+            this.diskTransferMode = mode;
             return this;
         }
 

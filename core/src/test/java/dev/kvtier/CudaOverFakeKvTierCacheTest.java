@@ -5,6 +5,7 @@ import dev.kvtier.cuda.CudaRuntime;
 import dev.kvtier.cuda.CudaStream;
 import dev.kvtier.cuda.DeviceAllocation;
 import dev.kvtier.cuda.MemcpyKind;
+import dev.kvtier.exec.DiskTransferMode;
 import dev.kvtier.store.PositionRange;
 import dev.kvtier.store.Tier;
 import org.junit.jupiter.api.BeforeEach;
@@ -24,10 +25,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The contract on the CUDA backend over the host-emulated libcudart (runs in CI, no GPU), plus
- * faults only the fake can inject: a CUDA call failing, synchronously or asynchronously.
+ * faults only the fake can inject: a CUDA call failing, synchronously or asynchronously. DISK
+ * extents per {@link #diskTransferMode()} (here the default, AUTO: registered, as the fake supports
+ * it); {@link CudaOverFakeStagedKvTierCacheTest} runs it all again with staged DISK copies.
  */
 class CudaOverFakeKvTierCacheTest extends KvTierCacheContract {
-    private FakeCudart fake;
+    FakeCudart fake;
     private CudaRuntime cuda;
     private final List<DeviceAllocation> deviceMemory = new ArrayList<>();
 
@@ -40,7 +43,12 @@ class CudaOverFakeKvTierCacheTest extends KvTierCacheContract {
 
     @Override
     protected KvTierConfig.Builder configureBackend(KvTierConfig.Builder builder) {
-        return builder.backend(Backend.CUDA).cudaLibrary(fake.library());
+        return builder.backend(Backend.CUDA).cudaLibrary(fake.library()).diskTransferMode(diskTransferMode());
+    }
+
+    /** How DISK bytes reach the device in every test of this class. */
+    protected DiskTransferMode diskTransferMode() {
+        return DiskTransferMode.AUTO;
     }
 
     @Override
@@ -146,10 +154,12 @@ class CudaOverFakeKvTierCacheTest extends KvTierCacheContract {
     }
 
     @Test
-    void diskExtentsAreRegisteredOneByOneAndUnregisteredWhereTheDeviceCannot() {
+    void diskExtentsAreRegisteredOneByOneAndStagedWhereTheDeviceCannotRegister() {
         byte[] data = randomBytes(5, 20 * PAGE + 3);
-        try (KvTierCache cache = open(config(64, 64))) {
+        try (KvTierCache cache = open(config(64, 64).diskTransferMode(DiskTransferMode.AUTO))) {
             assertTrue(cache.backendDescription().contains("DISK: cudaHostRegister'ed"), cache.backendDescription());
+            assertTrue(cache.backendDescription().contains("AUTO: device supports cudaHostRegister"),
+                    cache.backendDescription());
             cache.put("k", PositionRange.of(0, 1), MemorySegment.ofArray(data), Tier.GPU);
             cache.demote("k", Tier.DISK);
             assertEquals(2, fake.liveCount("registered"), "20 pages over 16-page extents: two extents, two registrations");
@@ -158,11 +168,15 @@ class CudaOverFakeKvTierCacheTest extends KvTierCacheContract {
         }
         assertEquals(0, fake.liveCount("registered"), "unregistered before unmapping");
         fake.configure("attr=cudaDevAttrHostRegisterSupported:0");
-        try (KvTierCache cache = open(config(64, 64))) {
-            assertTrue(cache.backendDescription().contains("DISK: unregistered"), cache.backendDescription());
+        try (KvTierCache cache = open(config(64, 64).diskTransferMode(DiskTransferMode.AUTO))) {
+            assertTrue(cache.backendDescription().contains("DISK: staged through"), cache.backendDescription());
+            assertTrue(cache.backendDescription().contains("AUTO: device lacks cudaHostRegister"),
+                    cache.backendDescription());
             cache.put("k", PositionRange.of(0, 1), MemorySegment.ofArray(data), Tier.GPU);
+            long pinnedBefore = fake.liveCount("pinned");
             cache.demote("k", Tier.DISK);
             assertEquals(0, fake.liveCount("registered"));
+            assertEquals(pinnedBefore + 2, fake.liveCount("pinned"), "one pair of bounce buffers, allocated on first use");
             cache.ensureResident("k", Tier.GPU);
             assertArrayEquals(data, readAll(cache, "k"));
         }

@@ -11,8 +11,14 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Copies over the CUDA runtime: device-to-host copies on one dedicated stream, host-to-device (and
@@ -24,9 +30,15 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * complete on a kvtier thread, never on the CUDA callback thread; an event recorded after the
  * copies then says whether they failed asynchronously (the future then fails with that error).
  *
+ * <p>A device copy whose host side lies in a staged DISK extent (one not registered with
+ * {@code cudaHostRegister}, see {@link DiskTransferMode}) goes through {@link BounceBuffers}
+ * instead: chunked, double-buffered, on the same stream as its direction, on the calling thread for
+ * {@link #copyAndWait} and on a staging thread for {@link #submit}.
+ *
  * <p>If enqueueing fails part-way (a {@code CudaException} naming the call and error), the copies
  * already enqueued are waited for before the returned future fails, so the caller may free both
- * sides as soon as it is done. Thread-safe. {@link #close()} waits for both streams, then destroys them.
+ * sides as soon as it is done. Thread-safe. {@link #close()} lets staged copies finish, waits for
+ * both streams, then destroys them and frees the bounce buffers.
  */
 public final class CudaCopyEngine implements CopyEngine {
     private final CudaRuntime cuda;
@@ -36,6 +48,9 @@ public final class CudaCopyEngine implements CopyEngine {
     private final boolean batch;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final ConcurrentLinkedQueue<CudaEvent> idleEvents = new ConcurrentLinkedQueue<>();
+    private final StagedHostMemory staged;
+    private final BounceBuffers bounce;
+    private final ExecutorService stagingThreads;
 
     /**
      * @param cuda             the runtime
@@ -44,7 +59,18 @@ public final class CudaCopyEngine implements CopyEngine {
      *                         available); false forces one call per region (the benchmark's baseline)
      */
     public CudaCopyEngine(CudaRuntime cuda, int hostCopyThreads, boolean batchSmallCopies) {
+        this(cuda, hostCopyThreads, batchSmallCopies, new StagedHostMemory(), null);
+    }
+
+    /**
+     * @param staged host memory whose device copies are staged; never staged when {@code bounce} is null
+     * @param bounce the bounce buffers (closed by {@link #close()}), or null for none
+     */
+    CudaCopyEngine(CudaRuntime cuda, int hostCopyThreads, boolean batchSmallCopies, StagedHostMemory staged,
+                   BounceBuffers bounce) {
         this.cuda = cuda;
+        this.staged = staged;
+        this.bounce = bounce;
         this.toHost = cuda.createStream(true);
         CudaStream second;
         try {
@@ -56,6 +82,35 @@ public final class CudaCopyEngine implements CopyEngine {
         this.toDevice = second;
         this.hostCopies = new HostCopyEngine(hostCopyThreads);
         this.batch = batchSmallCopies;
+        AtomicInteger counter = new AtomicInteger();
+        // As many threads as pairs: a staged copy holds a pair for its whole length.
+        this.stagingThreads = bounce == null ? null : Executors.newFixedThreadPool(bounce.pairCount(), r -> {
+            Thread t = new Thread(r, "kvtier-staging-" + counter.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /** Whether {@code plan} is a device copy whose host side lies in a staged extent. */
+    private boolean needsStaging(CopyPlan plan) {
+        if (bounce == null || staged.isEmpty() || plan.sourceKind() == plan.destinationKind()) {
+            return false;
+        }
+        for (CopyRegion region : plan.regions()) {
+            if (staged.contains(plan.sourceKind() == MemoryKind.HOST ? region.source() : region.destination())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private CompletableFuture<Void> submitStaged(CopyPlan plan) {
+        MemcpyKind kind = kindOf(plan);
+        try {
+            return CompletableFuture.runAsync(() -> bounce.copy(kind, plan.regions(), streamFor(kind)), stagingThreads);
+        } catch (RejectedExecutionException e) {
+            throw new IllegalStateException("the CUDA copy engine is closed", e);
+        }
     }
 
     @Override
@@ -76,6 +131,8 @@ public final class CudaCopyEngine implements CopyEngine {
         for (CopyPlan plan : plans) {
             if (plan.sourceKind() == MemoryKind.HOST && plan.destinationKind() == MemoryKind.HOST) {
                 parts.add(hostCopies.submit(plan));
+            } else if (!plan.regions().isEmpty() && needsStaging(plan)) {
+                parts.add(submitStaged(plan));
             } else if (!plan.regions().isEmpty()) {
                 byKind.computeIfAbsent(kindOf(plan), k -> new ArrayList<>()).addAll(plan.regions());
             }
@@ -100,6 +157,14 @@ public final class CudaCopyEngine implements CopyEngine {
         }
         if (plan.sourceKind() == MemoryKind.HOST && plan.destinationKind() == MemoryKind.HOST) {
             hostCopies.copyAndWait(plan);
+        } else if (!plan.regions().isEmpty() && needsStaging(plan)) {
+            MemcpyKind kind = kindOf(plan);
+            try {
+                bounce.copy(kind, plan.regions(), streamFor(kind));
+            } catch (RuntimeException | InternalError failure) {
+                // InternalError: a fault while reading or writing a file mapping.
+                throw new CompletionException(failure);
+            }
         } else if (!plan.regions().isEmpty()) {
             // Blocking: wait on the event from this thread (cudaEventSynchronize), no callback hop.
             MemcpyKind kind = kindOf(plan);
@@ -268,6 +333,11 @@ public final class CudaCopyEngine implements CopyEngine {
             return;
         }
         RuntimeException failure = null;
+        if (stagingThreads != null) {
+            // Staged copies enqueue on the streams and hold bounce buffers: let them finish first.
+            stagingThreads.shutdown();
+            awaitTermination(stagingThreads);
+        }
         for (CudaStream stream : new CudaStream[] {toHost, toDevice}) {
             try {
                 try {
@@ -284,6 +354,17 @@ public final class CudaCopyEngine implements CopyEngine {
             }
         }
         hostCopies.close();
+        if (bounce != null) {
+            try {
+                bounce.close();
+            } catch (RuntimeException e) {
+                if (failure == null) {
+                    failure = e;
+                } else {
+                    failure.addSuppressed(e);
+                }
+            }
+        }
         for (CudaEvent event = idleEvents.poll(); event != null; event = idleEvents.poll()) {
             try {
                 event.close();
@@ -297,6 +378,22 @@ public final class CudaCopyEngine implements CopyEngine {
         }
         if (failure != null) {
             throw failure;
+        }
+    }
+
+    private static void awaitTermination(ExecutorService threads) {
+        boolean interrupted = false;
+        while (true) {
+            try {
+                if (threads.awaitTermination(1, TimeUnit.MINUTES)) {
+                    break;
+                }
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
     }
 }

@@ -16,17 +16,27 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * The CUDA backend, a thin adapter over {@code dev.kvtier.cuda}: GPU chunks are {@code cudaMalloc}
  * arenas (sub-allocated in pages by {@link PagedTierMemory}), CPU chunks are {@code cudaHostAlloc}
- * pinned blocks grown lazily (at least 8 MiB each), DISK chunks are mapped file extents registered
- * with {@code cudaHostRegister} one extent at a time, so device copies go straight to and from the
- * mapping and no copy spans two registrations (a region never crosses a chunk). Where the device
- * lacks {@code cudaHostRegister} ({@code cudaDevAttrHostRegisterSupported} = 0) or refuses an
- * extent, extents are used unregistered: the driver's pageable path (logged once). A pinned bounce
- * buffer of our own for that case is not implemented. Copies by
- * {@link CudaCopyEngine}. Uses the calling threads' current device (device 0 unless the
- * application set another). Thread-safe.
+ * pinned blocks grown lazily (at least 8 MiB each), DISK chunks are mapped file extents. How DISK
+ * extents reach the device is the {@link DiskTransferMode}:
+ * <ul>
+ *   <li>registered: each extent registered with {@code cudaHostRegister} as it is mapped, so
+ *       device copies go straight to and from the mapping and no copy spans two registrations (a
+ *       region never crosses a chunk);</li>
+ *   <li>staged: the extent stays unregistered and device copies go through a small pool of pinned
+ *       bounce buffers ({@link #DEFAULT_BOUNCE_PAIRS} pairs of {@link #DEFAULT_BOUNCE_BUFFER_BYTES},
+ *       allocated on first use, freed on close after their last copy completed).</li>
+ * </ul>
+ * {@link DiskTransferMode#AUTO} registers where the device reports
+ * {@code cudaDevAttrHostRegisterSupported}, else stages; an extent the driver refuses to register is
+ * staged (logged once). Copies by {@link CudaCopyEngine}. Uses the calling threads' current device
+ * (device 0 unless the application set another). Thread-safe.
  */
 public final class CudaExecutionBackend implements ExecutionBackend {
     private static final System.Logger LOG = System.getLogger(CudaExecutionBackend.class.getName());
+    /** Default bytes per pinned bounce buffer: 8 MiB, large enough that the per-copy cost is noise. */
+    public static final long DEFAULT_BOUNCE_BUFFER_BYTES = 8L << 20;
+    /** Default pairs of bounce buffers (two staged copies at once; 32 MiB pinned in all). */
+    public static final int DEFAULT_BOUNCE_PAIRS = 2;
 
     private final CudaRuntime cuda;
     private final String reason;
@@ -44,12 +54,49 @@ public final class CudaExecutionBackend implements ExecutionBackend {
      */
     public CudaExecutionBackend(CudaRuntime cuda, Path diskDirectory, int hostCopyThreads, boolean batchSmallCopies,
                                 String reason) {
+        this(cuda, diskDirectory, hostCopyThreads, batchSmallCopies, DiskTransferMode.AUTO, reason);
+    }
+
+    /**
+     * As {@link #CudaExecutionBackend(CudaRuntime, Path, int, boolean, String)}, DISK copies per {@code diskTransferMode}
+     * with the default bounce buffers.
+     */
+    public CudaExecutionBackend(CudaRuntime cuda, Path diskDirectory, int hostCopyThreads, boolean batchSmallCopies,
+                                DiskTransferMode diskTransferMode, String reason) {
+        this(cuda, diskDirectory, hostCopyThreads, batchSmallCopies, diskTransferMode, DEFAULT_BOUNCE_BUFFER_BYTES,
+                DEFAULT_BOUNCE_PAIRS, reason);
+    }
+
+    /**
+     * @param diskTransferMode  how DISK extents reach the device
+     * @param bounceBufferBytes bytes per pinned bounce buffer for staged copies, {@code > 0}
+     * @param bouncePairs       pairs of bounce buffers, {@code >= 1}: staged copies that run at once
+     * @throws IllegalArgumentException naming the argument for a null mode or a bad bounce size or count
+     */
+    public CudaExecutionBackend(CudaRuntime cuda, Path diskDirectory, int hostCopyThreads, boolean batchSmallCopies,
+                                DiskTransferMode diskTransferMode, long bounceBufferBytes, int bouncePairs,
+                                String reason) {
+        if (diskTransferMode == null) {
+            throw new IllegalArgumentException("diskTransferMode must not be null");
+        }
         this.cuda = cuda;
         this.reason = reason;
         this.device = new DeviceArenas(cuda);
         this.pinned = new PinnedChunks(cuda);
-        this.disk = new RegisteredExtents(cuda, new MappedFileChunkAllocator(diskDirectory), hostRegisterSupported(cuda));
-        this.engine = new CudaCopyEngine(cuda, hostCopyThreads, batchSmallCopies);
+        StagedHostMemory staged = new StagedHostMemory();
+        BounceBuffers bounce = new BounceBuffers(cuda, bounceBufferBytes, bouncePairs);
+        boolean register = switch (diskTransferMode) {
+            case AUTO -> hostRegisterSupported(cuda);
+            case REGISTERED -> true;
+            case STAGED -> false;
+        };
+        String why = switch (diskTransferMode) {
+            case AUTO -> register ? "AUTO: device supports cudaHostRegister" : "AUTO: device lacks cudaHostRegister";
+            case REGISTERED, STAGED -> diskTransferMode + " by configuration";
+        };
+        this.disk = new DiskExtents(cuda, new MappedFileChunkAllocator(diskDirectory), register, staged,
+                bounce.description(), why);
+        this.engine = new CudaCopyEngine(cuda, hostCopyThreads, batchSmallCopies, staged, bounce);
     }
 
     /** Whether the current device supports {@code cudaHostRegister}; if the query itself fails, try (and fall back per extent). */
@@ -156,24 +203,34 @@ public final class CudaExecutionBackend implements ExecutionBackend {
         }
     }
 
-    /** Mapped extents, each registered with {@code cudaHostRegister}; unregistered before unmapping. */
-    private static final class RegisteredExtents implements ChunkAllocator {
+    /**
+     * Mapped extents, each registered with {@code cudaHostRegister} (unregistered before unmapping) or
+     * marked as staged (unmarked before unmapping).
+     */
+    private static final class DiskExtents implements ChunkAllocator {
         private final CudaRuntime cuda;
         private final MappedFileChunkAllocator files;
         private final boolean register;
+        private final StagedHostMemory staged;
+        private final String bounceDescription;
+        private final String why;
         private final AtomicBoolean warned = new AtomicBoolean();
 
-        RegisteredExtents(CudaRuntime cuda, MappedFileChunkAllocator files, boolean register) {
+        DiskExtents(CudaRuntime cuda, MappedFileChunkAllocator files, boolean register, StagedHostMemory staged,
+                    String bounceDescription, String why) {
             this.cuda = cuda;
             this.files = files;
             this.register = register;
+            this.staged = staged;
+            this.bounceDescription = bounceDescription;
+            this.why = why;
         }
 
         @Override
         public MemoryChunk allocate(long bytes) throws IOException {
             MemoryChunk extent = files.allocate(bytes);
             if (!register) {
-                return extent;
+                return stagedExtent(extent);
             }
             HostRegistration registration;
             try {
@@ -181,9 +238,9 @@ public final class CudaExecutionBackend implements ExecutionBackend {
             } catch (CudaException e) {
                 if (warned.compareAndSet(false, true)) {
                     LOG.log(System.Logger.Level.WARNING, "cudaHostRegister refused a DISK extent (" + e.getMessage()
-                            + "); DISK copies use the driver's pageable path");
+                            + "); such extents are staged through pinned bounce buffers");
                 }
-                return extent;
+                return stagedExtent(extent);
             }
             return new MemoryChunk() {
                 @Override
@@ -202,10 +259,29 @@ public final class CudaExecutionBackend implements ExecutionBackend {
             };
         }
 
+        private MemoryChunk stagedExtent(MemoryChunk extent) {
+            MemorySegment memory = extent.memory();
+            staged.add(memory);
+            return new MemoryChunk() {
+                @Override
+                public MemorySegment memory() {
+                    return memory;
+                }
+
+                @Override
+                public void close() {
+                    try {
+                        staged.remove(memory);
+                    } finally {
+                        extent.close();
+                    }
+                }
+            };
+        }
+
         @Override
         public String description() {
-            return (register ? "cudaHostRegister'ed " : "unregistered (device lacks cudaHostRegister; driver's pageable path) ")
-                    + files.description();
+            return (register ? "cudaHostRegister'ed " : bounceDescription + " ") + files.description() + " (" + why + ")";
         }
     }
 }

@@ -10,6 +10,8 @@
  *       CUDA backend adapts {@code dev.kvtier.cuda}.</li>
  *   <li>{@link dev.kvtier.exec.PagedTierMemory}: paged allocation over lazily grown chunks; a
  *       segment is a {@link dev.kvtier.exec.PageAllocation}, a list of coalesced runs.</li>
+ *   <li>{@link dev.kvtier.exec.DiskTransferMode}: on the CUDA backend, DISK extents registered with
+ *       {@code cudaHostRegister} or staged through pinned bounce buffers.</li>
  *   <li>{@link dev.kvtier.exec.TransferExecutor}: allocation, asynchronous copies with a bound on
  *       bytes in flight, CRC32C of host-side tiers.</li>
  * </ul>
