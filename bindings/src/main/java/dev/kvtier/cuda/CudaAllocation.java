@@ -53,12 +53,7 @@ abstract sealed class CudaAllocation extends CudaResource permits DeviceAllocati
                 throw new IllegalStateException(this + " cannot be released while another thread uses it", inUse);
             }
         }
-        int code;
-        try {
-            code = (int) freeFunction(runtime.calls()).invokeExact(MemorySegment.ofAddress(address));
-        } catch (Throwable t) {
-            throw CudaRuntime.unexpected(t);
-        }
+        int code = CudaRuntime.callWithPointer(freeFunction(runtime.calls()), MemorySegment.ofAddress(address));
         runtime.check(freeCallName(), code, byteSize + " bytes");
     }
 
