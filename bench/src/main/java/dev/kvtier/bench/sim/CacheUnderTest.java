@@ -4,6 +4,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.Optional;
 
+import dev.kvtier.Backend;
 import dev.kvtier.store.Tier;
 
 /**
@@ -32,7 +33,7 @@ public interface CacheUnderTest extends AutoCloseable {
      * @param backend        copy backend
      */
     record Settings(long gpuBudgetBytes, long cpuBudgetBytes, Path diskDirectory, int pageSizeBytes,
-                    PolicyChoice policy, BackendChoice backend) {
+                    PolicyChoice policy, Backend backend) {
     }
 
     /**

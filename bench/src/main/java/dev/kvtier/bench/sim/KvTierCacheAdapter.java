@@ -35,11 +35,7 @@ final class KvTierCacheAdapter implements CacheUnderTest {
                     case LFU -> DemotionPolicy.leastAccessedFirst();
                     case LRU -> DemotionPolicy.leastRecentlyUsed();
                 })
-                .backend(switch (settings.backend()) {
-                    case AUTO -> Backend.AUTO;
-                    case CUDA -> Backend.CUDA;
-                    case HOST -> Backend.HOST;
-                })
+                .backend(settings.backend())
                 .build();
         return new KvTierCacheAdapter(KvTierCache.open(config));
     }

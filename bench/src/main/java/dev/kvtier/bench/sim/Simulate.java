@@ -128,8 +128,8 @@ public final class Simulate {
             try {
                 return SimulationRun.run(options, workload, factory, settings, progress);
             } catch (RuntimeException e) {
-                err.println("simulate: could not open or close the cache (backend " + options.backend().optionValue()
-                        + "): " + e);
+                err.println("simulate: could not open or close the cache (backend "
+                        + SimOptions.optionValue(options.backend()) + "): " + e);
                 for (Throwable cause = e.getCause(); cause != null; cause = cause.getCause()) {
                     err.println("  caused by " + cause);
                 }
