@@ -4,6 +4,7 @@ import dev.kvtier.cuda.runtime.MemcpyBatchAbi;
 import dev.kvtier.cuda.runtime.cudaMemcpyAttributes;
 import dev.kvtier.cuda.runtime.cudart_h;
 
+import java.lang.foreign.AddressLayout;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -429,17 +430,8 @@ public final class CudaRuntime {
     /** {@code cudaStreamCreateWithFlags}: {@code nonBlocking} streams do not synchronize with the legacy default stream. */
     public CudaStream createStream(boolean nonBlocking) {
         int flags = nonBlocking ? cudart_h.cudaStreamNonBlocking() : cudart_h.cudaStreamDefault();
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(cudart_h.cudaStream_t);
-            int code;
-            try {
-                code = (int) calls.cudaStreamCreateWithFlags.invokeExact(out, flags);
-            } catch (Throwable t) {
-                throw unexpected(t);
-            }
-            check("cudaStreamCreateWithFlags", code);
-            return new CudaStream(this, MemorySegment.ofAddress(out.get(cudart_h.cudaStream_t, 0).address()));
-        }
+        return new CudaStream(this, createHandle(calls.cudaStreamCreateWithFlags, "cudaStreamCreateWithFlags",
+                cudart_h.cudaStream_t, flags));
     }
 
     /**
@@ -448,16 +440,25 @@ public final class CudaRuntime {
      */
     public CudaEvent createEvent(boolean timing) {
         int flags = timing ? cudart_h.cudaEventDefault() : cudart_h.cudaEventDisableTiming();
+        return new CudaEvent(this, createHandle(calls.cudaEventCreateWithFlags, "cudaEventCreateWithFlags",
+                cudart_h.cudaEvent_t, flags), timing);
+    }
+
+    /**
+     * Calls {@code cudaError_t function(handle_t *out, unsigned int flags)} (a stream or event constructor) and returns
+     * {@code *out} as a plain address (no size, no scope: the handle is opaque and owned by the returned resource).
+     */
+    private MemorySegment createHandle(MethodHandle function, String call, AddressLayout handleLayout, int flags) {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(cudart_h.cudaEvent_t);
+            MemorySegment out = arena.allocate(handleLayout);
             int code;
             try {
-                code = (int) calls.cudaEventCreateWithFlags.invokeExact(out, flags);
+                code = (int) function.invokeExact(out, flags);
             } catch (Throwable t) {
                 throw unexpected(t);
             }
-            check("cudaEventCreateWithFlags", code);
-            return new CudaEvent(this, MemorySegment.ofAddress(out.get(cudart_h.cudaEvent_t, 0).address()), timing);
+            check(call, code);
+            return MemorySegment.ofAddress(out.get(handleLayout, 0).address());
         }
     }
 
