@@ -65,13 +65,7 @@ public final class CudaEvent extends CudaResource {
      * never blocks.
      */
     public boolean isComplete() {
-        MemorySegment event = handle();
-        int code;
-        try {
-            code = (int) runtime.calls().cudaEventQuery.invokeExact(event);
-        } catch (Throwable t) {
-            throw CudaRuntime.unexpected(t);
-        }
+        int code = CudaRuntime.callWithPointer(runtime.calls().cudaEventQuery, handle());
         if (code == CudaStream.NOT_READY) {
             return false;
         }
@@ -81,13 +75,7 @@ public final class CudaEvent extends CudaResource {
 
     /** {@code cudaEventSynchronize}: blocks until the work before the last record has completed. */
     public void synchronize() {
-        MemorySegment event = handle();
-        int code;
-        try {
-            code = (int) runtime.calls().cudaEventSynchronize.invokeExact(event);
-        } catch (Throwable t) {
-            throw CudaRuntime.unexpected(t);
-        }
+        int code = CudaRuntime.callWithPointer(runtime.calls().cudaEventSynchronize, handle());
         runtime.check("cudaEventSynchronize", code);
     }
 
@@ -124,13 +112,7 @@ public final class CudaEvent extends CudaResource {
 
     @Override
     void release() {
-        int code;
-        try {
-            code = (int) runtime.calls().cudaEventDestroy.invokeExact(handle);
-        } catch (Throwable t) {
-            throw CudaRuntime.unexpected(t);
-        }
-        runtime.check("cudaEventDestroy", code);
+        runtime.check("cudaEventDestroy", CudaRuntime.callWithPointer(runtime.calls().cudaEventDestroy, handle));
     }
 
     @Override

@@ -10,7 +10,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * failure does not leak the resource; after a successful release {@code close()} does nothing. Thread-safe.
  */
 public abstract sealed class CudaResource implements AutoCloseable
-        permits CudaStream, CudaEvent, DeviceAllocation, PinnedAllocation, HostRegistration {
+        permits CudaStream, CudaEvent, CudaAllocation, HostRegistration {
 
     private final AtomicBoolean closed = new AtomicBoolean();
     private boolean released; // guarded by this

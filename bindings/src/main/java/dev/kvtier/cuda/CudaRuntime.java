@@ -4,6 +4,7 @@ import dev.kvtier.cuda.runtime.MemcpyBatchAbi;
 import dev.kvtier.cuda.runtime.cudaMemcpyAttributes;
 import dev.kvtier.cuda.runtime.cudart_h;
 
+import java.lang.foreign.AddressLayout;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -96,11 +97,11 @@ public final class CudaRuntime {
         }
         int runtimeVersion = 0;
         try {
-            runtimeVersion = queryVersion(calls, calls.cudaRuntimeGetVersion, "cudaRuntimeGetVersion");
-            int driverVersion = queryVersion(calls, calls.cudaDriverGetVersion, "cudaDriverGetVersion");
+            runtimeVersion = queryInt(calls, calls.cudaRuntimeGetVersion, "cudaRuntimeGetVersion");
+            int driverVersion = queryInt(calls, calls.cudaDriverGetVersion, "cudaDriverGetVersion");
             where = "libcudart " + versionText(runtimeVersion) + " at " + library.location() + " (driver "
                     + (driverVersion == 0 ? "none" : versionText(driverVersion)) + ")";
-            int devices = queryDeviceCount(calls);
+            int devices = queryInt(calls, calls.cudaGetDeviceCount, "cudaGetDeviceCount");
             if (devices <= 0) {
                 return new CudaProbe.Unavailable(where + " is loaded, but there is no CUDA device" + skipped,
                         loaded.attempts(), Optional.empty());
@@ -115,30 +116,11 @@ public final class CudaRuntime {
         }
     }
 
-    private static int queryVersion(BoundCudart calls, MethodHandle handle, String call) {
+    /** Calls {@code cudaError_t function(int *out)} (a version, count or device query) and returns {@code *out}. */
+    private static int queryInt(BoundCudart calls, MethodHandle function, String call) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(C_INT);
-            int code;
-            try {
-                code = (int) handle.invokeExact(out);
-            } catch (Throwable t) {
-                throw unexpected(t);
-            }
-            check(calls, call, code, null);
-            return out.get(C_INT, 0);
-        }
-    }
-
-    private static int queryDeviceCount(BoundCudart calls) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(C_INT);
-            int code;
-            try {
-                code = (int) calls.cudaGetDeviceCount.invokeExact(out);
-            } catch (Throwable t) {
-                throw unexpected(t);
-            }
-            check(calls, "cudaGetDeviceCount", code, null);
+            check(calls, call, callWithPointer(function, out), null);
             return out.get(C_INT, 0);
         }
     }
@@ -262,6 +244,19 @@ public final class CudaRuntime {
         return new CudaException(call, code, errorName(calls, code), errorText(calls, code), detail);
     }
 
+    /**
+     * Calls a bound {@code cudaError_t function(void *pointer)} and returns its error code; what the downcall itself
+     * throws is rethrown as {@link #unexpected} says. Every single-pointer call (queries, synchronize, destroy, free) goes
+     * through here.
+     */
+    static int callWithPointer(MethodHandle function, MemorySegment pointer) {
+        try {
+            return (int) function.invokeExact(pointer);
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
     /** Rethrows what a downcall threw: FFM's own runtime exceptions (closed scope, heap segment) as they are. */
     static RuntimeException unexpected(Throwable thrown) {
         if (thrown instanceof RuntimeException runtime) {
@@ -293,17 +288,7 @@ public final class CudaRuntime {
 
     /** {@code cudaGetDevice}: the current device of the calling thread. */
     public int currentDevice() {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(C_INT);
-            int code;
-            try {
-                code = (int) calls.cudaGetDevice.invokeExact(out);
-            } catch (Throwable t) {
-                throw unexpected(t);
-            }
-            check("cudaGetDevice", code);
-            return out.get(C_INT, 0);
-        }
+        return queryInt(calls, calls.cudaGetDevice, "cudaGetDevice");
     }
 
     /** {@code cudaDeviceGetAttribute(attribute, device)}. */
@@ -445,17 +430,8 @@ public final class CudaRuntime {
     /** {@code cudaStreamCreateWithFlags}: {@code nonBlocking} streams do not synchronize with the legacy default stream. */
     public CudaStream createStream(boolean nonBlocking) {
         int flags = nonBlocking ? cudart_h.cudaStreamNonBlocking() : cudart_h.cudaStreamDefault();
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(cudart_h.cudaStream_t);
-            int code;
-            try {
-                code = (int) calls.cudaStreamCreateWithFlags.invokeExact(out, flags);
-            } catch (Throwable t) {
-                throw unexpected(t);
-            }
-            check("cudaStreamCreateWithFlags", code);
-            return new CudaStream(this, MemorySegment.ofAddress(out.get(cudart_h.cudaStream_t, 0).address()));
-        }
+        return new CudaStream(this, createHandle(calls.cudaStreamCreateWithFlags, "cudaStreamCreateWithFlags",
+                cudart_h.cudaStream_t, flags));
     }
 
     /**
@@ -464,16 +440,25 @@ public final class CudaRuntime {
      */
     public CudaEvent createEvent(boolean timing) {
         int flags = timing ? cudart_h.cudaEventDefault() : cudart_h.cudaEventDisableTiming();
+        return new CudaEvent(this, createHandle(calls.cudaEventCreateWithFlags, "cudaEventCreateWithFlags",
+                cudart_h.cudaEvent_t, flags), timing);
+    }
+
+    /**
+     * Calls {@code cudaError_t function(handle_t *out, unsigned int flags)} (a stream or event constructor) and returns
+     * {@code *out} as a plain address (no size, no scope: the handle is opaque and owned by the returned resource).
+     */
+    private MemorySegment createHandle(MethodHandle function, String call, AddressLayout handleLayout, int flags) {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(cudart_h.cudaEvent_t);
+            MemorySegment out = arena.allocate(handleLayout);
             int code;
             try {
-                code = (int) calls.cudaEventCreateWithFlags.invokeExact(out, flags);
+                code = (int) function.invokeExact(out, flags);
             } catch (Throwable t) {
                 throw unexpected(t);
             }
-            check("cudaEventCreateWithFlags", code);
-            return new CudaEvent(this, MemorySegment.ofAddress(out.get(cudart_h.cudaEvent_t, 0).address()), timing);
+            check(call, code);
+            return MemorySegment.ofAddress(out.get(handleLayout, 0).address());
         }
     }
 

@@ -37,25 +37,13 @@ public final class CudaStream extends CudaResource {
 
     /** {@code cudaStreamSynchronize}: blocks until all work enqueued so far has completed. */
     public void synchronize() {
-        MemorySegment stream = handle();
-        int code;
-        try {
-            code = (int) runtime.calls().cudaStreamSynchronize.invokeExact(stream);
-        } catch (Throwable t) {
-            throw CudaRuntime.unexpected(t);
-        }
+        int code = CudaRuntime.callWithPointer(runtime.calls().cudaStreamSynchronize, handle());
         runtime.check("cudaStreamSynchronize", code);
     }
 
     /** {@code cudaStreamQuery}: whether all work enqueued so far has completed; never blocks. */
     public boolean isIdle() {
-        MemorySegment stream = handle();
-        int code;
-        try {
-            code = (int) runtime.calls().cudaStreamQuery.invokeExact(stream);
-        } catch (Throwable t) {
-            throw CudaRuntime.unexpected(t);
-        }
+        int code = CudaRuntime.callWithPointer(runtime.calls().cudaStreamQuery, handle());
         if (code == NOT_READY) {
             return false;
         }
@@ -87,13 +75,7 @@ public final class CudaStream extends CudaResource {
 
     @Override
     void release() {
-        int code;
-        try {
-            code = (int) runtime.calls().cudaStreamDestroy.invokeExact(handle);
-        } catch (Throwable t) {
-            throw CudaRuntime.unexpected(t);
-        }
-        runtime.check("cudaStreamDestroy", code);
+        runtime.check("cudaStreamDestroy", CudaRuntime.callWithPointer(runtime.calls().cudaStreamDestroy, handle));
     }
 
     @Override

@@ -37,13 +37,9 @@ public final class HostRegistration extends CudaResource {
 
     @Override
     void release() {
-        int code;
-        try {
-            // By address: the caller's segment may already be closed; the registration is keyed by address in CUDA.
-            code = (int) runtime.calls().cudaHostUnregister.invokeExact(MemorySegment.ofAddress(hostMemory.address()));
-        } catch (Throwable t) {
-            throw CudaRuntime.unexpected(t);
-        }
+        // By address: the caller's segment may already be closed; the registration is keyed by address in CUDA.
+        int code = CudaRuntime.callWithPointer(runtime.calls().cudaHostUnregister,
+                MemorySegment.ofAddress(hostMemory.address()));
         runtime.check("cudaHostUnregister", code, hostMemory.byteSize() + " bytes");
     }
 

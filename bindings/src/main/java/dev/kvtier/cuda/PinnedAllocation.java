@@ -1,7 +1,7 @@
 package dev.kvtier.cuda;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
 
 /**
  * Page-locked host memory from {@code cudaHostAlloc}: readable and writable by the host, and copied to and from
@@ -13,20 +13,10 @@ import java.lang.foreign.MemorySegment;
  * Thread-safe; closing while another thread uses the segment in a call throws {@link IllegalStateException} and frees
  * nothing (close again later).
  */
-@SuppressWarnings("restricted") // binding native code is this class's job; run with --enable-native-access
-public final class PinnedAllocation extends CudaResource {
-
-    private final CudaRuntime runtime;
-    private final long address;
-    private final long byteSize;
-    private final Arena arena = Arena.ofShared();
-    private final MemorySegment segment;
+public final class PinnedAllocation extends CudaAllocation {
 
     PinnedAllocation(CudaRuntime runtime, long address, long byteSize) {
-        this.runtime = runtime;
-        this.address = address;
-        this.byteSize = byteSize;
-        this.segment = MemorySegment.ofAddress(address).reinterpret(byteSize, arena, null);
+        super(runtime, address, byteSize);
     }
 
     /**
@@ -35,35 +25,16 @@ public final class PinnedAllocation extends CudaResource {
      * @throws IllegalStateException if closed
      */
     public MemorySegment segment() {
-        checkOpen();
-        return segment;
-    }
-
-    /** The size in bytes. */
-    public long byteSize() {
-        return byteSize;
+        return checkedSegment();
     }
 
     @Override
-    void release() {
-        if (arena.scope().isAlive()) {
-            try {
-                arena.close();
-            } catch (IllegalStateException inUse) {
-                throw new IllegalStateException(this + " cannot be released while another thread uses it", inUse);
-            }
-        }
-        int code;
-        try {
-            code = (int) runtime.calls().cudaFreeHost.invokeExact(MemorySegment.ofAddress(address));
-        } catch (Throwable t) {
-            throw CudaRuntime.unexpected(t);
-        }
-        runtime.check("cudaFreeHost", code, byteSize + " bytes");
+    MethodHandle freeFunction(BoundCudart calls) {
+        return calls.cudaFreeHost;
     }
 
     @Override
-    public String toString() {
-        return "PinnedAllocation[" + byteSize + " bytes at 0x" + Long.toHexString(address) + closedSuffix();
+    String freeCallName() {
+        return "cudaFreeHost";
     }
 }

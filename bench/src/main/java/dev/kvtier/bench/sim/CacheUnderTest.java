@@ -4,6 +4,9 @@ import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.Optional;
 
+import dev.kvtier.Backend;
+import dev.kvtier.store.Tier;
+
 /**
  * The few cache operations the simulator drives. One implementation adapts {@code dev.kvtier.KvTierCache};
  * tests use an in-memory fake. Implementations must be thread-safe: the simulator calls them from
@@ -30,7 +33,7 @@ public interface CacheUnderTest extends AutoCloseable {
      * @param backend        copy backend
      */
     record Settings(long gpuBudgetBytes, long cpuBudgetBytes, Path diskDirectory, int pageSizeBytes,
-                    PolicyChoice policy, BackendChoice backend) {
+                    PolicyChoice policy, Backend backend) {
     }
 
     /**
@@ -41,7 +44,7 @@ public interface CacheUnderTest extends AutoCloseable {
      * @param sizeBytes     segment size
      * @param tier          where the segment is now
      */
-    record Resident(long startPosition, long endPosition, long sizeBytes, SimTier tier) {
+    record Resident(long startPosition, long endPosition, long sizeBytes, Tier tier) {
     }
 
     /** Writes a new segment (a copy of {@code bytes}) onto the GPU tier, making room as the cache does; blocks until in place. */
@@ -51,7 +54,7 @@ public interface CacheUnderTest extends AutoCloseable {
     Resident ensureResidentOnGpu(String key);
 
     /** Where the segment lives now, or empty if the cache does not know it. */
-    Optional<SimTier> tierOf(String key);
+    Optional<Tier> tierOf(String key);
 
     /** Copies the segment's bytes, wherever they are, into host memory {@code destination} (exactly its size). */
     void read(String key, MemorySegment destination);
@@ -72,7 +75,7 @@ public interface CacheUnderTest extends AutoCloseable {
     /**
      * A snapshot of the cache's counters.
      *
-     * @param usedBytes        bytes used per tier, indexed by {@link SimTier#ordinal()}
+     * @param usedBytes        bytes used per tier, indexed by {@link Tier#ordinal()}
      * @param transfers        completed tier transfers
      * @param failures         transfers that failed (and were rolled back)
      * @param bytesMovedByPair bytes moved from tier {@code i} to tier {@code j} at {@code [i * 3 + j]}
@@ -81,19 +84,19 @@ public interface CacheUnderTest extends AutoCloseable {
         public Counters {
             usedBytes = usedBytes.clone();
             bytesMovedByPair = bytesMovedByPair.clone();
-            if (usedBytes.length != SimTier.values().length || bytesMovedByPair.length != SimTier.values().length * SimTier.values().length) {
+            if (usedBytes.length != Tier.values().length || bytesMovedByPair.length != Tier.values().length * Tier.values().length) {
                 throw new IllegalArgumentException("usedBytes needs 3 entries and bytesMovedByPair 9");
             }
         }
 
         /** Bytes used on {@code tier}. */
-        public long used(SimTier tier) {
+        public long used(Tier tier) {
             return usedBytes[tier.ordinal()];
         }
 
         /** Bytes moved from {@code from} to {@code to}. */
-        public long bytesMoved(SimTier from, SimTier to) {
-            return bytesMovedByPair[from.ordinal() * SimTier.values().length + to.ordinal()];
+        public long bytesMoved(Tier from, Tier to) {
+            return bytesMovedByPair[from.ordinal() * Tier.values().length + to.ordinal()];
         }
 
         /** Every counter of {@code this} minus {@code earlier} (usage stays as now). */

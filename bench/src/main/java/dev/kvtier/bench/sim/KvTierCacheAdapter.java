@@ -35,11 +35,7 @@ final class KvTierCacheAdapter implements CacheUnderTest {
                     case LFU -> DemotionPolicy.leastAccessedFirst();
                     case LRU -> DemotionPolicy.leastRecentlyUsed();
                 })
-                .backend(switch (settings.backend()) {
-                    case AUTO -> Backend.AUTO;
-                    case CUDA -> Backend.CUDA;
-                    case HOST -> Backend.HOST;
-                })
+                .backend(settings.backend())
                 .build();
         return new KvTierCacheAdapter(KvTierCache.open(config));
     }
@@ -53,12 +49,12 @@ final class KvTierCacheAdapter implements CacheUnderTest {
     public Resident ensureResidentOnGpu(String key) {
         ResidentSegment resident = cache.ensureResident(key, Tier.GPU);
         return new Resident(resident.positions().start(), resident.positions().end(), resident.sizeBytes(),
-                tier(resident.tier()));
+                resident.tier());
     }
 
     @Override
-    public Optional<SimTier> tierOf(String key) {
-        return cache.get(key).map(SegmentMeta::tier).map(KvTierCacheAdapter::tier);
+    public Optional<Tier> tierOf(String key) {
+        return cache.get(key).map(SegmentMeta::tier);
     }
 
     @Override
@@ -74,13 +70,13 @@ final class KvTierCacheAdapter implements CacheUnderTest {
     @Override
     public Counters counters() {
         CacheStats stats = cache.stats();
-        SimTier[] tiers = SimTier.values();
+        Tier[] tiers = Tier.values();
         long[] used = new long[tiers.length];
         long[] moved = new long[tiers.length * tiers.length];
-        for (SimTier from : tiers) {
-            used[from.ordinal()] = stats.used(toLibrary(from));
-            for (SimTier to : tiers) {
-                moved[from.ordinal() * tiers.length + to.ordinal()] = stats.bytesMoved(toLibrary(from), toLibrary(to));
+        for (Tier from : tiers) {
+            used[from.ordinal()] = stats.used(from);
+            for (Tier to : tiers) {
+                moved[from.ordinal() * tiers.length + to.ordinal()] = stats.bytesMoved(from, to);
             }
         }
         return new Counters(used, stats.transfers(), stats.failures(), moved);
@@ -94,21 +90,5 @@ final class KvTierCacheAdapter implements CacheUnderTest {
     @Override
     public void close() {
         cache.close();
-    }
-
-    private static SimTier tier(Tier tier) {
-        return switch (tier) {
-            case GPU -> SimTier.GPU;
-            case CPU -> SimTier.CPU;
-            case DISK -> SimTier.DISK;
-        };
-    }
-
-    private static Tier toLibrary(SimTier tier) {
-        return switch (tier) {
-            case GPU -> Tier.GPU;
-            case CPU -> Tier.CPU;
-            case DISK -> Tier.DISK;
-        };
     }
 }

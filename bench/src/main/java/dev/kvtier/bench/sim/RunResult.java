@@ -7,6 +7,8 @@ import java.util.Optional;
 
 import org.HdrHistogram.Histogram;
 
+import dev.kvtier.store.Tier;
+
 /**
  * The figures of one simulator run and the summary table printed from them. Immutable once built
  * (the histogram is owned by this result and not modified after).
@@ -18,7 +20,7 @@ import org.HdrHistogram.Histogram;
  * @param playedNanos        wall time of the requests (without the final verification pass)
  * @param requestsDone       requests served
  * @param residentCalls      ensureResident calls for earlier turns
- * @param foundOn            per tier ({@link SimTier#ordinal()}): where those segments were before the call
+ * @param foundOn            per tier ({@link Tier#ordinal()}): where those segments were before the call
  * @param segmentsWritten    new turns put
  * @param bytesWritten       their bytes
  * @param segmentsVerified   read-backs that matched
@@ -46,7 +48,7 @@ public record RunResult(SimOptions options, CacheUnderTest.Settings settings, St
     }
 
     /** Share of ensureResident calls that found the segment on {@code tier}, in [0, 1]. */
-    public double foundOnShare(SimTier tier) {
+    public double foundOnShare(Tier tier) {
         return residentCalls == 0 ? 0 : (double) foundOn[tier.ordinal()] / residentCalls;
     }
 
@@ -93,8 +95,8 @@ public record RunResult(SimOptions options, CacheUnderTest.Settings settings, St
         rows.add(row("segments/s", String.format(Locale.ROOT, "%,.1f  (%,d made resident + %,d new turns written, %s)",
                 segmentsPerSecond(), residentCalls, segmentsWritten, ByteSizes.format(bytesWritten))));
         StringBuilder hits = new StringBuilder();
-        for (SimTier tier : SimTier.values()) {
-            hits.append(hits.isEmpty() ? "" : ", ").append(String.format(Locale.ROOT, "%s %.1f%%", tier.hitLabel(),
+        for (Tier tier : Tier.values()) {
+            hits.append(hits.isEmpty() ? "" : ", ").append(String.format(Locale.ROOT, "%s %.1f%%", TierLabels.hitLabel(tier),
                     100 * foundOnShare(tier)));
         }
         rows.add(row("hit rate", hits + String.format(Locale.ROOT, "  (of %,d ensureResident calls)", residentCalls)));
@@ -102,12 +104,12 @@ public record RunResult(SimOptions options, CacheUnderTest.Settings settings, St
                 micros(timeToResidentMicros(50)), micros(timeToResidentMicros(99)), micros(timeToResidentMicros(99.9)),
                 micros(timeToResident.getTotalCount() == 0 ? 0 : timeToResident.getMaxValue() / 1e3))));
         boolean anyMoved = false;
-        for (SimTier from : SimTier.values()) {
-            for (SimTier to : SimTier.values()) {
+        for (Tier from : Tier.values()) {
+            for (Tier to : Tier.values()) {
                 long bytes = counters.bytesMoved(from, to);
                 if (from != to && bytes > 0) {
                     rows.add(row(anyMoved ? "" : "bytes moved", String.format(Locale.ROOT, "%-4s -> %-4s %10s  %8.3f GB/s over the run",
-                            from.label(), to.label(), ByteSizes.format(bytes), bytes / seconds() / 1e9)));
+                            TierLabels.label(from), TierLabels.label(to), ByteSizes.format(bytes), bytes / seconds() / 1e9)));
                     anyMoved = true;
                 }
             }

@@ -9,6 +9,8 @@ import java.util.Locale;
 import java.util.Optional;
 import java.util.function.Function;
 
+import dev.kvtier.Backend;
+
 /**
  * Everything a simulator run is told on the command line, validated. Immutable; {@link #parse} is the
  * only way in from text, and every default lives in {@link #defaults()}.
@@ -48,7 +50,7 @@ public record SimOptions(
         Optional<Path> diskDirectory,
         int pageSizeBytes,
         PolicyChoice policy,
-        BackendChoice backend,
+        Backend backend,
         long seed,
         int threads,
         VerifyMode verify,
@@ -86,7 +88,7 @@ public record SimOptions(
     public static SimOptions defaults() {
         return new SimOptions(ModelShape.TINY, 32, 2000, new TurnLengths.Uniform(32, 512), 12, 1.0,
                 new Budget.ShareOfWorkingSet(0.25), new Budget.ShareOfWorkingSet(0.40), Optional.empty(),
-                64 * 1024, PolicyChoice.LFU, BackendChoice.AUTO, 42, 2, VerifyMode.CHECKSUM, 0,
+                64 * 1024, PolicyChoice.LFU, Backend.AUTO, 42, 2, VerifyMode.CHECKSUM, 0,
                 ProgressMode.AUTO, false, 10, List.of(PolicyChoice.LFU, PolicyChoice.LRU),
                 Path.of("bench", "results"), false);
     }
@@ -130,7 +132,7 @@ public record SimOptions(
                 Sizes: 4096, 512KiB, 64MiB, 1.5GiB (binary; kB/MB/GB are powers of 1000).
                 """.formatted(d.model.name(), d.sessions, d.requests, d.turnLengths.spec(), d.maxTurns,
                 d.zipfExponent, d.seed, d.threads, d.maxSeconds, d.gpuBudget.spec(), d.cpuBudget.spec(),
-                ByteSizes.format(d.pageSizeBytes), d.policy.optionValue(), d.backend.optionValue(),
+                ByteSizes.format(d.pageSizeBytes), d.policy.optionValue(), optionValue(d.backend),
                 d.sweepSteps, d.outDirectory);
     }
 
@@ -198,7 +200,7 @@ public record SimOptions(
                     b.pageSizeBytes = (int) size;
                 }
                 case "--policy" -> b.policy = choice(name, value, PolicyChoice.values(), PolicyChoice::optionValue);
-                case "--backend" -> b.backend = choice(name, value, BackendChoice.values(), BackendChoice::optionValue);
+                case "--backend" -> b.backend = choice(name, value, Backend.values(), SimOptions::optionValue);
                 case "--verify" -> b.verify = choice(name, value, VerifyMode.values(), m -> lower(m.name()));
                 case "--progress" -> b.progress = choice(name, value, ProgressMode.values(), m -> lower(m.name()));
                 case "--sweep-steps" -> b.sweepSteps = intIn(name, value, 1, 100);
@@ -243,6 +245,11 @@ public record SimOptions(
         b.gpuBudget = budget;
         b.policy = newPolicy;
         return b.build();
+    }
+
+    /** How {@code --backend} spells {@code backend}: its name in lower case. */
+    static String optionValue(Backend backend) {
+        return lower(backend.name());
     }
 
     private static String lower(String s) {
@@ -324,7 +331,7 @@ public record SimOptions(
         Optional<Path> diskDirectory;
         int pageSizeBytes;
         PolicyChoice policy;
-        BackendChoice backend;
+        Backend backend;
         long seed;
         int threads;
         VerifyMode verify;

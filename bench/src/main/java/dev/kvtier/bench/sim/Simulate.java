@@ -15,6 +15,8 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 import java.util.stream.Stream;
 
+import dev.kvtier.store.Tier;
+
 /**
  * The main job: plays a multi-turn chat serving workload against kvtier's cache and prints a summary
  * (see {@link SimOptions#usage()}). Exit status 0 when every byte checked out, 1 on any failure, 2 on
@@ -126,8 +128,8 @@ public final class Simulate {
             try {
                 return SimulationRun.run(options, workload, factory, settings, progress);
             } catch (RuntimeException e) {
-                err.println("simulate: could not open or close the cache (backend " + options.backend().optionValue()
-                        + "): " + e);
+                err.println("simulate: could not open or close the cache (backend "
+                        + SimOptions.optionValue(options.backend()) + "): " + e);
                 for (Throwable cause = e.getCause(); cause != null; cause = cause.getCause()) {
                     err.println("  caused by " + cause);
                 }
@@ -171,8 +173,8 @@ public final class Simulate {
                 points.add(point);
                 err.printf(Locale.ROOT, "  %-4s GPU %5.1f%% (%9s): already on GPU %5.1f%%, from CPU %5.1f%%, from disk %5.1f%%, "
                                 + "p99 %s, %.2f s, failures %d%n", policy.optionValue(), 100 * point.gpuShare(),
-                        ByteSizes.format(budget), 100 * result.foundOnShare(SimTier.GPU),
-                        100 * result.foundOnShare(SimTier.CPU), 100 * result.foundOnShare(SimTier.DISK),
+                        ByteSizes.format(budget), 100 * result.foundOnShare(Tier.GPU),
+                        100 * result.foundOnShare(Tier.CPU), 100 * result.foundOnShare(Tier.DISK),
                         RunResult.micros(result.timeToResidentMicros(99)), result.playedNanos() / 1e9, result.failures());
                 if (result.failures() != 0) {
                     out.print(result.summary());

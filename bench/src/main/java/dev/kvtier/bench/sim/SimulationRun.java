@@ -16,6 +16,8 @@ import java.util.concurrent.atomic.LongAdder;
 
 import org.HdrHistogram.Histogram;
 
+import dev.kvtier.store.Tier;
+
 /**
  * Plays one {@link Workload} against one cache and verifies every byte: the engine behind
  * {@link Simulate}. One instance runs once; not reusable.
@@ -117,9 +119,9 @@ final class SimulationRun {
         if (failure.get() == null) {
             verifyAndRemoveEverything();
             CacheUnderTest.Counters end = cache.counters();
-            if (failure.get() == null && (end.used(SimTier.GPU) != 0 || end.used(SimTier.CPU) != 0 || end.used(SimTier.DISK) != 0)) {
-                leftover = "tiers not empty after removing every segment: GPU " + end.used(SimTier.GPU) + " B, CPU "
-                        + end.used(SimTier.CPU) + " B, disk " + end.used(SimTier.DISK) + " B";
+            if (failure.get() == null && (end.used(Tier.GPU) != 0 || end.used(Tier.CPU) != 0 || end.used(Tier.DISK) != 0)) {
+                leftover = "tiers not empty after removing every segment: GPU " + end.used(Tier.GPU) + " B, CPU "
+                        + end.used(Tier.CPU) + " B, disk " + end.used(Tier.DISK) + " B";
             }
         }
         Histogram timeToResident = new Histogram(HISTOGRAM_MAX_NANOS, 3);
@@ -138,7 +140,7 @@ final class SimulationRun {
     private String progressLine(double seconds) {
         long done = requestsDone.sum();
         long resident = residentCalls.sum();
-        long onGpu = foundOn[SimTier.GPU.ordinal()].sum();
+        long onGpu = foundOn[Tier.GPU.ordinal()].sum();
         return String.format(Locale.ROOT, "%,d/%,d requests  %,.0f req/s  %,d made resident (%.1f%% already on GPU)  %s verified  failures %d",
                 done, workload.requests().size(), seconds > 0 ? done / seconds : 0.0, resident,
                 resident == 0 ? 0.0 : 100.0 * onGpu / resident, ByteSizes.format(bytesVerified.sum()),
@@ -246,9 +248,9 @@ final class SimulationRun {
     private boolean makeResident(String key, Buffers buffers, Histogram timeToResident) {
         SegmentRecord record = live.get(key);
         CacheUnderTest.Resident resident;
-        SimTier before;
+        Tier before;
         try {
-            Optional<SimTier> tier = cache.tierOf(key);
+            Optional<Tier> tier = cache.tierOf(key);
             if (tier.isEmpty()) {
                 fail("segment " + key + " was lost: the cache no longer knows it (tier path: " + record.path() + ")");
                 return false;
@@ -265,7 +267,7 @@ final class SimulationRun {
         record.path().observe(resident.tier());
         residentCalls.increment();
         foundOn[before.ordinal()].increment();
-        if (resident.tier() != SimTier.GPU || resident.sizeBytes() != record.sizeBytes()
+        if (resident.tier() != Tier.GPU || resident.sizeBytes() != record.sizeBytes()
                 || resident.startPosition() != record.startPosition() || resident.endPosition() != record.endPosition()) {
             fail("segment " + key + " came back as " + resident + ", expected GPU, " + record.sizeBytes()
                     + " bytes at positions [" + record.startPosition() + ", " + record.endPosition()
@@ -290,7 +292,7 @@ final class SimulationRun {
             fail("put(" + key + ", GPU) of " + ByteSizes.format(size) + " failed: " + describe(e));
             return;
         }
-        record.path().observe(SimTier.GPU);
+        record.path().observe(Tier.GPU);
         segmentsWritten.increment();
         bytesWritten.add(size);
         verify(record, "put", buffers);

@@ -7,6 +7,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.function.ToDoubleFunction;
 
+import dev.kvtier.store.Tier;
+
 /**
  * Renders the sweep as a self-contained SVG (no scripts, fonts or external references): two panels
  * against the GPU budget -- the share of ensureResident calls that found the segment already on the
@@ -58,7 +60,7 @@ final class SweepChart {
         }
 
         panel(svg, 0, "Already on GPU when needed", "share of ensureResident calls (%)", xMax, xTickStep, 100, 20,
-                byPolicy, p -> 100 * p.result().foundOnShare(SimTier.GPU));
+                byPolicy, p -> 100 * p.result().foundOnShare(Tier.GPU));
         panel(svg, 1, "p99 time-to-resident", "p99 time-to-resident (" + (millis ? "ms" : "\u00b5s") + ")", xMax,
                 xTickStep, yMax, yStep, byPolicy, p -> p.result().timeToResidentMicros(99) / unit);
 

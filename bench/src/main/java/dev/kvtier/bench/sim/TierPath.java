@@ -2,6 +2,8 @@ package dev.kvtier.bench.sim;
 
 import java.util.ArrayDeque;
 
+import dev.kvtier.store.Tier;
+
 /**
  * The tiers a segment was seen on, in order, as the simulator observed them (when written and before
  * each time it was made resident); consecutive repeats are collapsed and only the last
@@ -11,10 +13,10 @@ import java.util.ArrayDeque;
 final class TierPath {
     static final int KEPT = 16;
 
-    private final ArrayDeque<SimTier> seen = new ArrayDeque<>();
+    private final ArrayDeque<Tier> seen = new ArrayDeque<>();
     private int dropped;
 
-    synchronized void observe(SimTier tier) {
+    synchronized void observe(Tier tier) {
         if (tier == seen.peekLast()) {
             return;
         }
@@ -29,11 +31,11 @@ final class TierPath {
     @Override
     public synchronized String toString() {
         StringBuilder sb = new StringBuilder(dropped > 0 ? "... > " : "");
-        for (SimTier tier : seen) {
+        for (Tier tier : seen) {
             if (sb.length() > 0 && !sb.toString().endsWith("> ")) {
                 sb.append(" > ");
             }
-            sb.append(tier.label());
+            sb.append(TierLabels.label(tier));
         }
         return sb.toString();
     }

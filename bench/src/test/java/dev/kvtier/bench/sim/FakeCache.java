@@ -9,6 +9,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
+import dev.kvtier.store.Tier;
+
 /**
  * An in-memory {@link CacheUnderTest} for the simulator's own tests: three tiers with byte budgets and
  * least-recently-used demotion (GPU -> CPU -> disk), every segment a copy in native memory. It can be
@@ -19,7 +21,7 @@ class FakeCache implements CacheUnderTest {
     /** How to damage a segment. */
     enum Damage { NONE, FLIP_BYTE, WRONG_POSITIONS, LOSE_SEGMENT }
 
-    private static final int TIERS = SimTier.values().length;
+    private static final int TIERS = Tier.values().length;
 
     private final Arena arena = Arena.ofShared();
     private final long[] budget;
@@ -27,7 +29,7 @@ class FakeCache implements CacheUnderTest {
     private final long[] moved = new long[TIERS * TIERS];
     private final Map<String, Entry> entries = new LinkedHashMap<>(16, 0.75f, true);
     private long transfers;
-    private final SimTier damageWhenLeaving;
+    private final Tier damageWhenLeaving;
     private final Damage damage;
     private boolean damaged;
     private boolean closed;
@@ -36,9 +38,9 @@ class FakeCache implements CacheUnderTest {
         final MemorySegment bytes;
         long start;
         final long end;
-        SimTier tier;
+        Tier tier;
 
-        Entry(MemorySegment bytes, long start, long end, SimTier tier) {
+        Entry(MemorySegment bytes, long start, long end, Tier tier) {
             this.bytes = bytes;
             this.start = start;
             this.end = end;
@@ -47,11 +49,11 @@ class FakeCache implements CacheUnderTest {
     }
 
     FakeCache(Settings settings) {
-        this(settings, SimTier.GPU, Damage.NONE);
+        this(settings, Tier.GPU, Damage.NONE);
     }
 
     /** A fake that damages the first segment promoted to the GPU from {@code damageWhenLeaving}. */
-    FakeCache(Settings settings, SimTier damageWhenLeaving, Damage damage) {
+    FakeCache(Settings settings, Tier damageWhenLeaving, Damage damage) {
         this.budget = new long[] {settings.gpuBudgetBytes(), settings.cpuBudgetBytes(), Long.MAX_VALUE};
         this.damageWhenLeaving = damageWhenLeaving;
         this.damage = damage;
@@ -63,11 +65,11 @@ class FakeCache implements CacheUnderTest {
         if (entries.containsKey(key)) {
             throw new IllegalArgumentException("key exists: " + key);
         }
-        makeRoom(SimTier.GPU, bytes.byteSize());
+        makeRoom(Tier.GPU, bytes.byteSize());
         MemorySegment copy = arena.allocate(Math.max(1, bytes.byteSize())).asSlice(0, bytes.byteSize());
         copy.copyFrom(bytes);
-        entries.put(key, new Entry(copy, startPosition, endPosition, SimTier.GPU));
-        used[SimTier.GPU.ordinal()] += bytes.byteSize();
+        entries.put(key, new Entry(copy, startPosition, endPosition, Tier.GPU));
+        used[Tier.GPU.ordinal()] += bytes.byteSize();
     }
 
     @Override
@@ -77,10 +79,10 @@ class FakeCache implements CacheUnderTest {
         if (e == null) {
             throw new IllegalArgumentException("unknown key " + key);
         }
-        if (e.tier != SimTier.GPU) {
-            SimTier from = e.tier;
-            makeRoom(SimTier.GPU, e.bytes.byteSize());
-            move(e, SimTier.GPU);
+        if (e.tier != Tier.GPU) {
+            Tier from = e.tier;
+            makeRoom(Tier.GPU, e.bytes.byteSize());
+            move(e, Tier.GPU);
             if (from == damageWhenLeaving && !damaged && damage != Damage.NONE) {
                 damaged = true;
                 switch (damage) {
@@ -88,7 +90,7 @@ class FakeCache implements CacheUnderTest {
                     case WRONG_POSITIONS -> e.start++;
                     case LOSE_SEGMENT -> {
                         entries.remove(key);
-                        used[SimTier.GPU.ordinal()] -= e.bytes.byteSize();
+                        used[Tier.GPU.ordinal()] -= e.bytes.byteSize();
                     }
                     case NONE -> { }
                 }
@@ -98,8 +100,8 @@ class FakeCache implements CacheUnderTest {
     }
 
     /** Demotes least recently used segments off {@code tier} until {@code needed} bytes fit. */
-    private void makeRoom(SimTier tier, long needed) {
-        if (tier == SimTier.DISK) {
+    private void makeRoom(Tier tier, long needed) {
+        if (tier == Tier.DISK) {
             return;
         }
         int t = tier.ordinal();
@@ -117,14 +119,14 @@ class FakeCache implements CacheUnderTest {
                 free += e.bytes.byteSize();
             }
         }
-        SimTier lower = SimTier.values()[t + 1];
+        Tier lower = Tier.values()[t + 1];
         for (Entry victim : victims) {
             makeRoom(lower, victim.bytes.byteSize());
             move(victim, lower);
         }
     }
 
-    private void move(Entry e, SimTier to) {
+    private void move(Entry e, Tier to) {
         used[e.tier.ordinal()] -= e.bytes.byteSize();
         used[to.ordinal()] += e.bytes.byteSize();
         moved[e.tier.ordinal() * TIERS + to.ordinal()] += e.bytes.byteSize();
@@ -133,7 +135,7 @@ class FakeCache implements CacheUnderTest {
     }
 
     @Override
-    public synchronized Optional<SimTier> tierOf(String key) {
+    public synchronized Optional<Tier> tierOf(String key) {
         check();
         Entry e = entries.get(key);
         return e == null ? Optional.empty() : Optional.of(e.tier);

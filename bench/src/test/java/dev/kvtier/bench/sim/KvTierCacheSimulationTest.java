@@ -16,6 +16,8 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import dev.kvtier.Backend;
+
 /** The simulator over the real {@code KvTierCache}: small end-to-end runs that must finish with 0 failures. */
 class KvTierCacheSimulationTest {
     @TempDir
@@ -62,7 +64,7 @@ class KvTierCacheSimulationTest {
     @Tag("gpu")
     void theLlamaShapeOnTheCudaBackend() {
         CacheUnderTest.Settings probe = new CacheUnderTest.Settings(1 << 20, 1 << 20, temp, 64 << 10, PolicyChoice.LFU,
-                BackendChoice.CUDA);
+                Backend.CUDA);
         try (CacheUnderTest cache = KvTierCacheAdapter.open(probe)) {
             cache.backendDescription();
         } catch (IllegalStateException e) {

@@ -13,6 +13,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
+import dev.kvtier.Backend;
+
 class SimOptionsTest {
 
     @Test
@@ -22,7 +24,7 @@ class SimOptionsTest {
         assertEquals(ModelShape.TINY, o.model());
         assertEquals(1024, o.model().bytesPerToken());
         assertEquals(PolicyChoice.LFU, o.policy());
-        assertEquals(BackendChoice.AUTO, o.backend());
+        assertEquals(Backend.AUTO, o.backend());
         assertEquals(Optional.empty(), o.diskDirectory());
         assertFalse(o.sweep());
     }
@@ -55,7 +57,7 @@ class SimOptionsTest {
         assertEquals(Optional.of(Path.of("/tmp/d")), spaced.diskDirectory());
         assertEquals(4096, spaced.pageSizeBytes());
         assertEquals(PolicyChoice.LRU, spaced.policy());
-        assertEquals(BackendChoice.HOST, spaced.backend());
+        assertEquals(Backend.HOST, spaced.backend());
         assertEquals(SimOptions.VerifyMode.FULL, spaced.verify());
         assertEquals(SimOptions.ProgressMode.OFF, spaced.progress());
         assertTrue(spaced.sweep());

@@ -21,6 +21,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.w3c.dom.Document;
 
+import dev.kvtier.store.Tier;
+
 /** The simulator end to end over {@link FakeCache}: exit statuses, summary, verification, sweep output. */
 class SimulateTest {
     /** Small and quick; a GPU budget of 15% and CPU 30% of the working set force spills to disk. */
@@ -88,7 +90,7 @@ class SimulateTest {
 
     @Test
     void aCorruptedByteFromDiskStopsTheRunWithKeyAndTierPath() {
-        Outcome o = simulate(s -> new FakeCache(s, SimTier.DISK, FakeCache.Damage.FLIP_BYTE), SMALL);
+        Outcome o = simulate(s -> new FakeCache(s, Tier.DISK, FakeCache.Damage.FLIP_BYTE), SMALL);
         assertEquals(Simulate.FAILED, o.status(), o.out());
         assertTrue(o.err().contains("FAILED: segment s"), o.err());
         assertTrue(o.err().contains("checksum mismatch"), o.err());
@@ -98,7 +100,7 @@ class SimulateTest {
 
     @Test
     void fullVerificationNamesTheFirstWrongByte() {
-        Outcome o = simulate(s -> new FakeCache(s, SimTier.CPU, FakeCache.Damage.FLIP_BYTE),
+        Outcome o = simulate(s -> new FakeCache(s, Tier.CPU, FakeCache.Damage.FLIP_BYTE),
                 with(SMALL, "--verify", "full"));
         assertEquals(Simulate.FAILED, o.status(), o.out());
         assertTrue(o.err().contains("byte 0 of "), o.err());
@@ -107,10 +109,10 @@ class SimulateTest {
 
     @Test
     void wrongPositionsAndLostSegmentsAreFailures() {
-        Outcome moved = simulate(s -> new FakeCache(s, SimTier.CPU, FakeCache.Damage.WRONG_POSITIONS), SMALL);
+        Outcome moved = simulate(s -> new FakeCache(s, Tier.CPU, FakeCache.Damage.WRONG_POSITIONS), SMALL);
         assertEquals(Simulate.FAILED, moved.status());
         assertTrue(moved.err().contains("came back as"), moved.err());
-        Outcome lost = simulate(s -> new FakeCache(s, SimTier.CPU, FakeCache.Damage.LOSE_SEGMENT), SMALL);
+        Outcome lost = simulate(s -> new FakeCache(s, Tier.CPU, FakeCache.Damage.LOSE_SEGMENT), SMALL);
         assertEquals(Simulate.FAILED, lost.status());
         assertTrue(lost.err().contains("was lost") || lost.err().contains("unknown key"), lost.err());
     }
@@ -217,7 +219,7 @@ class SimulateTest {
     @Test
     void aFailingSweepWritesNothing() {
         Path out = temp.resolve("nothing");
-        Outcome o = simulate(s -> new FakeCache(s, SimTier.DISK, FakeCache.Damage.FLIP_BYTE),
+        Outcome o = simulate(s -> new FakeCache(s, Tier.DISK, FakeCache.Damage.FLIP_BYTE),
                 with(SMALL, "--sweep", "--sweep-steps", "2", "--out", out.toString()));
         assertEquals(Simulate.FAILED, o.status());
         assertFalse(Files.exists(out.resolve("sim-sweep.csv")));
