@@ -342,18 +342,9 @@ public final class KvTierCache implements AutoCloseable {
      * @throws SegmentCorruptedException if it came from DISK and its bytes there are corrupted
      */
     public ResidentSegment ensureResident(String key, Tier tier) {
-        requireKey(key);
-        requireNonNull(tier, "tier");
-        enter();
-        Residency residency = new Residency(key, tier);
-        CompletableFuture<ResidentSegment> mine = new CompletableFuture<>();
-        CompletableFuture<ResidentSegment> shared = residencies.putIfAbsent(residency, mine);
-        if (shared != null) {
-            exit();
-            return join(shared);
-        }
-        // No call for this key and tier in flight: do the work on this thread (no hand-off).
-        return join(runResidency(residency, mine));
+        ResidencyClaim claim = claimResidency(key, tier);
+        // No call for this key and tier was in flight: do the work on this thread (no hand-off).
+        return join(claim.owner() ? runResidency(claim.residency(), claim.future()) : claim.future());
     }
 
     /**
@@ -367,6 +358,27 @@ public final class KvTierCache implements AutoCloseable {
      * @throws IllegalStateException    after {@link #close()}
      */
     public CompletableFuture<ResidentSegment> ensureResidentAsync(String key, Tier tier) {
+        ResidencyClaim claim = claimResidency(key, tier);
+        if (claim.owner()) {
+            try {
+                orchestrator.execute(() -> runResidency(claim.residency(), claim.future()));
+            } catch (RejectedExecutionException e) {
+                residencies.remove(claim.residency(), claim.future());
+                exit();
+                throw new IllegalStateException("the cache is closed", e);
+            }
+        }
+        return claim.future().copy();
+    }
+
+    /** A call's part in making a segment resident: it does the work ({@code owner}) or shares the future of the call that does. */
+    private record ResidencyClaim(Residency residency, CompletableFuture<ResidentSegment> future, boolean owner) { }
+
+    /**
+     * Checks the arguments and enters; then publishes a new future for the key and tier, or takes the
+     * one in flight and exits again (only the owner's work keeps the cache busy).
+     */
+    private ResidencyClaim claimResidency(String key, Tier tier) {
         requireKey(key);
         requireNonNull(tier, "tier");
         enter();
@@ -375,16 +387,9 @@ public final class KvTierCache implements AutoCloseable {
         CompletableFuture<ResidentSegment> shared = residencies.putIfAbsent(residency, mine);
         if (shared != null) {
             exit();
-            return shared.copy();
+            return new ResidencyClaim(residency, shared, false);
         }
-        try {
-            orchestrator.execute(() -> runResidency(residency, mine));
-        } catch (RejectedExecutionException e) {
-            residencies.remove(residency, mine);
-            exit();
-            throw new IllegalStateException("the cache is closed", e);
-        }
-        return mine.copy();
+        return new ResidencyClaim(residency, mine, true);
     }
 
     /** Makes the segment resident, then unpublishes and completes the shared future; balances the caller's {@link #enter()}. */
@@ -492,21 +497,12 @@ public final class KvTierCache implements AutoCloseable {
         requireKey(key);
         enter();
         try {
-            Entry entry = entries.get(key);
+            Entry entry = lockLiveOrNull(key);
             if (entry == null) {
                 return Optional.empty();
             }
-            entry.lock.lock();
             try {
-                if (!entry.live) {
-                    return Optional.empty();
-                }
-                Optional<SegmentMeta> removed = store.remove(key);
-                executor.release(entry.placement);
-                entry.placement = null;
-                entry.live = false;
-                entries.remove(key, entry);
-                return removed;
+                return drop(entry);
             } finally {
                 entry.lock.unlock();
             }
@@ -525,13 +521,12 @@ public final class KvTierCache implements AutoCloseable {
         requireKey(key);
         enter();
         try {
-            Entry entry = entries.get(key);
+            Entry entry = lockLiveOrNull(key);
             if (entry == null) {
                 return Optional.empty();
             }
-            entry.lock.lock();
             try {
-                return entry.live ? store.get(key) : Optional.empty();
+                return store.get(key);
             } finally {
                 entry.lock.unlock();
             }
@@ -665,13 +660,19 @@ public final class KvTierCache implements AutoCloseable {
         return false;
     }
 
-    /** Forgets a locked segment entirely (its bytes could not be kept consistent with the store). */
-    private void drop(Entry entry) {
-        store.remove(entry.key);
+    /**
+     * Forgets a locked, live segment entirely and frees its memory (removed, or its bytes could not be
+     * kept consistent with the store).
+     *
+     * @return its metadata as the store had it
+     */
+    private Optional<SegmentMeta> drop(Entry entry) {
+        Optional<SegmentMeta> removed = store.remove(entry.key);
         executor.release(entry.placement);
         entry.placement = null;
         entry.live = false;
         entries.remove(entry.key, entry);
+        return removed;
     }
 
     private PageAllocation allocate(String key, Tier tier, long bytes, Tier from) {
@@ -830,14 +831,23 @@ public final class KvTierCache implements AutoCloseable {
 
     /** The entry for {@code key}, locked and live, or {@link SegmentNotFoundException}. */
     private Entry lockLive(String key) {
-        Entry entry = entries.get(key);
+        Entry entry = lockLiveOrNull(key);
         if (entry == null) {
             throw new SegmentNotFoundException(key);
+        }
+        return entry;
+    }
+
+    /** The entry for {@code key}, locked and live, or null (nothing locked) if it is not cached. */
+    private Entry lockLiveOrNull(String key) {
+        Entry entry = entries.get(key);
+        if (entry == null) {
+            return null;
         }
         entry.lock.lock();
         if (!entry.live) {
             entry.lock.unlock();
-            throw new SegmentNotFoundException(key);
+            return null;
         }
         return entry;
     }
