@@ -2,6 +2,7 @@ package dev.kvtier;
 
 import dev.kvtier.cuda.CudaException;
 import dev.kvtier.cuda.CudaRuntime;
+import dev.kvtier.cuda.FakeCuda;
 import dev.kvtier.exec.DiskTransferMode;
 import dev.kvtier.store.PositionRange;
 import dev.kvtier.store.Tier;
@@ -24,12 +25,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * it); {@link CudaOverFakeStagedKvTierCacheTest} runs it all again with staged DISK copies.
  */
 class CudaOverFakeKvTierCacheTest extends KvTierCacheContract {
-    FakeCudart fake;
+    FakeCuda fake;
     private TestDeviceMemory deviceMemory;
 
     @BeforeEach
     void loadFake() {
-        fake = FakeCudart.open();
+        fake = FakeCuda.open();
         fake.reset();
         deviceMemory = new TestDeviceMemory(CudaRuntime.probe(fake.library()).runtime().orElseThrow());
     }
