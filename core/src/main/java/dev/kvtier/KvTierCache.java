@@ -33,6 +33,7 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 
 /**
@@ -427,20 +428,7 @@ public final class KvTierCache implements AutoCloseable {
                 store.touch(key);
                 return resident(entry, current);
             }
-            TierTransfer transfer = null;
-            for (int round = 0; round < ROOM_ROUNDS && transfer == null; round++) {
-                transfer = store.promote(key, tier).orElse(null);
-                if (transfer == null) {
-                    requireFits(key, tier, entry.sizeBytes);
-                    if (!makeRoom(tier, entry.sizeBytes, key)) {
-                        backOff(round);
-                    }
-                }
-            }
-            if (transfer == null) {
-                throw new TierFullException(key, tier, entry.sizeBytes, free(tier),
-                        "every segment there is being moved or made resident; retry");
-            }
+            TierTransfer transfer = makingRoomUntil(key, tier, entry.sizeBytes, () -> store.promote(key, tier).orElse(null));
             moveBytes(entry, transfer);
             return resident(entry, tier);
         } finally {
@@ -711,20 +699,35 @@ public final class KvTierCache implements AutoCloseable {
     // ---------------------------------------------------------------- making room
 
     private void registerMakingRoom(SegmentMeta meta, Tier tier) {
-        for (int round = 0; round < ROOM_ROUNDS; round++) {
+        makingRoomUntil(meta.key(), tier, meta.sizeBytes(), () -> {
             if (store.register(meta, tier)) {
-                return;
+                return Boolean.TRUE;
             }
             if (tier == Tier.DISK) {
                 throw new IllegalStateException("the store refused segment \"" + meta.key() + "\" on DISK");
             }
-            requireFits(meta.key(), tier, meta.sizeBytes());
-            if (!makeRoom(tier, meta.sizeBytes(), meta.key())) {
+            return null;
+        });
+    }
+
+    /**
+     * Runs {@code attempt} until it answers non-null, making room on {@code tier} for segment {@code key}'s
+     * {@code bytes} after each miss and backing off when none came free.
+     *
+     * @throws TierFullException if the segment can never fit, or after {@link #ROOM_ROUNDS} misses
+     */
+    private <T> T makingRoomUntil(String key, Tier tier, long bytes, Supplier<T> attempt) {
+        for (int round = 0; round < ROOM_ROUNDS; round++) {
+            T done = attempt.get();
+            if (done != null) {
+                return done;
+            }
+            requireFits(key, tier, bytes);
+            if (!makeRoom(tier, bytes, key)) {
                 backOff(round);
             }
         }
-        throw new TierFullException(meta.key(), tier, meta.sizeBytes(), free(tier),
-                "every segment there is being moved or made resident; retry");
+        throw new TierFullException(key, tier, bytes, free(tier), "every segment there is being moved or made resident; retry");
     }
 
     /**
