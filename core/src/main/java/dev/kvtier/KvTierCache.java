@@ -33,6 +33,7 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 
@@ -482,21 +483,7 @@ public final class KvTierCache implements AutoCloseable {
      * @throws IllegalArgumentException if {@code key} is null or blank
      */
     public Optional<SegmentMeta> remove(String key) {
-        requireKey(key);
-        enter();
-        try {
-            Entry entry = lockLiveOrNull(key);
-            if (entry == null) {
-                return Optional.empty();
-            }
-            try {
-                return drop(entry);
-            } finally {
-                entry.lock.unlock();
-            }
-        } finally {
-            exit();
-        }
+        return ifCached(key, this::drop);
     }
 
     /**
@@ -506,6 +493,11 @@ public final class KvTierCache implements AutoCloseable {
      * @throws IllegalArgumentException if {@code key} is null or blank
      */
     public Optional<SegmentMeta> get(String key) {
+        return ifCached(key, entry -> store.get(entry.key));
+    }
+
+    /** Runs {@code action} on {@code key}'s entry, locked and live; empty if {@code key} is not cached. */
+    private Optional<SegmentMeta> ifCached(String key, Function<Entry, Optional<SegmentMeta>> action) {
         requireKey(key);
         enter();
         try {
@@ -514,7 +506,7 @@ public final class KvTierCache implements AutoCloseable {
                 return Optional.empty();
             }
             try {
-                return store.get(key);
+                return action.apply(entry);
             } finally {
                 entry.lock.unlock();
             }
