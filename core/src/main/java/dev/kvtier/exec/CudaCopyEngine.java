@@ -178,7 +178,7 @@ public final class CudaCopyEngine implements CopyEngine {
             try {
                 awaitMarker(marker, stream);
             } catch (RuntimeException failure) {
-                throw new java.util.concurrent.CompletionException(failure);
+                throw new CompletionException(failure);
             }
         }
     }
