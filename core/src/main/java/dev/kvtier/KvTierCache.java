@@ -33,6 +33,8 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 
 /**
@@ -342,18 +344,9 @@ public final class KvTierCache implements AutoCloseable {
      * @throws SegmentCorruptedException if it came from DISK and its bytes there are corrupted
      */
     public ResidentSegment ensureResident(String key, Tier tier) {
-        requireKey(key);
-        requireNonNull(tier, "tier");
-        enter();
-        Residency residency = new Residency(key, tier);
-        CompletableFuture<ResidentSegment> mine = new CompletableFuture<>();
-        CompletableFuture<ResidentSegment> shared = residencies.putIfAbsent(residency, mine);
-        if (shared != null) {
-            exit();
-            return join(shared);
-        }
-        // No call for this key and tier in flight: do the work on this thread (no hand-off).
-        return join(runResidency(residency, mine));
+        ResidencyClaim claim = claimResidency(key, tier);
+        // No call for this key and tier was in flight: do the work on this thread (no hand-off).
+        return join(claim.owner() ? runResidency(claim.residency(), claim.future()) : claim.future());
     }
 
     /**
@@ -367,6 +360,27 @@ public final class KvTierCache implements AutoCloseable {
      * @throws IllegalStateException    after {@link #close()}
      */
     public CompletableFuture<ResidentSegment> ensureResidentAsync(String key, Tier tier) {
+        ResidencyClaim claim = claimResidency(key, tier);
+        if (claim.owner()) {
+            try {
+                orchestrator.execute(() -> runResidency(claim.residency(), claim.future()));
+            } catch (RejectedExecutionException e) {
+                residencies.remove(claim.residency(), claim.future());
+                exit();
+                throw new IllegalStateException("the cache is closed", e);
+            }
+        }
+        return claim.future().copy();
+    }
+
+    /** A call's part in making a segment resident: it does the work ({@code owner}) or shares the future of the call that does. */
+    private record ResidencyClaim(Residency residency, CompletableFuture<ResidentSegment> future, boolean owner) { }
+
+    /**
+     * Checks the arguments and enters; then publishes a new future for the key and tier, or takes the
+     * one in flight and exits again (only the owner's work keeps the cache busy).
+     */
+    private ResidencyClaim claimResidency(String key, Tier tier) {
         requireKey(key);
         requireNonNull(tier, "tier");
         enter();
@@ -375,16 +389,9 @@ public final class KvTierCache implements AutoCloseable {
         CompletableFuture<ResidentSegment> shared = residencies.putIfAbsent(residency, mine);
         if (shared != null) {
             exit();
-            return shared.copy();
+            return new ResidencyClaim(residency, shared, false);
         }
-        try {
-            orchestrator.execute(() -> runResidency(residency, mine));
-        } catch (RejectedExecutionException e) {
-            residencies.remove(residency, mine);
-            exit();
-            throw new IllegalStateException("the cache is closed", e);
-        }
-        return mine.copy();
+        return new ResidencyClaim(residency, mine, true);
     }
 
     /** Makes the segment resident, then unpublishes and completes the shared future; balances the caller's {@link #enter()}. */
@@ -422,20 +429,7 @@ public final class KvTierCache implements AutoCloseable {
                 store.touch(key);
                 return resident(entry, current);
             }
-            TierTransfer transfer = null;
-            for (int round = 0; round < ROOM_ROUNDS && transfer == null; round++) {
-                transfer = store.promote(key, tier).orElse(null);
-                if (transfer == null) {
-                    requireFits(key, tier, entry.sizeBytes);
-                    if (!makeRoom(tier, entry.sizeBytes, key)) {
-                        backOff(round);
-                    }
-                }
-            }
-            if (transfer == null) {
-                throw new TierFullException(key, tier, entry.sizeBytes, free(tier),
-                        "every segment there is being moved or made resident; retry");
-            }
+            TierTransfer transfer = makingRoomUntil(key, tier, entry.sizeBytes, () -> store.promote(key, tier).orElse(null));
             moveBytes(entry, transfer);
             return resident(entry, tier);
         } finally {
@@ -489,30 +483,7 @@ public final class KvTierCache implements AutoCloseable {
      * @throws IllegalArgumentException if {@code key} is null or blank
      */
     public Optional<SegmentMeta> remove(String key) {
-        requireKey(key);
-        enter();
-        try {
-            Entry entry = entries.get(key);
-            if (entry == null) {
-                return Optional.empty();
-            }
-            entry.lock.lock();
-            try {
-                if (!entry.live) {
-                    return Optional.empty();
-                }
-                Optional<SegmentMeta> removed = store.remove(key);
-                executor.release(entry.placement);
-                entry.placement = null;
-                entry.live = false;
-                entries.remove(key, entry);
-                return removed;
-            } finally {
-                entry.lock.unlock();
-            }
-        } finally {
-            exit();
-        }
+        return ifCached(key, this::drop);
     }
 
     /**
@@ -522,16 +493,20 @@ public final class KvTierCache implements AutoCloseable {
      * @throws IllegalArgumentException if {@code key} is null or blank
      */
     public Optional<SegmentMeta> get(String key) {
+        return ifCached(key, entry -> store.get(entry.key));
+    }
+
+    /** Runs {@code action} on {@code key}'s entry, locked and live; empty if {@code key} is not cached. */
+    private Optional<SegmentMeta> ifCached(String key, Function<Entry, Optional<SegmentMeta>> action) {
         requireKey(key);
         enter();
         try {
-            Entry entry = entries.get(key);
+            Entry entry = lockLiveOrNull(key);
             if (entry == null) {
                 return Optional.empty();
             }
-            entry.lock.lock();
             try {
-                return entry.live ? store.get(key) : Optional.empty();
+                return action.apply(entry);
             } finally {
                 entry.lock.unlock();
             }
@@ -665,13 +640,19 @@ public final class KvTierCache implements AutoCloseable {
         return false;
     }
 
-    /** Forgets a locked segment entirely (its bytes could not be kept consistent with the store). */
-    private void drop(Entry entry) {
-        store.remove(entry.key);
+    /**
+     * Forgets a locked, live segment entirely and frees its memory (removed, or its bytes could not be
+     * kept consistent with the store).
+     *
+     * @return its metadata as the store had it
+     */
+    private Optional<SegmentMeta> drop(Entry entry) {
+        Optional<SegmentMeta> removed = store.remove(entry.key);
         executor.release(entry.placement);
         entry.placement = null;
         entry.live = false;
         entries.remove(entry.key, entry);
+        return removed;
     }
 
     private PageAllocation allocate(String key, Tier tier, long bytes, Tier from) {
@@ -710,20 +691,35 @@ public final class KvTierCache implements AutoCloseable {
     // ---------------------------------------------------------------- making room
 
     private void registerMakingRoom(SegmentMeta meta, Tier tier) {
-        for (int round = 0; round < ROOM_ROUNDS; round++) {
+        makingRoomUntil(meta.key(), tier, meta.sizeBytes(), () -> {
             if (store.register(meta, tier)) {
-                return;
+                return Boolean.TRUE;
             }
             if (tier == Tier.DISK) {
                 throw new IllegalStateException("the store refused segment \"" + meta.key() + "\" on DISK");
             }
-            requireFits(meta.key(), tier, meta.sizeBytes());
-            if (!makeRoom(tier, meta.sizeBytes(), meta.key())) {
+            return null;
+        });
+    }
+
+    /**
+     * Runs {@code attempt} until it answers non-null, making room on {@code tier} for segment {@code key}'s
+     * {@code bytes} after each miss and backing off when none came free.
+     *
+     * @throws TierFullException if the segment can never fit, or after {@link #ROOM_ROUNDS} misses
+     */
+    private <T> T makingRoomUntil(String key, Tier tier, long bytes, Supplier<T> attempt) {
+        for (int round = 0; round < ROOM_ROUNDS; round++) {
+            T done = attempt.get();
+            if (done != null) {
+                return done;
+            }
+            requireFits(key, tier, bytes);
+            if (!makeRoom(tier, bytes, key)) {
                 backOff(round);
             }
         }
-        throw new TierFullException(meta.key(), tier, meta.sizeBytes(), free(tier),
-                "every segment there is being moved or made resident; retry");
+        throw new TierFullException(key, tier, bytes, free(tier), "every segment there is being moved or made resident; retry");
     }
 
     /**
@@ -830,14 +826,23 @@ public final class KvTierCache implements AutoCloseable {
 
     /** The entry for {@code key}, locked and live, or {@link SegmentNotFoundException}. */
     private Entry lockLive(String key) {
-        Entry entry = entries.get(key);
+        Entry entry = lockLiveOrNull(key);
         if (entry == null) {
             throw new SegmentNotFoundException(key);
+        }
+        return entry;
+    }
+
+    /** The entry for {@code key}, locked and live, or null (nothing locked) if it is not cached. */
+    private Entry lockLiveOrNull(String key) {
+        Entry entry = entries.get(key);
+        if (entry == null) {
+            return null;
         }
         entry.lock.lock();
         if (!entry.live) {
             entry.lock.unlock();
-            throw new SegmentNotFoundException(key);
+            return null;
         }
         return entry;
     }

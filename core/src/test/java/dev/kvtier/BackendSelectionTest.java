@@ -1,5 +1,6 @@
 package dev.kvtier;
 
+import dev.kvtier.cuda.FakeCuda;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -33,7 +34,7 @@ class BackendSelectionTest {
 
     @Test
     void autoUsesCudaWhenTheProbeFindsADeviceAndHostWhenItFindsNone() {
-        FakeCudart fake = FakeCudart.open();
+        FakeCuda fake = FakeCuda.open();
         try {
             try (KvTierCache cache = KvTierCache.open(config().backend(Backend.AUTO).cudaLibrary(fake.library()).build())) {
                 assertTrue(cache.backendDescription().startsWith("cuda ("), cache.backendDescription());

@@ -2,9 +2,7 @@ package dev.kvtier;
 
 import dev.kvtier.cuda.CudaException;
 import dev.kvtier.cuda.CudaRuntime;
-import dev.kvtier.cuda.CudaStream;
-import dev.kvtier.cuda.DeviceAllocation;
-import dev.kvtier.cuda.MemcpyKind;
+import dev.kvtier.cuda.FakeCuda;
 import dev.kvtier.exec.DiskTransferMode;
 import dev.kvtier.store.PositionRange;
 import dev.kvtier.store.Tier;
@@ -13,9 +11,6 @@ import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.util.ArrayList;
-import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -30,15 +25,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * it); {@link CudaOverFakeStagedKvTierCacheTest} runs it all again with staged DISK copies.
  */
 class CudaOverFakeKvTierCacheTest extends KvTierCacheContract {
-    FakeCudart fake;
-    private CudaRuntime cuda;
-    private final List<DeviceAllocation> deviceMemory = new ArrayList<>();
+    FakeCuda fake;
+    private TestDeviceMemory deviceMemory;
 
     @BeforeEach
     void loadFake() {
-        fake = FakeCudart.open();
+        fake = FakeCuda.open();
         fake.reset();
-        cuda = CudaRuntime.probe(fake.library()).runtime().orElseThrow();
+        deviceMemory = new TestDeviceMemory(CudaRuntime.probe(fake.library()).runtime().orElseThrow());
     }
 
     @Override
@@ -53,32 +47,19 @@ class CudaOverFakeKvTierCacheTest extends KvTierCacheContract {
 
     @Override
     protected void afterCachesClosed() {
-        for (DeviceAllocation allocation : deviceMemory) {
-            allocation.close();
-        }
+        deviceMemory.close();
         fake.reset();
         fake.assertNothingLive();
     }
 
     @Override
     protected MemorySegment deviceMemoryHolding(Arena arena, byte[] content) {
-        DeviceAllocation allocation = cuda.allocateDevice(content.length);
-        deviceMemory.add(allocation);
-        try (CudaStream stream = cuda.createStream(true)) {
-            cuda.memcpyAsync(allocation.segment(), nativeCopy(arena, content), content.length, MemcpyKind.HOST_TO_DEVICE, stream);
-            stream.synchronize();
-        }
-        return allocation.segment();
+        return deviceMemory.holding(arena, content);
     }
 
     @Override
     protected byte[] deviceMemoryContent(MemorySegment device) {
-        try (Arena arena = Arena.ofConfined(); CudaStream stream = cuda.createStream(true)) {
-            MemorySegment host = arena.allocate(device.byteSize());
-            cuda.memcpyAsync(host, device, device.byteSize(), MemcpyKind.DEVICE_TO_HOST, stream);
-            stream.synchronize();
-            return host.toArray(ValueLayout.JAVA_BYTE);
-        }
+        return deviceMemory.content(device);
     }
 
     @Test

@@ -2,6 +2,7 @@ package dev.kvtier;
 
 import dev.kvtier.cuda.CudaException;
 import dev.kvtier.cuda.CudaRuntime;
+import dev.kvtier.cuda.FakeCuda;
 import dev.kvtier.exec.CudaExecutionBackend;
 import dev.kvtier.exec.DiskTransferMode;
 import dev.kvtier.exec.PageAllocation;
@@ -46,12 +47,12 @@ class StagedDiskCopyTest {
 
     @TempDir
     Path directory;
-    private FakeCudart fake;
+    private FakeCuda fake;
     private TransferExecutor executor;
 
     @BeforeEach
     void open() {
-        fake = FakeCudart.open();
+        fake = FakeCuda.open();
         fake.reset();
         CudaRuntime cuda = CudaRuntime.probe(fake.library()).runtime().orElseThrow();
         CudaExecutionBackend backend = new CudaExecutionBackend(cuda, directory, 2, true, DiskTransferMode.STAGED,

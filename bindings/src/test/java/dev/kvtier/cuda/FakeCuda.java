@@ -22,12 +22,16 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * The host-emulated libcudart (native/fakecudart) and its control API ({@code kvtierfake_configure}, {@code _reset},
- * {@code _live_count}), looked up in the same loaded library the runtime under test uses (dlopen of one path is one
- * library, so one configuration). Also gates: a host function that holds a stream until the test opens it, which makes
- * "not ready yet" states deterministic instead of timing-dependent.
+ * {@code _live_count}, {@code _call_count}), looked up in the same loaded library the runtime under test uses (dlopen of
+ * one path is one library, so one configuration). Also gates: a host function that holds a stream until the test opens
+ * it, which makes "not ready yet" states deterministic instead of timing-dependent.
+ *
+ * <p>A test helper, published in this module's test-jar for core's tests too. A test that opens it is skipped, with the
+ * native build's reason, where the fake was not built. A rejected configuration fails the test (a JUnit assertion). The
+ * control calls are thread-safe (the fake locks); a configuration is process-wide.
  */
 @SuppressWarnings("restricted")
-final class FakeCuda {
+public final class FakeCuda {
 
     private static final Linker LINKER = Linker.nativeLinker();
     private static final Map<Long, CountDownLatch> GATES = new ConcurrentHashMap<>();
@@ -38,6 +42,7 @@ final class FakeCuda {
     private final MethodHandle configure;
     private final MethodHandle reset;
     private final MethodHandle liveCount;
+    private final MethodHandle callCount;
     private final MethodHandle launchHostFunc;
 
     private FakeCuda(Path library) {
@@ -48,13 +53,20 @@ final class FakeCuda {
         reset = LINKER.downcallHandle(lookup.find("kvtierfake_reset").orElseThrow(), FunctionDescriptor.ofVoid());
         liveCount = LINKER.downcallHandle(lookup.find("kvtierfake_live_count").orElseThrow(),
                 FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.ADDRESS));
+        callCount = LINKER.downcallHandle(lookup.find("kvtierfake_call_count").orElseThrow(),
+                FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.ADDRESS));
         launchHostFunc = LINKER.downcallHandle(lookup.find("cudaLaunchHostFunc").orElseThrow(),
                 CudartDescriptors.cudaLaunchHostFunc);
     }
 
     /** The fake, or the calling test is skipped with the native build's reason. */
-    static FakeCuda open() {
+    public static FakeCuda open() {
         return new FakeCuda(NativeBuild.fakeLibrary());
+    }
+
+    /** The fake libcudart's path, to probe or configure a runtime over it. */
+    public Path library() {
+        return library;
     }
 
     /** A runtime over the fake, probed now (so it sees the current {@code version=} configuration). */
@@ -66,7 +78,8 @@ final class FakeCuda {
         return probe.runtime().orElseThrow();
     }
 
-    void configure(String spec) {
+    /** Applies a {@code kvtierfake_configure} spec (e.g. {@code "fail=cudaMemcpyAsync:1:cudaErrorLaunchFailure"}); fails the test if rejected. */
+    public void configure(String spec) {
         try (Arena arena = Arena.ofConfined()) {
             int bad = (int) configure.invokeExact(arena.allocateFrom(spec));
             assertEquals(0, bad, "kvtierfake_configure rejected item " + bad + " of '" + spec + "'");
@@ -75,7 +88,8 @@ final class FakeCuda {
         }
     }
 
-    void reset() {
+    /** Drains the work in flight, then drops the configured faults and the sticky error (back to the environment's configuration). */
+    public void reset() {
         try {
             reset.invokeExact();
         } catch (Throwable t) {
@@ -83,7 +97,8 @@ final class FakeCuda {
         }
     }
 
-    long liveCount(String what) {
+    /** How many of {@code what} ({@code "device"}, {@code "pinned"}, {@code "registered"}, {@code "streams"}, {@code "events"}, {@code "device_bytes"}) are alive. */
+    public long liveCount(String what) {
         try (Arena arena = Arena.ofConfined()) {
             return (long) liveCount.invokeExact(arena.allocateFrom(what));
         } catch (Throwable t) {
@@ -91,8 +106,17 @@ final class FakeCuda {
         }
     }
 
+    /** How often {@code function} (a bound CUDA symbol) was called in this process, or -1 for a name the fake lacks; never reset. */
+    public long callCount(String function) {
+        try (Arena arena = Arena.ofConfined()) {
+            return (long) callCount.invokeExact(arena.allocateFrom(function));
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
     /** Asserts no device/pinned/registered memory, stream or event is left alive in the fake. */
-    void assertNothingLive() {
+    public void assertNothingLive() {
         for (String kind : new String[] {"device", "pinned", "registered", "streams", "events", "device_bytes"}) {
             assertEquals(0, liveCount(kind), "live " + kind + " in the fake after the test");
         }

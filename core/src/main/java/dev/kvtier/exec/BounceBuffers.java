@@ -133,13 +133,7 @@ final class BounceBuffers implements AutoCloseable {
      * which also reads and clears a pending asynchronous error), keeping further errors as suppressed.
      */
     private static void drainAfter(Pair pair, CudaStream stream, Throwable failure) {
-        try {
-            stream.synchronize();
-        } catch (RuntimeException pending) {
-            if (pending != failure) {
-                failure.addSuppressed(pending);
-            }
-        }
+        CudaCopyEngine.clearPendingError(stream, failure);
         pair.first.forgetLastCopy();
         pair.second.forgetLastCopy();
     }
@@ -220,21 +214,11 @@ final class BounceBuffers implements AutoCloseable {
             toFree = List.copyOf(idle);
             idle.clear();
         }
-        RuntimeException failure = null;
+        Cleanup cleanup = new Cleanup();
         for (Pair pair : toFree) {
-            try {
-                pair.free();
-            } catch (RuntimeException e) {
-                if (failure == null) {
-                    failure = e;
-                } else {
-                    failure.addSuppressed(e);
-                }
-            }
+            cleanup.run(pair::free);
         }
-        if (failure != null) {
-            throw failure;
-        }
+        cleanup.rethrowFirst();
     }
 
     private record Pair(Buffer first, Buffer second) {

@@ -16,7 +16,6 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -179,7 +178,7 @@ public final class CudaCopyEngine implements CopyEngine {
             try {
                 awaitMarker(marker, stream);
             } catch (RuntimeException failure) {
-                throw new java.util.concurrent.CompletionException(failure);
+                throw new CompletionException(failure);
             }
         }
     }
@@ -288,7 +287,7 @@ public final class CudaCopyEngine implements CopyEngine {
      * Waits for the stream and so reads (and clears) its pending asynchronous error, so later copies
      * are not blamed for it. Every event recorded before this call has captured the error already.
      */
-    private static void clearPendingError(CudaStream stream, RuntimeException failure) {
+    static void clearPendingError(CudaStream stream, Throwable failure) {
         try {
             stream.synchronize();
         } catch (RuntimeException pending) {
@@ -332,68 +331,27 @@ public final class CudaCopyEngine implements CopyEngine {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
-        RuntimeException failure = null;
+        Cleanup cleanup = new Cleanup();
         if (stagingThreads != null) {
             // Staged copies enqueue on the streams and hold bounce buffers: let them finish first.
-            stagingThreads.shutdown();
-            awaitTermination(stagingThreads);
+            HostCopyEngine.shutdownAndAwait(stagingThreads);
         }
         for (CudaStream stream : new CudaStream[] {toHost, toDevice}) {
-            try {
+            cleanup.run(() -> {
                 try {
                     stream.synchronize();
                 } finally {
                     stream.close();
                 }
-            } catch (RuntimeException e) {
-                if (failure == null) {
-                    failure = e;
-                } else {
-                    failure.addSuppressed(e);
-                }
-            }
+            });
         }
         hostCopies.close();
         if (bounce != null) {
-            try {
-                bounce.close();
-            } catch (RuntimeException e) {
-                if (failure == null) {
-                    failure = e;
-                } else {
-                    failure.addSuppressed(e);
-                }
-            }
+            cleanup.run(bounce::close);
         }
         for (CudaEvent event = idleEvents.poll(); event != null; event = idleEvents.poll()) {
-            try {
-                event.close();
-            } catch (RuntimeException e) {
-                if (failure == null) {
-                    failure = e;
-                } else {
-                    failure.addSuppressed(e);
-                }
-            }
+            cleanup.run(event::close);
         }
-        if (failure != null) {
-            throw failure;
-        }
-    }
-
-    private static void awaitTermination(ExecutorService threads) {
-        boolean interrupted = false;
-        while (true) {
-            try {
-                if (threads.awaitTermination(1, TimeUnit.MINUTES)) {
-                    break;
-                }
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
+        cleanup.rethrowFirst();
     }
 }

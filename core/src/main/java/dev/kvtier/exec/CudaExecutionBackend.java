@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.LongFunction;
 
 /**
  * The CUDA backend, a thin adapter over {@code dev.kvtier.cuda}: GPU chunks are {@code cudaMalloc}
@@ -81,8 +82,8 @@ public final class CudaExecutionBackend implements ExecutionBackend {
         }
         this.cuda = cuda;
         this.reason = reason;
-        this.device = new DeviceArenas(cuda);
-        this.pinned = new PinnedChunks(cuda);
+        this.device = CudaChunks.device(cuda);
+        this.pinned = CudaChunks.pinned(cuda);
         StagedHostMemory staged = new StagedHostMemory();
         BounceBuffers bounce = new BounceBuffers(cuda, bounceBufferBytes, bouncePairs);
         boolean register = switch (diskTransferMode) {
@@ -139,67 +140,35 @@ public final class CudaExecutionBackend implements ExecutionBackend {
         engine.close();
     }
 
-    private static IOException asIo(String what, long bytes, CudaException e, String fix) {
-        return new IOException(what + " of " + bytes + " bytes failed: " + e.getMessage() + " (" + fix + ")", e);
-    }
+    /**
+     * Chunks from one CUDA allocation call ({@code cudaMalloc} arenas, {@code cudaHostAlloc} pinned
+     * blocks); a {@link CudaException} becomes an {@link IOException} naming the call, the size and {@code fix}.
+     */
+    private record CudaChunks(String call, String fix, String description, LongFunction<MemoryChunk> allocator)
+            implements ChunkAllocator {
+        static CudaChunks device(CudaRuntime cuda) {
+            return new CudaChunks("cudaMalloc", "lower gpuBudgetBytes or free device memory", "cudaMalloc arenas",
+                    bytes -> {
+                        DeviceAllocation allocation = cuda.allocateDevice(bytes);
+                        return new OwnedChunk(allocation.segment(), allocation::close);
+                    });
+        }
 
-    /** {@code cudaMalloc} arenas. */
-    private record DeviceArenas(CudaRuntime cuda) implements ChunkAllocator {
+        static CudaChunks pinned(CudaRuntime cuda) {
+            return new CudaChunks("cudaHostAlloc", "lower cpuBudgetBytes or raise the locked-memory limit (ulimit -l)",
+                    "cudaHostAlloc pinned chunks", bytes -> {
+                        PinnedAllocation allocation = cuda.allocatePinned(bytes);
+                        return new OwnedChunk(allocation.segment(), allocation::close);
+                    });
+        }
+
         @Override
         public MemoryChunk allocate(long bytes) throws IOException {
-            DeviceAllocation allocation;
             try {
-                allocation = cuda.allocateDevice(bytes);
+                return allocator.apply(bytes);
             } catch (CudaException e) {
-                throw asIo("cudaMalloc", bytes, e, "lower gpuBudgetBytes or free device memory");
+                throw new IOException(call + " of " + bytes + " bytes failed: " + e.getMessage() + " (" + fix + ")", e);
             }
-            MemorySegment memory = allocation.segment();
-            return new MemoryChunk() {
-                @Override
-                public MemorySegment memory() {
-                    return memory;
-                }
-
-                @Override
-                public void close() {
-                    allocation.close();
-                }
-            };
-        }
-
-        @Override
-        public String description() {
-            return "cudaMalloc arenas";
-        }
-    }
-
-    /** {@code cudaHostAlloc} pinned chunks. */
-    private record PinnedChunks(CudaRuntime cuda) implements ChunkAllocator {
-        @Override
-        public MemoryChunk allocate(long bytes) throws IOException {
-            PinnedAllocation allocation;
-            try {
-                allocation = cuda.allocatePinned(bytes);
-            } catch (CudaException e) {
-                throw asIo("cudaHostAlloc", bytes, e, "lower cpuBudgetBytes or raise the locked-memory limit (ulimit -l)");
-            }
-            MemorySegment memory = allocation.segment();
-            return new MemoryChunk() {
-                @Override
-                public MemorySegment memory() {
-                    return memory;
-                }
-
-                @Override
-                public void close() {
-                    allocation.close();
-                }
-            };
-        }
-
-        @Override
-        public String description() {
-            return "cudaHostAlloc pinned chunks";
         }
     }
 
@@ -242,41 +211,25 @@ public final class CudaExecutionBackend implements ExecutionBackend {
                 }
                 return stagedExtent(extent);
             }
-            return new MemoryChunk() {
-                @Override
-                public MemorySegment memory() {
-                    return extent.memory();
+            return new OwnedChunk(extent.memory(), () -> {
+                try {
+                    registration.close();
+                } finally {
+                    extent.close();
                 }
-
-                @Override
-                public void close() {
-                    try {
-                        registration.close();
-                    } finally {
-                        extent.close();
-                    }
-                }
-            };
+            });
         }
 
         private MemoryChunk stagedExtent(MemoryChunk extent) {
             MemorySegment memory = extent.memory();
             staged.add(memory);
-            return new MemoryChunk() {
-                @Override
-                public MemorySegment memory() {
-                    return memory;
+            return new OwnedChunk(memory, () -> {
+                try {
+                    staged.remove(memory);
+                } finally {
+                    extent.close();
                 }
-
-                @Override
-                public void close() {
-                    try {
-                        staged.remove(memory);
-                    } finally {
-                        extent.close();
-                    }
-                }
-            };
+            });
         }
 
         @Override

@@ -123,6 +123,11 @@ public final class HostCopyEngine implements CopyEngine {
 
     @Override
     public void close() {
+        shutdownAndAwait(threads);
+    }
+
+    /** Shuts {@code threads} down and waits, uninterruptibly, until every task it accepted has run. */
+    static void shutdownAndAwait(ExecutorService threads) {
         threads.shutdown();
         boolean interrupted = false;
         while (true) {

@@ -22,19 +22,11 @@ public final class NativeChunkAllocator implements ChunkAllocator {
         try {
             MemorySegment memory = arena.allocate(bytes, 4096);
             AtomicBoolean closed = new AtomicBoolean();
-            return new MemoryChunk() {
-                @Override
-                public MemorySegment memory() {
-                    return memory;
+            return new OwnedChunk(memory, () -> {
+                if (closed.compareAndSet(false, true)) {
+                    arena.close();
                 }
-
-                @Override
-                public void close() {
-                    if (closed.compareAndSet(false, true)) {
-                        arena.close();
-                    }
-                }
-            };
+            });
         } catch (RuntimeException | OutOfMemoryError e) {
             arena.close();
             throw e;

@@ -213,22 +213,12 @@ public final class PagedTierMemory implements AutoCloseable {
             return;
         }
         closed = true;
-        RuntimeException failure = null;
+        Cleanup cleanup = new Cleanup();
         for (Chunk chunk : chunks) {
-            try {
-                chunk.memory().close();
-            } catch (RuntimeException e) {
-                if (failure == null) {
-                    failure = e;
-                } else {
-                    failure.addSuppressed(e);
-                }
-            }
+            cleanup.run(chunk.memory()::close);
         }
         chunks.clear();
         freePageCount = 0;
-        if (failure != null) {
-            throw failure;
-        }
+        cleanup.rethrowFirst();
     }
 }

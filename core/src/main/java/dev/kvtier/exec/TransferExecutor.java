@@ -5,6 +5,7 @@ import dev.kvtier.store.Tier;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -92,7 +93,7 @@ public final class TransferExecutor implements AutoCloseable {
     public CompletableFuture<Void> transfer(PageAllocation from, PageAllocation to) {
         requireLive(from, "from");
         requireLive(to, "to");
-        return submit(CopyPlan.between(from.kind(), from.runs(), to.kind(), to.runs()));
+        return submit(plan(from, to));
     }
 
     /**
@@ -106,11 +107,11 @@ public final class TransferExecutor implements AutoCloseable {
         if (from.size() != to.size()) {
             throw new IllegalArgumentException("from and to must have the same length, were " + from.size() + " and " + to.size());
         }
-        List<CopyPlan> plans = new java.util.ArrayList<>(from.size());
+        List<CopyPlan> plans = new ArrayList<>(from.size());
         for (int i = 0; i < from.size(); i++) {
             requireLive(from.get(i), "from[" + i + "]");
             requireLive(to.get(i), "to[" + i + "]");
-            plans.add(CopyPlan.between(from.get(i).kind(), from.get(i).runs(), to.get(i).kind(), to.get(i).runs()));
+            plans.add(plan(from.get(i), to.get(i)));
         }
         return submit(plans);
     }
@@ -125,7 +126,7 @@ public final class TransferExecutor implements AutoCloseable {
     public void transferAndWait(PageAllocation from, PageAllocation to) {
         requireLive(from, "from");
         requireLive(to, "to");
-        runAndWait(CopyPlan.between(from.kind(), from.runs(), to.kind(), to.runs()));
+        runAndWait(plan(from, to));
     }
 
     /**
@@ -190,6 +191,10 @@ public final class TransferExecutor implements AutoCloseable {
             throw new IllegalArgumentException("allocation must be host memory to checksum, was " + allocation);
         }
         return Checksums.crc32c(allocation.runs());
+    }
+
+    private static CopyPlan plan(PageAllocation from, PageAllocation to) {
+        return CopyPlan.between(from.kind(), from.runs(), to.kind(), to.runs());
     }
 
     private static List<MemorySegment> runsOf(MemorySegment segment) {
