@@ -169,7 +169,7 @@ public final class TieredStore {
             if (entry == null) {
                 return Optional.empty();
             }
-            Tier from = entry.tier;
+            Tier from = entry.tier();
             if (!from.isFasterThan(to) || !tiers[to.ordinal()].fits(entry.sizeBytes)) {
                 return Optional.empty();
             }
@@ -192,7 +192,7 @@ public final class TieredStore {
             if (entry == null) {
                 return Optional.empty();
             }
-            Tier from = entry.tier;
+            Tier from = entry.tier();
             if (!to.isFasterThan(from) || !tiers[to.ordinal()].fits(entry.sizeBytes)) {
                 return Optional.empty();
             }
@@ -219,7 +219,7 @@ public final class TieredStore {
         }
         synchronized (lock) {
             SegmentEntry entry = entries.get(transfer.key());
-            if (entry == null || !transfer.equals(entry.lastMove)
+            if (entry == null || !entry.isLatestMove(transfer)
                     || !tiers[transfer.from().ordinal()].fits(entry.sizeBytes)) {
                 return false;
             }
@@ -228,7 +228,7 @@ public final class TieredStore {
                 accessCount--;
             }
             move(entry, transfer.from(), accessCount, entry.lastUse);
-            entry.lastMove = null;
+            entry.clearMove();
             return true;
         }
     }
@@ -245,7 +245,7 @@ public final class TieredStore {
             if (entry == null) {
                 return Optional.empty();
             }
-            TierState tier = tiers[entry.tier.ordinal()];
+            TierState tier = tiers[entry.tier().ordinal()];
             unindex(tier, entry);
             entries.remove(key);
             tier.used -= entry.sizeBytes;
@@ -278,9 +278,9 @@ public final class TieredStore {
             if (entry == null) {
                 return false;
             }
-            TierState tier = tiers[entry.tier.ordinal()];
+            TierState tier = tiers[entry.tier().ordinal()];
             unindex(tier, entry);
-            entry.place(entry.tier, entry.accessCount + 1);
+            entry.accessCount++;
             entry.lastUse = ++clock;
             tier.index.add(entry);
             return true;
@@ -383,17 +383,18 @@ public final class TieredStore {
 
     /** Moves {@code entry} to {@code to}, which has room; returns and remembers the booked transfer. */
     private TierTransfer move(SegmentEntry entry, Tier to, long newAccessCount, long newLastUse) {
-        Tier from = entry.tier;
+        Tier from = entry.tier();
         TierState source = tiers[from.ordinal()];
         TierState target = tiers[to.ordinal()];
         unindex(source, entry);
         source.used -= entry.sizeBytes;
         target.used += entry.sizeBytes;
-        entry.place(to, newAccessCount);
+        entry.placeOn(to);
+        entry.accessCount = newAccessCount;
         entry.lastUse = newLastUse;
         target.index.add(entry);
         TierTransfer transfer = new TierTransfer(entry.key, from, to, entry.sizeBytes, entry.positions);
-        entry.lastMove = transfer;
+        entry.bookMove(from, to);
         return transfer;
     }
 
