@@ -33,6 +33,10 @@ final class SegmentEntry implements DemotionPolicy.Usage {
     UsageBucketIndex.Bucket formerBucket;
     boolean outOfOrder;
 
+    // Registration order (EntryTable), for TieredStore.segments().
+    SegmentEntry olderRegistered;
+    SegmentEntry newerRegistered;
+
     SegmentEntry(SegmentMeta meta, Tier tier, long lastUse) {
         this.key = meta.key();
         this.positions = meta.positions();

@@ -2,9 +2,7 @@ package dev.kvtier.store;
 
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -78,7 +76,7 @@ public final class TieredStore {
     private final long cpuBudget;
     private final DemotionPolicy policy;
     /** Registration order, so {@link #segments()} is deterministic too. */
-    private final Map<String, SegmentEntry> entries = new LinkedHashMap<>();
+    private final EntryTable entries = new EntryTable();
     private final TierState[] tiers = new TierState[Tier.values().length];
     /** The logical clock behind {@link DemotionPolicy.Usage#lastUse()}. */
     private long clock;
@@ -143,11 +141,11 @@ public final class TieredStore {
         requireTier(tier, "tier");
         synchronized (lock) {
             TierState target = tiers[tier.ordinal()];
-            if (entries.containsKey(meta.key()) || !target.fits(meta.sizeBytes())) {
+            if (entries.get(meta.key()) != null || !target.fits(meta.sizeBytes())) {
                 return false;
             }
             SegmentEntry entry = new SegmentEntry(meta, tier, ++clock);
-            entries.put(meta.key(), entry);
+            entries.add(entry);
             target.used += meta.sizeBytes();
             target.index.add(entry);
             return true;
@@ -247,7 +245,7 @@ public final class TieredStore {
             }
             TierState tier = tiers[entry.tier().ordinal()];
             unindex(tier, entry);
-            entries.remove(key);
+            entries.remove(entry);
             tier.used -= entry.sizeBytes;
             return Optional.of(entry.snapshot());
         }
@@ -353,9 +351,7 @@ public final class TieredStore {
     public List<SegmentMeta> segments() {
         synchronized (lock) {
             List<SegmentMeta> snapshot = new ArrayList<>(entries.size());
-            for (SegmentEntry entry : entries.values()) {
-                snapshot.add(entry.snapshot());
-            }
+            entries.forEachInRegistrationOrder(entry -> snapshot.add(entry.snapshot()));
             return List.copyOf(snapshot);
         }
     }
