@@ -18,6 +18,8 @@ final class EntryTable {
 
     private SegmentEntry[] slots = new SegmentEntry[INITIAL_CAPACITY];
     private int[] hashes = new int[INITIAL_CAPACITY];
+    /** {@code 32 - log2(capacity)}: a slot index is the top bits of the scrambled hash. */
+    private int shift = 32 - Integer.numberOfTrailingZeros(INITIAL_CAPACITY);
     private int size;
     private SegmentEntry oldest;
     private SegmentEntry newest;
@@ -27,9 +29,9 @@ final class EntryTable {
         if (key == null) {
             return null;
         }
-        int hash = hash(key);
+        int hash = key.hashCode();
         int mask = slots.length - 1;
-        for (int i = hash & mask; ; i = (i + 1) & mask) {
+        for (int i = home(hash); ; i = (i + 1) & mask) {
             SegmentEntry entry = slots[i];
             if (entry == null) {
                 return null;
@@ -45,7 +47,7 @@ final class EntryTable {
         if (2 * (size + 1) > slots.length) {
             grow();
         }
-        place(entry, hash(entry.key));
+        place(entry, entry.key.hashCode());
         size++;
         entry.olderRegistered = newest;
         entry.newerRegistered = null;
@@ -60,7 +62,7 @@ final class EntryTable {
     /** Removes {@code entry}, which is in the table. */
     void remove(SegmentEntry entry) {
         int mask = slots.length - 1;
-        int i = hash(entry.key) & mask;
+        int i = home(entry.key.hashCode());
         while (slots[i] != entry) {
             i = (i + 1) & mask;
         }
@@ -68,7 +70,7 @@ final class EntryTable {
         // home slot does not lie (cyclically) after the hole, so every lookup still finds them.
         int hole = i;
         for (int j = (hole + 1) & mask; slots[j] != null; j = (j + 1) & mask) {
-            int home = hashes[j] & mask;
+            int home = home(hashes[j]);
             boolean homeAfterHole = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
             if (!homeAfterHole) {
                 slots[hole] = slots[j];
@@ -106,7 +108,7 @@ final class EntryTable {
 
     private void place(SegmentEntry entry, int hash) {
         int mask = slots.length - 1;
-        int i = hash & mask;
+        int i = home(hash);
         while (slots[i] != null) {
             i = (i + 1) & mask;
         }
@@ -119,6 +121,7 @@ final class EntryTable {
         int[] oldHashes = hashes;
         slots = new SegmentEntry[2 * oldSlots.length];
         hashes = new int[2 * oldSlots.length];
+        shift--;
         for (int i = 0; i < oldSlots.length; i++) {
             if (oldSlots[i] != null) {
                 place(oldSlots[i], oldHashes[i]);
@@ -126,10 +129,14 @@ final class EntryTable {
         }
     }
 
-    /** The key's hash with its high bits folded in, since the table index uses the low bits. */
-    private static int hash(String key) {
-        int h = key.hashCode();
-        return h ^ (h >>> 16);
+    /**
+     * The slot where a key with {@code hash} belongs: Fibonacci hashing (the top bits of the hash
+     * times 2^32 / golden ratio). Keys such as {@code "seg-1", "seg-2", ...} have consecutive
+     * String hashes, which masked low bits would place in consecutive slots, building the long
+     * probe runs that linear probing must then walk; the multiply scatters them.
+     */
+    private int home(int hash) {
+        return (hash * 0x9E3779B9) >>> shift;
     }
 
     @Override
