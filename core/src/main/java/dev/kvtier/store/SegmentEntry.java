@@ -3,7 +3,7 @@ package dev.kvtier.store;
 /**
  * The store's mutable record of one registered segment; guarded by the store's lock. Its usage
  * ({@link #accessCount}, {@link #lastUse}) changes only while it is out of its tier's index, and
- * the slot fields belong to whichever {@link TierIndex} holds it.
+ * the link fields belong to whichever {@link TierIndex} holds it.
  *
  * <p>Why no cached snapshot and no references beyond the index links: at 10^6 segments every op
  * is bound by cache misses on randomly placed entries. A snapshot cached in the entry is one more
