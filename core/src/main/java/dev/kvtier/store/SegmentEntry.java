@@ -4,20 +4,26 @@ package dev.kvtier.store;
  * The store's mutable record of one registered segment; guarded by the store's lock. Its usage
  * ({@link #accessCount}, {@link #lastUse}) changes only while it is out of its tier's index, and
  * the link fields belong to whichever {@link TierIndex} holds it.
+ *
+ * <p>Why no cached snapshot and no references beyond the index links: at 10^6 segments every op
+ * is bound by cache misses on randomly placed entries. A snapshot cached in the entry is one more
+ * random object to read on {@code get} (a fresh one is a young, cache-hot allocation), and keeping
+ * the tier and the latest move as bytes makes the entry smaller and holds no transfer alive.
  */
 final class SegmentEntry implements DemotionPolicy.Usage {
-    // Held inline rather than read through a snapshot: a touch then changes two fields of one
-    // object and allocates nothing, and reading candidates does not chase a pointer per segment.
+    private static final Tier[] TIERS = Tier.values();
+    /** {@link #lastMoveFrom} when no move is booked (or the latest was rolled back). */
+    private static final byte NO_MOVE = -1;
+
     final String key;
     final PositionRange positions;
     final long sizeBytes;
-    Tier tier;
     long accessCount;
     long lastUse;
-    /** The latest move booked for this segment and not rolled back, or null. */
-    TierTransfer lastMove;
-    /** The snapshot of the current state, built on first request after a change. */
-    private SegmentMeta snapshot;
+    private byte tierOrdinal;
+    /** The tiers of the latest move booked for this segment and not rolled back, or {@link #NO_MOVE}. */
+    private byte lastMoveFrom = NO_MOVE;
+    private byte lastMoveTo = NO_MOVE;
 
     // Index bookkeeping (UsageBucketIndex): an intrusive recency list and the bucket holding it.
     SegmentEntry previous;
@@ -27,30 +33,58 @@ final class SegmentEntry implements DemotionPolicy.Usage {
     UsageBucketIndex.Bucket formerBucket;
     boolean outOfOrder;
 
+    // Registration order (EntryTable), for TieredStore.segments().
+    SegmentEntry olderRegistered;
+    SegmentEntry newerRegistered;
+
     SegmentEntry(SegmentMeta meta, Tier tier, long lastUse) {
         this.key = meta.key();
         this.positions = meta.positions();
         this.sizeBytes = meta.sizeBytes();
-        this.tier = tier;
+        this.tierOrdinal = (byte) tier.ordinal();
         this.accessCount = meta.accessCount();
         this.lastUse = lastUse;
     }
 
-    /** Puts the segment on {@code newTier} with {@code newAccessCount}; the old snapshot stays valid as history. */
-    void place(Tier newTier, long newAccessCount) {
-        tier = newTier;
-        accessCount = newAccessCount;
-        snapshot = null;
+    /** The tier the segment is booked on. */
+    Tier tier() {
+        return TIERS[tierOrdinal];
     }
 
-    /** The immutable snapshot of the current state; the same object until the next change. */
+    /** Puts the segment on {@code newTier}. */
+    void placeOn(Tier newTier) {
+        tierOrdinal = (byte) newTier.ordinal();
+    }
+
+    /** Remembers the move from {@code from} to {@code to}, just booked, as this segment's latest. */
+    void bookMove(Tier from, Tier to) {
+        lastMoveFrom = (byte) from.ordinal();
+        lastMoveTo = (byte) to.ordinal();
+    }
+
+    /** Forgets the latest move (it was rolled back). */
+    void clearMove() {
+        lastMoveFrom = NO_MOVE;
+        lastMoveTo = NO_MOVE;
+    }
+
+    /**
+     * Whether {@code transfer} equals the latest move booked for this segment and not rolled back:
+     * the same answer as comparing it with the {@link TierTransfer} that was returned, which was
+     * built from this entry's key, size and positions and the two tiers kept here.
+     */
+    boolean isLatestMove(TierTransfer transfer) {
+        return lastMoveFrom != NO_MOVE
+                && lastMoveFrom == transfer.from().ordinal()
+                && lastMoveTo == transfer.to().ordinal()
+                && sizeBytes == transfer.sizeBytes()
+                && key.equals(transfer.key())
+                && positions.equals(transfer.positions());
+    }
+
+    /** An immutable snapshot of the current state. */
     SegmentMeta snapshot() {
-        SegmentMeta current = snapshot;
-        if (current == null) {
-            current = SegmentMeta.placed(key, positions, sizeBytes, tier, accessCount);
-            snapshot = current;
-        }
-        return current;
+        return SegmentMeta.placed(key, positions, sizeBytes, tier(), accessCount);
     }
 
     @Override

@@ -2,9 +2,7 @@ package dev.kvtier.store;
 
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -78,7 +76,7 @@ public final class TieredStore {
     private final long cpuBudget;
     private final DemotionPolicy policy;
     /** Registration order, so {@link #segments()} is deterministic too. */
-    private final Map<String, SegmentEntry> entries = new LinkedHashMap<>();
+    private final EntryTable entries = new EntryTable();
     private final TierState[] tiers = new TierState[Tier.values().length];
     /** The logical clock behind {@link DemotionPolicy.Usage#lastUse()}. */
     private long clock;
@@ -143,11 +141,11 @@ public final class TieredStore {
         requireTier(tier, "tier");
         synchronized (lock) {
             TierState target = tiers[tier.ordinal()];
-            if (entries.containsKey(meta.key()) || !target.fits(meta.sizeBytes())) {
+            if (entries.get(meta.key()) != null || !target.fits(meta.sizeBytes())) {
                 return false;
             }
             SegmentEntry entry = new SegmentEntry(meta, tier, ++clock);
-            entries.put(meta.key(), entry);
+            entries.add(entry);
             target.used += meta.sizeBytes();
             target.index.add(entry);
             return true;
@@ -169,7 +167,7 @@ public final class TieredStore {
             if (entry == null) {
                 return Optional.empty();
             }
-            Tier from = entry.tier;
+            Tier from = entry.tier();
             if (!from.isFasterThan(to) || !tiers[to.ordinal()].fits(entry.sizeBytes)) {
                 return Optional.empty();
             }
@@ -192,7 +190,7 @@ public final class TieredStore {
             if (entry == null) {
                 return Optional.empty();
             }
-            Tier from = entry.tier;
+            Tier from = entry.tier();
             if (!to.isFasterThan(from) || !tiers[to.ordinal()].fits(entry.sizeBytes)) {
                 return Optional.empty();
             }
@@ -219,7 +217,7 @@ public final class TieredStore {
         }
         synchronized (lock) {
             SegmentEntry entry = entries.get(transfer.key());
-            if (entry == null || !transfer.equals(entry.lastMove)
+            if (entry == null || !entry.isLatestMove(transfer)
                     || !tiers[transfer.from().ordinal()].fits(entry.sizeBytes)) {
                 return false;
             }
@@ -228,7 +226,7 @@ public final class TieredStore {
                 accessCount--;
             }
             move(entry, transfer.from(), accessCount, entry.lastUse);
-            entry.lastMove = null;
+            entry.clearMove();
             return true;
         }
     }
@@ -245,9 +243,9 @@ public final class TieredStore {
             if (entry == null) {
                 return Optional.empty();
             }
-            TierState tier = tiers[entry.tier.ordinal()];
+            TierState tier = tiers[entry.tier().ordinal()];
             unindex(tier, entry);
-            entries.remove(key);
+            entries.remove(entry);
             tier.used -= entry.sizeBytes;
             return Optional.of(entry.snapshot());
         }
@@ -278,9 +276,9 @@ public final class TieredStore {
             if (entry == null) {
                 return false;
             }
-            TierState tier = tiers[entry.tier.ordinal()];
+            TierState tier = tiers[entry.tier().ordinal()];
             unindex(tier, entry);
-            entry.place(entry.tier, entry.accessCount + 1);
+            entry.accessCount++;
             entry.lastUse = ++clock;
             tier.index.add(entry);
             return true;
@@ -353,9 +351,7 @@ public final class TieredStore {
     public List<SegmentMeta> segments() {
         synchronized (lock) {
             List<SegmentMeta> snapshot = new ArrayList<>(entries.size());
-            for (SegmentEntry entry : entries.values()) {
-                snapshot.add(entry.snapshot());
-            }
+            entries.forEachInRegistrationOrder(entry -> snapshot.add(entry.snapshot()));
             return List.copyOf(snapshot);
         }
     }
@@ -383,17 +379,18 @@ public final class TieredStore {
 
     /** Moves {@code entry} to {@code to}, which has room; returns and remembers the booked transfer. */
     private TierTransfer move(SegmentEntry entry, Tier to, long newAccessCount, long newLastUse) {
-        Tier from = entry.tier;
+        Tier from = entry.tier();
         TierState source = tiers[from.ordinal()];
         TierState target = tiers[to.ordinal()];
         unindex(source, entry);
         source.used -= entry.sizeBytes;
         target.used += entry.sizeBytes;
-        entry.place(to, newAccessCount);
+        entry.placeOn(to);
+        entry.accessCount = newAccessCount;
         entry.lastUse = newLastUse;
         target.index.add(entry);
         TierTransfer transfer = new TierTransfer(entry.key, from, to, entry.sizeBytes, entry.positions);
-        entry.lastMove = transfer;
+        entry.bookMove(from, to);
         return transfer;
     }
 
