@@ -108,7 +108,11 @@ public final class Workload {
         return bytesPerToken;
     }
 
-    /** The most bytes live (written and not yet removed) at any point of the run: "the working set". */
+    /**
+     * The most bytes live (written and not yet removed) at any point of the run played in workload order:
+     * "the working set". With several request threads the live bytes can briefly exceed it, because a new
+     * turn of one session may be written before another session's finished conversation is removed.
+     */
     public long peakLiveBytes() {
         return peakLiveBytes;
     }
