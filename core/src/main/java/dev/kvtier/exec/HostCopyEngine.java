@@ -1,27 +1,50 @@
 package dev.kvtier.exec;
 
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
 
 /**
- * Copies with {@link MemorySegment#copy} on a small pool of daemon threads, so transfers are
+ * Copies with {@link MemorySegment#copy} on a small set of daemon threads, so transfers are
  * asynchronous exactly as on a GPU. Used by the host backend for every copy and by the CUDA
  * backend for host-to-host copies (pinned memory to and from file mappings).
  *
- * <p>A thread that waits for a copy no pool thread has started yet runs it itself (see
- * {@code HostCopy}), so blocking callers pay no hand-off.
+ * <p>Two hand-offs are avoided because each costs about as much as copying a megabyte (waking a
+ * parked thread measured 5-7 us on a 2-vCPU VM, where it is an inter-processor interrupt):
+ * <ul>
+ *   <li>a thread that waits for a copy no copy thread has started yet runs it itself (see
+ *       {@code HostCopy}), and one that finds it running spins briefly for its end before parking;</li>
+ *   <li>a copy thread that runs out of work keeps looking for a short while before it parks (one
+ *       thread at a time, so an idle engine never burns more than one core for
+ *       {@value #IDLE_SPIN_NANOS} ns), so a steady stream of copies is taken up without waking
+ *       anyone.</li>
+ * </ul>
  *
- * <p>Thread-safe. {@link #close()} lets submitted copies finish, then stops the threads.
+ * <p>Thread-safe. {@link #close()} lets submitted copies finish, then stops the threads; a
+ * {@link #submit} after it throws {@link IllegalStateException}.
  */
 public final class HostCopyEngine implements CopyEngine {
-    private final ExecutorService threads;
+    /** How long an idle copy thread keeps looking for work before parking. */
+    static final long IDLE_SPIN_NANOS = 50_000;
+
     private final int threadCount;
+    private final List<Thread> workers = new ArrayList<>();
+    private final ConcurrentLinkedQueue<HostCopy> pending = new ConcurrentLinkedQueue<>();
+    /** Copy threads parked (or about to park) waiting for work; a submit wakes one. */
+    private final ConcurrentLinkedQueue<Thread> parked = new ConcurrentLinkedQueue<>();
+    /** Held by the one copy thread spinning for work, so at most one core spins. */
+    private final AtomicBoolean spinning = new AtomicBoolean();
+    /** Submits between their closed-check and their enqueue; close waits for these to land. */
+    private final AtomicInteger submitting = new AtomicInteger();
+    private volatile boolean closed;
 
     /** @param threadCount copy threads, {@code >= 1} */
     public HostCopyEngine(int threadCount) {
@@ -29,12 +52,9 @@ public final class HostCopyEngine implements CopyEngine {
             throw new IllegalArgumentException("threadCount must be >= 1, was " + threadCount);
         }
         this.threadCount = threadCount;
-        AtomicInteger counter = new AtomicInteger();
-        this.threads = Executors.newFixedThreadPool(threadCount, r -> {
-            Thread t = new Thread(r, "kvtier-host-copy-" + counter.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
+        for (int i = 1; i <= threadCount; i++) {
+            workers.add(Thread.ofPlatform().name("kvtier-host-copy-" + i).daemon().start(this::work));
+        }
     }
 
     @Override
@@ -43,21 +63,89 @@ public final class HostCopyEngine implements CopyEngine {
             return CompletableFuture.completedFuture(null);
         }
         HostCopy copy = new HostCopy(plan);
+        // The increment is seen by close() before it drains, or this sees closed: never a copy left queued.
+        submitting.incrementAndGet();
         try {
-            threads.execute(copy::runIfUnclaimed);
-        } catch (RejectedExecutionException e) {
-            throw new IllegalStateException("the host copy engine is closed", e);
+            if (closed) {
+                throw new IllegalStateException("the host copy engine is closed");
+            }
+            pending.offer(copy);
+        } finally {
+            submitting.decrementAndGet();
+        }
+        // A spinning copy thread takes it without being woken: it clears the flag before its last look
+        // at the queue, so if this still sees the flag set, that look sees the copy.
+        if (!spinning.get()) {
+            Thread idle = parked.poll();
+            if (idle != null) {
+                LockSupport.unpark(idle);
+            }
         }
         return copy;
     }
 
+    /** A copy thread: runs queued copies; when there are none, spins a little (one thread), then parks. */
+    private void work() {
+        Thread self = Thread.currentThread();
+        while (true) {
+            HostCopy copy = pending.poll();
+            boolean spin;
+            if (copy != null) {
+                // The spin flag is taken before the waiter can see this copy done, so the waiter's next
+                // submit finds a thread looking for work and wakes nobody. (Completing runs the future's
+                // dependents here first; a submit meanwhile waits for them, not for a wake-up.)
+                spin = copy.runIfUnclaimed(this::takeSpinFlag);
+                if (!spin) {
+                    continue;
+                }
+            } else {
+                if (closed) {
+                    return; // close() waited for every submit to enqueue, and the queue is empty
+                }
+                spin = takeSpinFlag();
+            }
+            if (spin) {
+                spinForWork();
+                if (!pending.isEmpty() || closed) {
+                    continue;
+                }
+            }
+            // Announce, then look again: a submit either sees this thread in parked or its copy is seen here.
+            parked.offer(self);
+            if (!pending.isEmpty() || closed) {
+                parked.remove(self);
+                continue;
+            }
+            LockSupport.park(this);
+            parked.remove(self);
+        }
+    }
+
+    private boolean takeSpinFlag() {
+        return spinning.compareAndSet(false, true);
+    }
+
+    /** With the spin flag held: waits up to {@link #IDLE_SPIN_NANOS} for work, then gives the flag back. */
+    private void spinForWork() {
+        try {
+            long deadline = System.nanoTime() + IDLE_SPIN_NANOS;
+            while (pending.isEmpty() && !closed && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+            }
+        } finally {
+            spinning.set(false);
+        }
+    }
+
     /**
-     * A copy handed to the pool. Whoever claims it first runs it: a pool thread, or a thread that
-     * waits for it ({@link #join()}, {@link #get()}) before a pool thread got to it. Blocking callers
-     * (every facade call) so skip the hand-off to another thread and back, which costs more than
-     * copying a megabyte on a busy machine; the bytes moved are the same.
+     * A queued copy. Whoever claims it first runs it: a copy thread, or a thread that waits for it
+     * ({@link #join()}, {@link #get()}) before a copy thread got to it. Blocking callers (every
+     * facade call) so skip the hand-off to another thread and back; the bytes moved are the same.
      */
     private static final class HostCopy extends CompletableFuture<Void> {
+        /** How long a waiter spins for a copy another thread is running before it parks. */
+        private static final long MAX_SPIN_NANOS = 50_000;
+
         private final CopyPlan plan;
         private final AtomicBoolean claimed = new AtomicBoolean();
 
@@ -65,28 +153,54 @@ public final class HostCopyEngine implements CopyEngine {
             this.plan = plan;
         }
 
-        void runIfUnclaimed() {
+        /**
+         * Runs the copy unless another thread claimed it, then completes this future.
+         *
+         * @param beforeCompleting asked after the copy, before completing (so before any waiter wakes)
+         * @return what {@code beforeCompleting} answered; false when the copy was claimed elsewhere
+         */
+        boolean runIfUnclaimed(BooleanSupplier beforeCompleting) {
             if (!claimed.compareAndSet(false, true)) {
-                return;
+                return false;
             }
+            Throwable failure = null;
             try {
                 copyNow(plan);
-                complete(null);
             } catch (Throwable t) {
-                completeExceptionally(t);
+                failure = t;
             }
+            boolean answer = beforeCompleting.getAsBoolean();
+            if (failure == null) {
+                complete(null);
+            } else {
+                completeExceptionally(failure);
+            }
+            return answer;
         }
 
         @Override
         public Void join() {
-            runIfUnclaimed();
+            runOrAwaitBriefly();
             return super.join();
         }
 
         @Override
         public Void get() throws InterruptedException, java.util.concurrent.ExecutionException {
-            runIfUnclaimed();
+            runOrAwaitBriefly();
             return super.get();
+        }
+
+        /**
+         * Runs the copy if no copy thread has claimed it; otherwise it is running on another core now,
+         * and a short spin for its end beats parking and being woken. Bounded, so a long copy is
+         * waited for by parking as usual.
+         */
+        private void runOrAwaitBriefly() {
+            runIfUnclaimed(() -> false);
+            long deadline = System.nanoTime() + MAX_SPIN_NANOS;
+            while (!isDone() && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+            }
         }
 
         @Override
@@ -98,7 +212,7 @@ public final class HostCopyEngine implements CopyEngine {
     /** Copies on the calling thread: a blocking caller gains nothing from another thread. */
     @Override
     public void copyAndWait(CopyPlan plan) {
-        if (threads.isShutdown()) {
+        if (closed) {
             throw new IllegalStateException("the host copy engine is closed");
         }
         try {
@@ -121,9 +235,27 @@ public final class HostCopyEngine implements CopyEngine {
         return "MemorySegment.copy on " + threadCount + " thread(s)";
     }
 
+    /** Lets every submitted copy finish, then stops the threads; idempotent. */
     @Override
     public void close() {
-        shutdownAndAwait(threads);
+        closed = true;
+        while (submitting.get() != 0) {
+            Thread.onSpinWait(); // a submit between its check and its enqueue: nanoseconds
+        }
+        workers.forEach(LockSupport::unpark);
+        boolean interrupted = false;
+        for (Thread worker : workers) {
+            while (worker.isAlive()) {
+                try {
+                    worker.join();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** Shuts {@code threads} down and waits, uninterruptibly, until every task it accepted has run. */
