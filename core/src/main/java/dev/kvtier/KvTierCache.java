@@ -14,6 +14,7 @@ import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.HashSet;
 import java.util.List;
@@ -71,7 +72,9 @@ import java.util.function.UnaryOperator;
  * {@link #put}, {@link #adopt} and {@link #ensureResident} make room on a full GPU or CPU tier by
  * demoting the policy's candidates down the tiers: GPU to CPU, CPU spilling to DISK when it is
  * full, GPU straight to DISK when CPU cannot take it. A segment being moved or made resident by
- * another call is never chosen. {@link #promote} and {@link #demote} do exactly the one move asked
+ * another call is never chosen. The victims chosen in one round are copied together (one
+ * {@code cudaMemcpyBatchAsync} and one wait on the CUDA backend), so making room for a large
+ * segment among many small ones does not pay a driver call and a round trip per victim. {@link #promote} and {@link #demote} do exactly the one move asked
  * and fail with {@link TierFullException} when the target tier has no room.
  */
 public final class KvTierCache implements AutoCloseable {
@@ -592,36 +595,63 @@ public final class KvTierCache implements AutoCloseable {
 
     /** Carries out a booked transfer for a locked entry; on any failure rolls the store back and rethrows. */
     private void moveBytes(Entry entry, TierTransfer transfer) {
-        PageAllocation source = entry.placement;
-        PageAllocation destination = null;
+        PageAllocation destination = prepareMove(entry, transfer);
+        try {
+            copy(() -> executor.transferAndWait(entry.placement, destination), entry.key, transfer.from(), transfer.to());
+            checksumArrival(entry, transfer, destination);
+        } catch (RuntimeException | Error e) {
+            throw undoMove(entry, transfer, destination, e);
+        }
+        commitMove(entry, transfer, destination);
+    }
+
+    /**
+     * First half of a booked transfer for a locked entry: checks the bytes it leaves DISK with and
+     * allocates their destination. On failure the store is rolled back and the error rethrown.
+     */
+    private PageAllocation prepareMove(Entry entry, TierTransfer transfer) {
         try {
             if (transfer.from() == Tier.DISK) {
                 verifyDiskChecksum(entry);
             }
-            destination = allocate(entry.key, transfer.to(), entry.sizeBytes, transfer.from());
-            PageAllocation target = destination;
-            copy(() -> executor.transferAndWait(source, target), entry.key, transfer.from(), transfer.to());
-            if (transfer.to() == Tier.DISK) {
-                entry.diskCrc32c = executor.crc32c(destination);
-            }
+            return allocate(entry.key, transfer.to(), entry.sizeBytes, transfer.from());
         } catch (RuntimeException | Error e) {
-            if (destination != null) {
-                executor.release(destination);
-            }
-            if (!rollBack(entry, transfer)) {
-                drop(entry);
-                LOG.log(System.Logger.Level.ERROR, "segment \"" + entry.key + "\" removed: " + transfer
-                        + " failed and no room came free on " + transfer.from() + " to roll it back: " + e);
-                throw new TransferFailedException(entry.key, transfer.from(), transfer.to(), "moving segment \""
-                        + entry.key + "\" failed (" + e.getMessage() + ") and " + transfer.from()
-                        + " had no room left to take it back, so it was removed", e);
-            }
-            throw e;
+            throw undoMove(entry, transfer, null, e);
         }
-        executor.release(source);
+    }
+
+    /** Bytes that arrived on DISK get the checksum they are verified against when they leave. */
+    private void checksumArrival(Entry entry, TierTransfer transfer, PageAllocation destination) {
+        if (transfer.to() == Tier.DISK) {
+            entry.diskCrc32c = executor.crc32c(destination);
+        }
+    }
+
+    /** Last half, once the bytes are in {@code destination}: the entry now lives there. */
+    private void commitMove(Entry entry, TierTransfer transfer, PageAllocation destination) {
+        executor.release(entry.placement);
         entry.placement = destination;
         transfers.increment();
         bytesMoved.addAndGet(transfer.from().ordinal() * Tier.values().length + transfer.to().ordinal(), entry.sizeBytes);
+    }
+
+    /**
+     * A booked transfer failed: frees {@code destination} (may be null), puts the segment back where
+     * it was in the store (or, when that tier has no room left, removes it), and returns what to throw.
+     */
+    private RuntimeException undoMove(Entry entry, TierTransfer transfer, PageAllocation destination, Throwable e) {
+        if (destination != null) {
+            executor.release(destination);
+        }
+        if (!rollBack(entry, transfer)) {
+            drop(entry);
+            LOG.log(System.Logger.Level.ERROR, "segment \"" + entry.key + "\" removed: " + transfer
+                    + " failed and no room came free on " + transfer.from() + " to roll it back: " + e);
+            return new TransferFailedException(entry.key, transfer.from(), transfer.to(), "moving segment \""
+                    + entry.key + "\" failed (" + e.getMessage() + ") and " + transfer.from()
+                    + " had no room left to take it back, so it was removed", e);
+        }
+        return rethrow(e);
     }
 
     /**
@@ -724,7 +754,11 @@ public final class KvTierCache implements AutoCloseable {
 
     /**
      * Demotes the policy's candidates off {@code tier} until {@code needed} bytes are free. Skips
-     * {@code excludeKey} and every segment whose lock is held (being moved or made resident).
+     * {@code excludeKey} and every segment whose lock is held (being moved or made resident). The
+     * victims of one round are booked first and their bytes moved together
+     * ({@link TransferExecutor#transferAll}: one {@code cudaMemcpyBatchAsync} and one wait on the CUDA
+     * backend instead of one call and one wait per victim, which is what makes room for a large
+     * segment among many small ones cheap); their locks are held until their bytes are in place.
      *
      * @return whether {@code needed} bytes are free now
      */
@@ -738,38 +772,66 @@ public final class KvTierCache implements AutoCloseable {
         while (true) {
             List<String> candidates = store.candidatesForDemotion(tier, needed - free + skipped);
             boolean fresh = false;
-            for (String candidate : candidates) {
-                if (!tried.add(candidate)) {
-                    continue;
-                }
-                fresh = true;
-                Entry victim = entries.get(candidate);
-                // A lock this thread holds (reentrantly) marks a segment this very call is moving.
-                if (candidate.equals(excludeKey) || victim == null || victim.lock.isHeldByCurrentThread()
-                        || !victim.lock.tryLock()) {
-                    skipped += victim == null ? 0 : victim.sizeBytes;
-                    continue;
-                }
+            List<Entry> locked = new ArrayList<>();
+            List<BookedMove> booked = new ArrayList<>();
+            try {
                 try {
-                    if (!victim.live || currentTier(victim) != tier || !demoteToMakeRoom(victim, tier)) {
-                        skipped += victim.sizeBytes;
+                    for (String candidate : candidates) {
+                        if (!tried.add(candidate)) {
+                            continue;
+                        }
+                        fresh = true;
+                        Entry victim = entries.get(candidate);
+                        // A lock this thread holds (reentrantly) marks a segment this very call is moving.
+                        if (candidate.equals(excludeKey) || victim == null || victim.lock.isHeldByCurrentThread()
+                                || !victim.lock.tryLock()) {
+                            skipped += victim == null ? 0 : victim.sizeBytes;
+                            continue;
+                        }
+                        locked.add(victim);
+                        BookedMove move = victim.live && currentTier(victim) == tier ? bookDemotion(victim, tier) : null;
+                        if (move == null) {
+                            skipped += victim.sizeBytes;
+                            continue;
+                        }
+                        booked.add(move);
+                        if (free(tier) >= needed) { // the store counts booked moves as gone
+                            break;
+                        }
                     }
-                } finally {
+                } catch (RuntimeException | Error e) {
+                    RuntimeException reason = e instanceof RuntimeException r ? r : new CompletionException(e);
+                    for (BookedMove move : booked) {
+                        undoMove(move.entry, move.transfer, move.destination, reason);
+                    }
+                    throw e;
+                }
+                skipped += moveAll(booked, tier);
+            } finally {
+                for (Entry victim : locked) {
                     victim.lock.unlock();
                 }
-                free = free(tier);
-                if (free >= needed) {
-                    return true;
-                }
+            }
+            free = free(tier);
+            if (free >= needed) {
+                return true;
             }
             if (!fresh) {
-                return free(tier) >= needed;
+                return false;
             }
         }
     }
 
-    /** Moves a locked victim one step down: GPU to CPU (spilling CPU to DISK first if needed, else to DISK), CPU to DISK. */
-    private boolean demoteToMakeRoom(Entry victim, Tier tier) {
+    /** A demotion booked in the store, its destination allocated, its bytes not yet moved. */
+    private record BookedMove(Entry entry, TierTransfer transfer, PageAllocation destination) { }
+
+    /**
+     * Books a locked victim's move one step down -- GPU to CPU (spilling CPU to DISK first if needed,
+     * else to DISK), CPU to DISK -- and allocates its destination.
+     *
+     * @return the booked move, or null when it cannot move (nothing changed)
+     */
+    private BookedMove bookDemotion(Entry victim, Tier tier) {
         Optional<TierTransfer> transfer;
         if (tier == Tier.GPU) {
             transfer = store.demote(victim.key, Tier.CPU);
@@ -783,15 +845,66 @@ public final class KvTierCache implements AutoCloseable {
             transfer = store.demote(victim.key, Tier.DISK);
         }
         if (transfer.isEmpty()) {
-            return false;
+            return null;
         }
         try {
-            moveBytes(victim, transfer.get());
-            return true;
+            return new BookedMove(victim, transfer.get(), prepareMove(victim, transfer.get()));
         } catch (KvTierException e) {
             LOG.log(System.Logger.Level.WARNING, "could not demote \"" + victim.key + "\" to make room on " + tier + ": " + e.getMessage());
-            return false;
+            return null;
         }
+    }
+
+    /**
+     * Moves the bytes of booked demotions together and commits each; if the copy fails, every one is
+     * rolled back (or, with no room left to roll back into, removed) and logged.
+     *
+     * @return the bytes of the victims that did not move
+     */
+    private long moveAll(List<BookedMove> moves, Tier tier) {
+        if (moves.isEmpty()) {
+            return 0;
+        }
+        List<PageAllocation> sources = new ArrayList<>(moves.size());
+        List<PageAllocation> destinations = new ArrayList<>(moves.size());
+        for (BookedMove move : moves) {
+            sources.add(move.entry.placement);
+            destinations.add(move.destination);
+        }
+        Throwable copyFailure = null;
+        try {
+            executor.transferAll(sources, destinations).join();
+        } catch (RuntimeException | InternalError e) {
+            // InternalError: a fault while touching a file mapping (the file shrank or the disk failed).
+            failures.increment();
+            copyFailure = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+        }
+        long notMoved = 0;
+        for (BookedMove move : moves) {
+            Entry victim = move.entry;
+            TierTransfer transfer = move.transfer;
+            Throwable failure = copyFailure;
+            if (failure == null) {
+                try {
+                    checksumArrival(victim, transfer, move.destination);
+                } catch (RuntimeException | InternalError e) {
+                    failures.increment();
+                    failure = e;
+                }
+            }
+            if (failure == null) {
+                commitMove(victim, transfer, move.destination);
+                continue;
+            }
+            notMoved += victim.sizeBytes;
+            TransferFailedException error = new TransferFailedException(victim.key, transfer.from(), transfer.to(),
+                    "copying segment \"" + victim.key + "\" from " + transfer.from() + " to " + transfer.to()
+                            + " failed: " + failure, failure);
+            RuntimeException outcome = undoMove(victim, transfer, move.destination, error);
+            LOG.log(System.Logger.Level.WARNING, "could not demote \"" + victim.key + "\" to make room on " + tier
+                    + ": " + outcome.getMessage());
+        }
+        return notMoved;
     }
 
     private void requireFits(String key, Tier tier, long bytes) {

@@ -69,6 +69,30 @@ class CudaOverFakeKvTierCacheTest extends KvTierCacheContract {
         }
     }
 
+    /** Four victims demoted to make room cost one copy call, not four (each call costs 5-7 us on a real driver). */
+    @Test
+    void theVictimsOfOneRoundOfMakingRoomMoveInOneCopyCall() {
+        try (KvTierCache cache = open(config(8, 64))) {
+            for (int i = 0; i < 8; i++) {
+                cache.put("small-" + i, PositionRange.of(i, i + 1), MemorySegment.ofArray(randomBytes(40 + i, PAGE)), Tier.GPU);
+            }
+            cache.put("big", PositionRange.of(100, 104), MemorySegment.ofArray(randomBytes(50, 4 * PAGE)), Tier.CPU);
+            long before = copyCalls();
+            assertEquals(Tier.GPU, cache.ensureResident("big", Tier.GPU).tier());
+            long calls = copyCalls() - before;
+            assertEquals(4L * PAGE, cache.stats().bytesMoved(Tier.GPU, Tier.CPU));
+            assertEquals(2, calls, "four demotions and one promotion should take one batch and one copy");
+            for (int i = 0; i < 8; i++) {
+                assertArrayEquals(randomBytes(40 + i, PAGE), readAll(cache, "small-" + i), "small-" + i);
+            }
+            assertArrayEquals(randomBytes(50, 4 * PAGE), readAll(cache, "big"));
+        }
+    }
+
+    private long copyCalls() {
+        return fake.callCount("cudaMemcpyAsync") + fake.callCount("cudaMemcpyBatchAsync");
+    }
+
     @Test
     void aFailingCudaMemcpyAsyncIsRolledBackAndNamed() {
         byte[] data = randomBytes(3, 3 * PAGE);

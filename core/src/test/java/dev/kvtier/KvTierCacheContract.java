@@ -502,6 +502,37 @@ abstract class KvTierCacheContract {
     }
 
     /**
+     * Making room for one segment demotes several victims whose bytes move together; when that
+     * copy fails every victim is put back whole, and the next round makes room with others.
+     */
+    @Test
+    void aFailedBatchOfDemotionsPutsEveryVictimBackAndTheNextRoundMakesRoom() {
+        // copies 1-8: the small puts; 9: the big one's put; 10-13: the four victims, of which 11 fails
+        try (KvTierCache cache = open(config(8, 64), failNthCopy(11))) {
+            for (int i = 0; i < 8; i++) {
+                cache.put("small-" + i, PositionRange.of(i, i + 1), MemorySegment.ofArray(randomBytes(40 + i, PAGE)), Tier.GPU);
+            }
+            cache.put("big", PositionRange.of(100, 104), MemorySegment.ofArray(randomBytes(50, 4 * PAGE)), Tier.DISK);
+            assertEquals(Tier.GPU, cache.ensureResident("big", Tier.GPU).tier());
+            CacheStats stats = cache.stats();
+            assertEquals(1, stats.failures());
+            assertEquals(5, stats.transfers(), "four demotions and the promotion; the failed ones are not counted");
+            assertEquals(4L * PAGE, stats.bytesMoved(Tier.GPU, Tier.CPU));
+            assertEquals(8L * PAGE, stats.gpuUsed());
+            assertEquals(4L * PAGE, stats.cpuUsed());
+            for (int i = 0; i < 8; i++) {
+                assertArrayEquals(randomBytes(40 + i, PAGE), readAll(cache, "small-" + i), "small-" + i);
+            }
+            assertArrayEquals(randomBytes(50, 4 * PAGE), readAll(cache, "big"));
+            for (int i = 0; i < 8; i++) {
+                cache.remove("small-" + i);
+            }
+            cache.remove("big");
+            assertEverythingFreed(cache);
+        }
+    }
+
+    /**
      * A promotion frees room on the tier it leaves; if another segment takes that room before the
      * copy fails, the rollback must make room again rather than leave the store and the bytes apart.
      */
