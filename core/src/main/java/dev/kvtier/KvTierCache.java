@@ -57,7 +57,9 @@ import java.util.function.UnaryOperator;
  *       no room can be made there again, the segment is removed and the exception says so; it is
  *       never left with metadata and bytes apart.)</li>
  *   <li><b>Ownership.</b> The cache owns every byte it allocated and frees it on remove and close.
- *       {@link ResidentSegment#pages()} are valid only while the segment stays on that tier.
+ *       {@link ResidentSegment#pages()} from {@link #ensureResident} are valid only while the segment
+ *       stays on that tier, which another thread making room may end at any time; to use device
+ *       pages (launch kernels on them), {@link #pin} the segment and close the pin afterwards.
  *       Adopted device memory stays the caller's: referenced, never freed (see {@link #adopt}).</li>
  *   <li><b>Blocking calls return when the bytes are in place.</b> {@link #ensureResidentAsync}
  *       completes its future then; its dependent stages never run on a driver callback thread.</li>
@@ -93,6 +95,8 @@ public final class KvTierCache implements AutoCloseable {
         int diskCrc32c;
         /** False until the first bytes are in place, and again once removed or closed. */
         boolean live;
+        /** Open {@link SegmentPin}s: while positive the bytes stay where they are (a removal keeps the placement). */
+        int pins;
 
         Entry(String key, PositionRange positions, long sizeBytes) {
             this.key = key;
@@ -320,6 +324,7 @@ public final class KvTierCache implements AutoCloseable {
                     throw new IllegalArgumentException("to must be " + (promotion ? "faster" : "slower") + " than "
                             + from + " where segment \"" + key + "\" is, was " + to);
                 }
+                requireUnpinned(entry, (promotion ? "promote" : "demote") + " it to " + to);
                 Optional<TierTransfer> transfer = promotion ? store.promote(key, to) : store.demote(key, to);
                 if (transfer.isEmpty()) {
                     throw new TierFullException(key, to, entry.sizeBytes, free(to), "demote or remove segments there first");
@@ -374,6 +379,80 @@ public final class KvTierCache implements AutoCloseable {
             }
         }
         return claim.future().copy();
+    }
+
+    /**
+     * {@link #ensureResident}, then pins the segment where it is (on {@code tier} or a faster one):
+     * until the returned pin is closed its pages keep its bytes -- the cache does not demote it to
+     * make room, refuses to move it ({@link SegmentPinnedException}), and frees its pages on
+     * {@link #remove} only when the last pin closes. Reading ({@link #read}) is unaffected. Pins
+     * nest: each must be closed. A tier full of pinned segments makes room nowhere, so hold pins
+     * only as long as the bytes are in use.
+     *
+     * @throws IllegalArgumentException  if an argument is null or the key blank
+     * @throws SegmentNotFoundException  if {@code key} is not cached
+     * @throws SegmentPinnedException    if it is pinned on a slower tier than {@code tier}
+     * @throws TierFullException         if no room could be made, or the segment kept being demoted
+     *                                   by other calls before it could be pinned
+     * @throws TransferFailedException   if the copy failed (the segment stays where it was)
+     * @throws SegmentCorruptedException if it came from DISK and its bytes there are corrupted
+     * @throws IllegalStateException     after {@link #close()}
+     */
+    public SegmentPin pin(String key, Tier tier) {
+        for (int round = 0; round < ROOM_ROUNDS; round++) {
+            ensureResident(key, tier);
+            enter();
+            try {
+                Entry entry = lockLive(key);
+                try {
+                    Tier current = currentTier(entry);
+                    // Another call may have demoted it between the two steps; then make it resident again.
+                    if (!tier.isFasterThan(current)) {
+                        entry.pins++;
+                        return new SegmentPin(resident(entry, current), () -> unpin(entry));
+                    }
+                } finally {
+                    entry.lock.unlock();
+                }
+            } finally {
+                exit();
+            }
+        }
+        Entry entry = entries.get(key);
+        throw new TierFullException(key, tier, entry == null ? 0 : entry.sizeBytes, free(tier),
+                "other calls demoted it " + ROOM_ROUNDS + " times before it could be pinned; retry");
+    }
+
+    /** A pin closed: the last one frees the pages of a segment removed meanwhile. Nothing after close. */
+    private void unpin(Entry entry) {
+        lifecycle.lock();
+        try {
+            if (closed) {
+                return; // close() freed everything
+            }
+            activeOperations++;
+        } finally {
+            lifecycle.unlock();
+        }
+        try {
+            entry.lock.lock();
+            try {
+                if (--entry.pins == 0 && !entry.live && entry.placement != null) {
+                    executor.release(entry.placement);
+                    entry.placement = null;
+                }
+            } finally {
+                entry.lock.unlock();
+            }
+        } finally {
+            exit();
+        }
+    }
+
+    private static void requireUnpinned(Entry entry, String action) {
+        if (entry.pins > 0) {
+            throw new SegmentPinnedException(entry.key, entry.pins, action);
+        }
     }
 
     /** A call's part in making a segment resident: it does the work ({@code owner}) or shares the future of the call that does. */
@@ -432,6 +511,7 @@ public final class KvTierCache implements AutoCloseable {
                 store.touch(key);
                 return resident(entry, current);
             }
+            requireUnpinned(entry, "make it resident on " + tier + " (it is pinned on " + current + ")");
             TierTransfer transfer = makingRoomUntil(key, tier, entry.sizeBytes, () -> store.promote(key, tier).orElse(null));
             moveBytes(entry, transfer);
             return resident(entry, tier);
@@ -678,8 +758,10 @@ public final class KvTierCache implements AutoCloseable {
      */
     private Optional<SegmentMeta> drop(Entry entry) {
         Optional<SegmentMeta> removed = store.remove(entry.key);
-        executor.release(entry.placement);
-        entry.placement = null;
+        if (entry.pins == 0) {
+            executor.release(entry.placement);
+            entry.placement = null;
+        } // else the last pin to close frees it (see unpin)
         entry.live = false;
         entries.remove(entry.key, entry);
         return removed;
@@ -749,7 +831,7 @@ public final class KvTierCache implements AutoCloseable {
                 backOff(round);
             }
         }
-        throw new TierFullException(key, tier, bytes, free(tier), "every segment there is being moved or made resident; retry");
+        throw new TierFullException(key, tier, bytes, free(tier), "every segment there is being moved, made resident or pinned; retry");
     }
 
     /**
@@ -789,7 +871,8 @@ public final class KvTierCache implements AutoCloseable {
                             continue;
                         }
                         locked.add(victim);
-                        BookedMove move = victim.live && currentTier(victim) == tier ? bookDemotion(victim, tier) : null;
+                        BookedMove move = victim.live && victim.pins == 0 && currentTier(victim) == tier
+                                ? bookDemotion(victim, tier) : null;
                         if (move == null) {
                             skipped += victim.sizeBytes;
                             continue;

@@ -14,7 +14,8 @@ import java.util.List;
  * for device memory.
  *
  * <p>The runs stay valid only while the segment stays on that tier: a later demote, remove or
- * close (including a demotion the cache does to make room for another segment) reuses them.
+ * close (including a demotion the cache does to make room for another segment) reuses them. A
+ * {@link SegmentPin} ({@link KvTierCache#pin}) holds them in place until it is closed.
  *
  * @param key       the segment's key
  * @param positions its token positions, exactly as put

@@ -36,6 +36,9 @@ class FacadeExampleTest {
             MemorySegment copy = arena.allocate(back.sizeBytes());
             cache.read("chat-7/turn-3", copy);          // the bytes, exactly as put
             assertEquals(42L, copy.get(ValueLayout.JAVA_LONG, 0));
+            try (SegmentPin pin = cache.pin("chat-7/turn-3", Tier.GPU)) { // held on the GPU until closed
+                assertEquals(Tier.GPU, pin.segment().tier());           // launch kernels on pin.segment().pages()
+            }
             System.out.println(cache.backendDescription() + "\n" + cache.stats());
         }
         // --- README example ends here ---

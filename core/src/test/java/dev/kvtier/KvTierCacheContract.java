@@ -427,6 +427,7 @@ abstract class KvTierCacheContract {
                     () -> cache.demote("nope", Tier.DISK),
                     () -> cache.promote("nope", Tier.GPU),
                     () -> cache.ensureResident("nope", Tier.GPU),
+                    () -> cache.pin("nope", Tier.GPU),
                     () -> cache.read("nope", MemorySegment.ofArray(new byte[10])))) {
                 SegmentNotFoundException e = assertThrows(SegmentNotFoundException.class, call::run);
                 assertEquals("nope", e.key());
@@ -442,6 +443,8 @@ abstract class KvTierCacheContract {
                     () -> cache.read("k", MemorySegment.ofArray(new byte[10]).asReadOnly()));
             assertMessage(IllegalArgumentException.class, "dst", () -> cache.read("k", null));
             assertMessage(IllegalArgumentException.class, "to", () -> cache.demote("k", null));
+            assertMessage(IllegalArgumentException.class, "key", () -> cache.pin(null, Tier.GPU));
+            assertMessage(IllegalArgumentException.class, "tier", () -> cache.pin("k", null));
 
             assertEquals(before, cache.stats());
             assertEquals(Tier.CPU, tierOf(cache, "k"));
@@ -463,12 +466,165 @@ abstract class KvTierCacheContract {
                 () -> cache.promote("k", Tier.GPU),
                 () -> cache.ensureResident("k", Tier.GPU),
                 () -> cache.ensureResidentAsync("k", Tier.GPU),
+                () -> cache.pin("k", Tier.GPU),
                 () -> cache.read("k", bytes),
                 () -> cache.remove("k"),
                 () -> cache.get("k"),
                 cache::stats)) {
             IllegalStateException e = assertThrows(IllegalStateException.class, call::run);
             assertTrue(e.getMessage().contains("closed"), e.getMessage());
+        }
+    }
+
+    // ------------------------------------------------------------------ pins
+
+    /** What the pages of a resident segment hold, read as the device would see them. */
+    private byte[] pagesContent(ResidentSegment segment) {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        for (MemorySegment run : segment.pages()) {
+            out.writeBytes(segment.tier() == Tier.GPU ? deviceMemoryContent(run) : run.toArray(ValueLayout.JAVA_BYTE));
+        }
+        return out.toByteArray();
+    }
+
+    @Test
+    void aPinnedSegmentIsNeverDemotedToMakeRoomAndItsPagesKeepItsBytes() {
+        int seg = 4 * PAGE;
+        try (KvTierCache cache = open(config(8, 64))) {
+            cache.put("pinned", PositionRange.of(0, 4), MemorySegment.ofArray(randomBytes(61, seg)), Tier.GPU);
+            cache.put("other", PositionRange.of(4, 8), MemorySegment.ofArray(randomBytes(62, seg)), Tier.GPU);
+            for (int i = 0; i < 3; i++) {
+                cache.ensureResident("other", Tier.GPU); // "pinned" stays the least accessed: the first candidate
+            }
+            try (SegmentPin pin = cache.pin("pinned", Tier.GPU)) {
+                assertEquals(Tier.GPU, pin.segment().tier());
+                assertEquals(PositionRange.of(0, 4), pin.segment().positions());
+                cache.put("cold", PositionRange.of(8, 12), MemorySegment.ofArray(randomBytes(63, seg)), Tier.CPU);
+                assertEquals(Tier.GPU, cache.ensureResident("cold", Tier.GPU).tier());
+                assertEquals(Tier.GPU, tierOf(cache, "pinned"));
+                assertEquals(Tier.CPU, tierOf(cache, "other"), "the next candidate went instead");
+                assertArrayEquals(randomBytes(61, seg), pagesContent(pin.segment()));
+            }
+            cache.demote("pinned", Tier.CPU);
+            assertArrayEquals(randomBytes(61, seg), readAll(cache, "pinned"));
+        }
+    }
+
+    @Test
+    void aPinnedSegmentRefusesToMoveUntilEveryPinIsClosed() {
+        byte[] data = randomBytes(64, 2 * PAGE + 3);
+        try (KvTierCache cache = open(config(8, 64))) {
+            cache.put("k", PositionRange.of(5, 7), MemorySegment.ofArray(data), Tier.CPU);
+            SegmentPin outer = cache.pin("k", Tier.CPU);
+            SegmentPin inner = cache.pin("k", Tier.DISK);
+            assertEquals(Tier.CPU, inner.segment().tier(), "pinned where it is, a faster tier than asked");
+            assertArrayEquals(data, pagesContent(inner.segment()));
+            CacheStats before = cache.stats();
+
+            SegmentPinnedException e = assertThrows(SegmentPinnedException.class, () -> cache.demote("k", Tier.DISK));
+            assertEquals("k", e.key());
+            assertEquals(2, e.openPins());
+            assertTrue(e.getMessage().contains("\"k\"") && e.getMessage().contains("demote it to DISK"), e.getMessage());
+            assertThrows(SegmentPinnedException.class, () -> cache.promote("k", Tier.GPU));
+            assertThrows(SegmentPinnedException.class, () -> cache.ensureResident("k", Tier.GPU));
+            assertThrows(SegmentPinnedException.class, () -> cache.pin("k", Tier.GPU));
+            assertEquals(Tier.CPU, cache.ensureResident("k", Tier.CPU).tier(), "asking for where it is still works");
+            assertEquals(before.transfers(), cache.stats().transfers());
+            assertEquals(Tier.CPU, tierOf(cache, "k"));
+            assertArrayEquals(data, readAll(cache, "k"));
+
+            outer.close();
+            outer.close(); // idempotent: releases one pin, once
+            assertTrue(outer.isClosed());
+            assertEquals(1, assertThrows(SegmentPinnedException.class, () -> cache.demote("k", Tier.DISK)).openPins());
+            inner.close();
+            cache.demote("k", Tier.DISK);
+            assertArrayEquals(data, readAll(cache, "k"));
+        }
+    }
+
+    @Test
+    void removingAPinnedSegmentForgetsTheKeyAtOnceAndFreesItsPagesWithTheLastPin() {
+        byte[] data = randomBytes(65, 3 * PAGE + 5);
+        try (KvTierCache cache = open(config(8, 64))) {
+            cache.put("k", PositionRange.of(0, 3), MemorySegment.ofArray(data), Tier.GPU);
+            SegmentPin first = cache.pin("k", Tier.GPU);
+            SegmentPin second = cache.pin("k", Tier.GPU);
+            assertTrue(cache.remove("k").isPresent());
+            assertTrue(cache.get("k").isEmpty());
+            assertThrows(SegmentNotFoundException.class, () -> cache.pin("k", Tier.GPU));
+            assertEquals(0, cache.stats().gpuUsed(), "the store no longer counts it");
+            assertTrue(cache.stats().allocated(Tier.GPU) >= data.length, "its pages are held by the pins");
+
+            byte[] reused = randomBytes(66, PAGE);
+            cache.put("k", PositionRange.of(9, 10), MemorySegment.ofArray(reused), Tier.GPU); // the key is free again
+            first.close();
+            assertArrayEquals(data, pagesContent(second.segment()), "held until the last pin closes");
+            second.close();
+            assertArrayEquals(reused, readAll(cache, "k"));
+            cache.remove("k");
+            assertEverythingFreed(cache);
+        }
+    }
+
+    @Test
+    void aPinClosedAfterTheCacheDoesNothing() {
+        KvTierCache cache = open(config(8, 64));
+        cache.put("k", PositionRange.of(0, 1), MemorySegment.ofArray(randomBytes(67, PAGE)), Tier.GPU);
+        SegmentPin pin = cache.pin("k", Tier.GPU);
+        cache.close();
+        pin.close();
+        assertTrue(pin.isClosed());
+    }
+
+    /**
+     * Pinning threads check that a pinned segment's pages keep its bytes while other threads force
+     * demotions; with more pins than the GPU holds, making room may find nothing to move, which must
+     * surface as a {@link TierFullException} and nothing worse.
+     */
+    @Test
+    void pinnedPagesKeepTheirBytesWhileOtherThreadsMakeRoom() throws Exception {
+        int keys = 24;
+        int seg = 2 * PAGE;
+        try (KvTierCache cache = open(config(12, 24))) {
+            for (int k = 0; k < keys; k++) {
+                cache.put("s" + k, PositionRange.of(k, k + 1), MemorySegment.ofArray(randomBytes(100 + k, seg)), Tier.DISK);
+            }
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1500);
+            java.util.concurrent.atomic.AtomicLong pinsChecked = new java.util.concurrent.atomic.AtomicLong();
+            List<CompletableFuture<Void>> workers = new ArrayList<>();
+            for (int t = 0; t < 8; t++) {
+                int seed = t;
+                boolean pinning = t % 2 == 0;
+                workers.add(CompletableFuture.runAsync(() -> {
+                    SplittableRandom random = new SplittableRandom(seed);
+                    while (System.nanoTime() < deadline) {
+                        int k = random.nextInt(keys);
+                        try {
+                            if (pinning) {
+                                try (SegmentPin pin = cache.pin("s" + k, Tier.GPU)) {
+                                    assertArrayEquals(randomBytes(100 + k, seg), pagesContent(pin.segment()), "s" + k);
+                                    Thread.yield();
+                                    assertArrayEquals(randomBytes(100 + k, seg), pagesContent(pin.segment()), "s" + k + " later");
+                                    pinsChecked.incrementAndGet();
+                                }
+                            } else {
+                                cache.ensureResident("s" + k, Tier.GPU);
+                                assertArrayEquals(randomBytes(100 + k, seg), readAll(cache, "s" + k), "s" + k);
+                            }
+                        } catch (TierFullException expected) {
+                            // every GPU segment pinned or in use at that moment: try another key
+                        }
+                    }
+                }, runnable -> Thread.ofPlatform().start(runnable)));
+            }
+            CompletableFuture.allOf(workers.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+            assertTrue(pinsChecked.get() > 0, "no pin was ever taken");
+            for (int k = 0; k < keys; k++) {
+                assertArrayEquals(randomBytes(100 + k, seg), readAll(cache, "s" + k), "s" + k);
+                cache.remove("s" + k);
+            }
+            assertEverythingFreed(cache);
         }
     }
 
