@@ -3,7 +3,6 @@ package dev.kvtier.exec;
 import dev.kvtier.store.Tier;
 
 import java.io.IOException;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -32,6 +31,8 @@ public final class TransferExecutor implements AutoCloseable {
     private final CopyEngine engine;
     private final Map<Tier, PagedTierMemory> memories = new EnumMap<>(Tier.class);
     private final BytesInFlightLimiter limiter;
+    /** Native memory for heap bytes going to or from device memory, reused across calls. */
+    private final StagingBuffers staging = new StagingBuffers();
     private volatile boolean closed;
 
     /**
@@ -142,8 +143,8 @@ public final class TransferExecutor implements AutoCloseable {
             runAndWait(CopyPlan.between(MemoryKind.HOST, runsOf(source), to.kind(), to.runs()));
             return;
         }
-        try (Arena stage = Arena.ofShared()) { // shared: the engine may copy on another thread
-            MemorySegment staged = stage.allocate(source.byteSize(), 64);
+        try (StagingBuffers.Buffer stage = staging.acquire(source.byteSize())) {
+            MemorySegment staged = stage.segment();
             MemorySegment.copy(source, 0, staged, 0, source.byteSize());
             runAndWait(CopyPlan.between(MemoryKind.HOST, runsOf(staged), to.kind(), to.runs()));
         }
@@ -163,8 +164,8 @@ public final class TransferExecutor implements AutoCloseable {
             runAndWait(CopyPlan.between(from.kind(), from.runs(), MemoryKind.HOST, runsOf(target)));
             return;
         }
-        try (Arena stage = Arena.ofShared()) { // shared: the engine may copy on another thread
-            MemorySegment staged = stage.allocate(target.byteSize(), 64);
+        try (StagingBuffers.Buffer stage = staging.acquire(target.byteSize())) {
+            MemorySegment staged = stage.segment();
             runAndWait(CopyPlan.between(from.kind(), from.runs(), MemoryKind.HOST, runsOf(staged)));
             MemorySegment.copy(staged, 0, target, 0, target.byteSize());
         }
@@ -290,7 +291,11 @@ public final class TransferExecutor implements AutoCloseable {
                     memory.close();
                 }
             } finally {
-                backend.close();
+                try {
+                    staging.close();
+                } finally {
+                    backend.close();
+                }
             }
         }
     }
