@@ -125,6 +125,11 @@ final class FaultInjectingBackend implements ExecutionBackend {
         }
 
         @Override
+        public boolean acceptsHeapMemory() {
+            return delegate.acceptsHeapMemory();
+        }
+
+        @Override
         public String description() {
             return delegate.description();
         }

@@ -54,6 +54,15 @@ public interface CopyEngine extends AutoCloseable {
         submit(plan).join();
     }
 
+    /**
+     * Whether plans may name heap memory on the host side: true for an engine that only copies with
+     * {@code MemorySegment.copy}; false (the default) where addresses go to a driver, which needs
+     * native memory, so the executor stages heap bytes first.
+     */
+    default boolean acceptsHeapMemory() {
+        return false;
+    }
+
     /** For logs: how copies are done, e.g. {@code "MemorySegment.copy on 2 threads"}. */
     String description();
 

@@ -209,6 +209,12 @@ public final class HostCopyEngine implements CopyEngine {
         }
     }
 
+    /** Always: every copy is a {@code MemorySegment.copy}, which takes heap memory as it is. */
+    @Override
+    public boolean acceptsHeapMemory() {
+        return true;
+    }
+
     /** Copies on the calling thread: a blocking caller gains nothing from another thread. */
     @Override
     public void copyAndWait(CopyPlan plan) {

@@ -133,13 +133,14 @@ public final class TransferExecutor implements AutoCloseable {
     /**
      * Copies all of {@code source} (host memory: native or heap, any arena) into {@code to} and
      * returns when the bytes are in place; {@code source} is not referenced afterwards. Heap bytes
-     * bound for device memory are staged through native memory first.
+     * bound for device memory are staged through native memory first, unless the engine takes heap
+     * memory as it is ({@link CopyEngine#acceptsHeapMemory()}).
      *
      * @throws java.util.concurrent.CompletionException wrapping what failed
      */
     public void copyIn(MemorySegment source, PageAllocation to) {
         requireLive(to, "to");
-        if (source.isNative() || to.kind() == MemoryKind.HOST) {
+        if (source.isNative() || to.kind() == MemoryKind.HOST || engine.acceptsHeapMemory()) {
             runAndWait(CopyPlan.between(MemoryKind.HOST, runsOf(source), to.kind(), to.runs()));
             return;
         }
@@ -153,14 +154,14 @@ public final class TransferExecutor implements AutoCloseable {
     /**
      * Copies all of {@code from} into the first {@code from.sizeBytes()} bytes of {@code destination}
      * (host memory: native or heap, any arena) and returns when they are in place. Device bytes bound
-     * for heap memory are staged through native memory.
+     * for heap memory are staged through native memory, unless the engine takes heap memory as it is.
      *
      * @throws java.util.concurrent.CompletionException wrapping what failed
      */
     public void copyOut(PageAllocation from, MemorySegment destination) {
         requireLive(from, "from");
         MemorySegment target = destination.asSlice(0, from.sizeBytes());
-        if (target.isNative() || from.kind() == MemoryKind.HOST) {
+        if (target.isNative() || from.kind() == MemoryKind.HOST || engine.acceptsHeapMemory()) {
             runAndWait(CopyPlan.between(from.kind(), from.runs(), MemoryKind.HOST, runsOf(target)));
             return;
         }
