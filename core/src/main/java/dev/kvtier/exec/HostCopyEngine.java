@@ -42,6 +42,8 @@ public final class HostCopyEngine implements CopyEngine {
     private final ConcurrentLinkedQueue<Thread> parked = new ConcurrentLinkedQueue<>();
     /** Held by the one copy thread spinning for work, so at most one core spins. */
     private final AtomicBoolean spinning = new AtomicBoolean();
+    /** Copies running on copy threads now. */
+    private final AtomicInteger copiesRunning = new AtomicInteger();
     /** Submits between their closed-check and their enqueue; close waits for these to land. */
     private final AtomicInteger submitting = new AtomicInteger();
     private volatile boolean closed;
@@ -91,10 +93,17 @@ public final class HostCopyEngine implements CopyEngine {
             HostCopy copy = pending.poll();
             boolean spin;
             if (copy != null) {
+                if (!copy.claim()) {
+                    continue; // its waiter runs it
+                }
+                copiesRunning.incrementAndGet();
                 // The spin flag is taken before the waiter can see this copy done, so the waiter's next
                 // submit finds a thread looking for work and wakes nobody. (Completing runs the future's
                 // dependents here first; a submit meanwhile waits for them, not for a wake-up.)
-                spin = copy.runIfUnclaimed(this::takeSpinFlag);
+                spin = copy.runClaimed(() -> {
+                    copiesRunning.decrementAndGet();
+                    return takeSpinFlag();
+                });
                 if (!spin) {
                     continue;
                 }
@@ -102,7 +111,9 @@ public final class HostCopyEngine implements CopyEngine {
                 if (closed) {
                     return; // close() waited for every submit to enqueue, and the queue is empty
                 }
-                spin = takeSpinFlag();
+                // Not beside a copy in progress: with the copier and a waiter spinning for it, a third busy
+                // thread oversubscribes a small machine; the copier takes the flag when it is done.
+                spin = copiesRunning.get() == 0 && takeSpinFlag();
             }
             if (spin) {
                 spinForWork();
@@ -153,6 +164,11 @@ public final class HostCopyEngine implements CopyEngine {
             this.plan = plan;
         }
 
+        /** Claims the copy for the calling thread; false if another thread already has. */
+        boolean claim() {
+            return claimed.compareAndSet(false, true);
+        }
+
         /**
          * Runs the copy unless another thread claimed it, then completes this future.
          *
@@ -160,9 +176,11 @@ public final class HostCopyEngine implements CopyEngine {
          * @return what {@code beforeCompleting} answered; false when the copy was claimed elsewhere
          */
         boolean runIfUnclaimed(BooleanSupplier beforeCompleting) {
-            if (!claimed.compareAndSet(false, true)) {
-                return false;
-            }
+            return claim() && runClaimed(beforeCompleting);
+        }
+
+        /** {@link #runIfUnclaimed} for a copy this thread has {@link #claim claimed}. */
+        boolean runClaimed(BooleanSupplier beforeCompleting) {
             Throwable failure = null;
             try {
                 copyNow(plan);
