@@ -21,8 +21,7 @@ final class BackendSelection {
                 CudaRuntime cuda = probe.runtime().orElseThrow(() -> new IllegalStateException(
                         "backend CUDA requested but CUDA is not usable: " + probe.describe()
                                 + " (use Backend.AUTO or Backend.HOST to run without a GPU)"));
-                yield new CudaExecutionBackend(cuda, diskDirectory, config.copyThreads(), true,
-                        config.diskTransferMode(), "CUDA requested by configuration");
+                yield cuda(cuda, config, diskDirectory, "CUDA requested by configuration");
             }
             case AUTO -> {
                 CudaProbe probe;
@@ -32,13 +31,16 @@ final class BackendSelection {
                     yield new HostExecutionBackend(diskDirectory, config.copyThreads(), "no GPU: probing CUDA failed: " + e);
                 }
                 if (probe.runtime().isPresent()) {
-                    yield new CudaExecutionBackend(probe.runtime().get(), diskDirectory, config.copyThreads(), true,
-                            config.diskTransferMode(),
-                            "AUTO found a usable device");
+                    yield cuda(probe.runtime().get(), config, diskDirectory, "AUTO found a usable device");
                 }
                 yield new HostExecutionBackend(diskDirectory, config.copyThreads(), "no GPU: " + probe.describe());
             }
         };
+    }
+
+    private static ExecutionBackend cuda(CudaRuntime cuda, KvTierConfig config, Path diskDirectory, String reason) {
+        return new CudaExecutionBackend(cuda, diskDirectory, config.copyThreads(), true, config.diskTransferMode(),
+                config.bounceBufferBytes(), config.bounceBufferPairs(), reason);
     }
 
     private static CudaProbe probe(KvTierConfig config) {

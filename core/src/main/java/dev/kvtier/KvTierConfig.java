@@ -1,5 +1,6 @@
 package dev.kvtier;
 
+import dev.kvtier.exec.CudaExecutionBackend;
 import dev.kvtier.exec.DiskTransferMode;
 import dev.kvtier.store.DemotionPolicy;
 
@@ -29,6 +30,8 @@ public final class KvTierConfig {
     private final int copyThreads;
     private final Path cudaLibrary;
     private final DiskTransferMode diskTransferMode;
+    private final long bounceBufferBytes;
+    private final int bounceBufferPairs;
 
     private KvTierConfig(Builder b) {
         this.gpuBudgetBytes = b.gpuBudgetBytes;
@@ -42,6 +45,8 @@ public final class KvTierConfig {
         this.copyThreads = b.copyThreads;
         this.cudaLibrary = b.cudaLibrary;
         this.diskTransferMode = b.diskTransferMode;
+        this.bounceBufferBytes = b.bounceBufferBytes;
+        this.bounceBufferPairs = b.bounceBufferPairs;
     }
 
     /** A builder with the defaults: no budgets (set both), a fresh temporary disk directory, 64 KiB pages, least-accessed-first, AUTO. */
@@ -104,13 +109,23 @@ public final class KvTierConfig {
         return diskTransferMode;
     }
 
+    /** Bytes per pinned bounce buffer the CUDA backend stages DISK copies through (ignored by the host backend). */
+    public long bounceBufferBytes() {
+        return bounceBufferBytes;
+    }
+
+    /** Pairs of bounce buffers: how many staged copies run at once (ignored by the host backend). */
+    public int bounceBufferPairs() {
+        return bounceBufferPairs;
+    }
+
     @Override
     public String toString() {
         return "KvTierConfig[gpuBudget=" + gpuBudgetBytes + ", cpuBudget=" + cpuBudgetBytes + ", diskDirectory="
                 + (diskDirectory == null ? "(temporary)" : diskDirectory) + ", pageSize=" + pageSizeBytes
                 + ", policy=" + policy.name() + ", backend=" + backend + ", maxBytesInFlight=" + maxBytesInFlight
                 + ", diskExtent=" + diskExtentBytes + ", copyThreads=" + copyThreads
-                + ", diskTransferMode=" + diskTransferMode
+                + ", diskTransferMode=" + diskTransferMode + ", bounceBuffers=" + bounceBufferPairs + "x2x" + bounceBufferBytes
                 + (cudaLibrary == null ? "" : ", cudaLibrary=" + cudaLibrary) + "]";
     }
 
@@ -127,6 +142,8 @@ public final class KvTierConfig {
         private int copyThreads = Math.max(2, Math.min(4, Runtime.getRuntime().availableProcessors()));
         private Path cudaLibrary;
         private DiskTransferMode diskTransferMode = DiskTransferMode.AUTO;
+        private long bounceBufferBytes = CudaExecutionBackend.DEFAULT_BOUNCE_BUFFER_BYTES;
+        private int bounceBufferPairs = CudaExecutionBackend.DEFAULT_BOUNCE_PAIRS;
 
         private Builder() {
         }
@@ -228,6 +245,31 @@ public final class KvTierConfig {
                 throw new IllegalArgumentException("diskTransferMode must not be null");
             }
             this.diskTransferMode = mode;
+            return this;
+        }
+
+        /**
+         * Bytes per pinned bounce buffer for staged DISK copies on the CUDA backend, {@code > 0}. Pinned
+         * up front when the cache opens ({@code 2 x pairs x bytes} in all). Default
+         * {@value CudaExecutionBackend#DEFAULT_BOUNCE_BUFFER_BYTES}: large enough that the per-copy cost is noise.
+         */
+        public Builder bounceBufferBytes(long bytes) {
+            if (bytes <= 0) {
+                throw new IllegalArgumentException("bounceBufferBytes must be > 0, was " + bytes);
+            }
+            this.bounceBufferBytes = bytes;
+            return this;
+        }
+
+        /**
+         * Pairs of bounce buffers, {@code >= 1}: how many staged copies run at once (each pair double-buffers
+         * one). Default {@value CudaExecutionBackend#DEFAULT_BOUNCE_PAIRS}.
+         */
+        public Builder bounceBufferPairs(int pairs) {
+            if (pairs < 1) {
+                throw new IllegalArgumentException("bounceBufferPairs must be >= 1, was " + pairs);
+            }
+            this.bounceBufferPairs = pairs;
             return this;
         }
 

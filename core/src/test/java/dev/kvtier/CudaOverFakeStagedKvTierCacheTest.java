@@ -46,6 +46,21 @@ class CudaOverFakeStagedKvTierCacheTest extends CudaOverFakeKvTierCacheTest {
         assertEquals(0, fake.liveCount("pinned"), "bounce buffers freed on close");
     }
 
+    /** The bounce buffers are the configured ones, and a segment spanning many of them round-trips. */
+    @Test
+    void theBounceBuffersAreTheConfiguredOnes() {
+        int bounce = 4 * PAGE;
+        byte[] data = randomBytes(35, 7 * bounce + 11);
+        try (KvTierCache cache = open(config(64, 64).bounceBufferBytes(bounce).bounceBufferPairs(3))) {
+            assertTrue(cache.backendDescription().contains("DISK: staged through 3 pair(s) of " + (bounce >> 10) + " KiB"),
+                    cache.backendDescription());
+            cache.put("k", PositionRange.of(0, 1), MemorySegment.ofArray(data), Tier.GPU);
+            cache.demote("k", Tier.DISK);
+            cache.promote("k", Tier.GPU);
+            assertArrayEquals(data, readAll(cache, "k"));
+        }
+    }
+
     /** Larger than all four buffers together, and no multiple of one: GPU -> DISK -> GPU and DISK -> CPU -> DISK -> GPU. */
     @Test
     void aSegmentLargerThanTheWholeBouncePoolRoundTripsExactly() {
