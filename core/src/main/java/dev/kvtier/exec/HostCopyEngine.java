@@ -269,7 +269,9 @@ public final class HostCopyEngine implements CopyEngine {
         workers.forEach(LockSupport::unpark);
         boolean interrupted = false;
         for (Thread worker : workers) {
-            while (worker.isAlive()) {
+            // A copy thread closing the engine (from a future's dependent) cannot wait for itself; it exits
+            // its loop after that dependent returns, as the others do after draining.
+            while (worker != Thread.currentThread() && worker.isAlive()) {
                 try {
                     worker.join();
                 } catch (InterruptedException e) {

@@ -115,6 +115,33 @@ class HostCopyEngineTest {
         }
     }
 
+    /**
+     * A dependent of a copy runs on the copy thread that completed it; closing the engine there must
+     * not wait for itself. (Attached while the 32 MiB copy runs; an attempt where the copy finished
+     * first closes on this thread instead and is repeated.)
+     */
+    @Test
+    void closingFromACopyThreadReturns() throws Exception {
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment source = arena.allocate(32 << 20).fill((byte) 1);
+            MemorySegment destination = arena.allocate(source.byteSize());
+            Thread closer = null;
+            for (int attempt = 0; attempt < 10 && (closer == null || !closer.getName().startsWith("kvtier-host-copy-")); attempt++) {
+                HostCopyEngine engine = new HostCopyEngine(1);
+                java.util.function.Function<Void, Thread> closeHere = ignored -> {
+                    engine.close();
+                    return Thread.currentThread();
+                };
+                CompletableFuture<Thread> closedOn = engine.submit(plan(source, destination)).thenApply(closeHere);
+                CompletableFuture.allOf(closedOn).get(30, TimeUnit.SECONDS);
+                closer = closedOn.join();
+                assertEquals(-1, source.mismatch(destination));
+                assertThrows(IllegalStateException.class, () -> engine.submit(plan(source, destination)));
+            }
+            assertTrue(closer.getName().startsWith("kvtier-host-copy-"), "never closed on a copy thread, last on " + closer);
+        }
+    }
+
     @Test
     void aFailingCopyFailsItsFutureAndTheThreadsKeepWorking() throws Exception {
         try (Arena arena = Arena.ofShared(); HostCopyEngine engine = new HostCopyEngine(1)) {
