@@ -177,8 +177,8 @@ class CudaOverFakeKvTierCacheTest extends KvTierCacheContract {
             assertTrue(cache.backendDescription().contains("DISK: staged through"), cache.backendDescription());
             assertTrue(cache.backendDescription().contains("AUTO: device lacks cudaHostRegister"),
                     cache.backendDescription());
-            cache.put("k", PositionRange.of(0, 1), MemorySegment.ofArray(data), Tier.GPU);
             long pinnedBefore = fake.liveCount("pinned");
+            cache.put("k", PositionRange.of(0, 1), MemorySegment.ofArray(data), Tier.GPU); // heap bytes: staged too
             cache.demote("k", Tier.DISK);
             assertEquals(0, fake.liveCount("registered"));
             assertEquals(pinnedBefore + 2, fake.liveCount("pinned"), "one pair of bounce buffers, allocated on first use");

@@ -90,17 +90,27 @@ public final class CudaCopyEngine implements CopyEngine {
         });
     }
 
-    /** Whether {@code plan} is a device copy whose host side lies in a staged extent. */
+    /**
+     * Whether {@code plan} is a device copy whose host side lies in a staged extent or in heap memory:
+     * both go through the pinned bounce buffers (the driver needs native, ideally pinned, addresses).
+     */
     private boolean needsStaging(CopyPlan plan) {
-        if (bounce == null || staged.isEmpty() || plan.sourceKind() == plan.destinationKind()) {
+        if (bounce == null || plan.sourceKind() == plan.destinationKind()) {
             return false;
         }
         for (CopyRegion region : plan.regions()) {
-            if (staged.contains(plan.sourceKind() == MemoryKind.HOST ? region.source() : region.destination())) {
+            MemorySegment host = plan.sourceKind() == MemoryKind.HOST ? region.source() : region.destination();
+            if (!host.isNative() || (!staged.isEmpty() && staged.contains(host))) {
                 return true;
             }
         }
         return false;
+    }
+
+    /** With bounce buffers, heap memory is staged through them: no separate staging copy is needed. */
+    @Override
+    public boolean acceptsHeapMemory() {
+        return bounce != null;
     }
 
     private CompletableFuture<Void> submitStaged(CopyPlan plan) {
