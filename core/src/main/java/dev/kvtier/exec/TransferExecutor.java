@@ -31,7 +31,7 @@ public final class TransferExecutor implements AutoCloseable {
     private final CopyEngine engine;
     private final Map<Tier, PagedTierMemory> memories = new EnumMap<>(Tier.class);
     private final BytesInFlightLimiter limiter;
-    /** Native memory for heap bytes going to or from device memory, reused across calls. */
+    /** Native memory for heap bytes going to or from device memory when the engine cannot take heap memory itself. */
     private final StagingBuffers staging = new StagingBuffers();
     private volatile boolean closed;
 

@@ -1,6 +1,5 @@
 package dev.kvtier.bench.copy;
 
-import dev.kvtier.cuda.CudaProbe;
 import dev.kvtier.cuda.CudaRuntime;
 import dev.kvtier.exec.CudaExecutionBackend;
 import dev.kvtier.exec.PageAllocation;
@@ -63,10 +62,7 @@ public class BatchedSmallCopyBenchmark {
 
     @Setup(Level.Trial)
     public void setUp() throws IOException {
-        Path library = Path.of(System.getProperty("kvtier.cudart", "native/build/fakecudart/libcudart.so"));
-        CudaProbe probe = CudaRuntime.probe(library);
-        CudaRuntime cuda = probe.runtime().orElseThrow(() -> new IllegalStateException(
-                "no usable libcudart at " + library + " (set -Dkvtier.cudart): " + probe.describe()));
+        CudaRuntime cuda = BenchmarkCuda.runtime();
         if (!cuda.isBatchCopyAvailable()) {
             throw new IllegalStateException("this runtime has no cudaMemcpyBatchAsync: " + cuda.description());
         }

@@ -1,6 +1,5 @@
 package dev.kvtier.bench.copy;
 
-import dev.kvtier.cuda.CudaProbe;
 import dev.kvtier.cuda.CudaRuntime;
 import dev.kvtier.exec.CudaExecutionBackend;
 import dev.kvtier.exec.DiskTransferMode;
@@ -84,10 +83,7 @@ public class ColdDiskToGpuBenchmark {
 
     @Setup(Level.Trial)
     public void setUpTrial() throws IOException {
-        Path library = Path.of(System.getProperty("kvtier.cudart", "native/build/fakecudart/libcudart.so"));
-        CudaProbe probe = CudaRuntime.probe(library);
-        cuda = probe.runtime().orElseThrow(() -> new IllegalStateException(
-                "no usable libcudart at " + library + " (set -Dkvtier.cudart): " + probe.describe()));
+        cuda = BenchmarkCuda.runtime();
         directory = Files.createTempDirectory("kvtier-bench-cold-disk-");
         hostArena = Arena.ofShared();
         host = hostArena.allocate(size, 4096);

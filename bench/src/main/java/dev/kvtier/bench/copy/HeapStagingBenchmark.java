@@ -1,6 +1,5 @@
 package dev.kvtier.bench.copy;
 
-import dev.kvtier.cuda.CudaProbe;
 import dev.kvtier.cuda.CudaRuntime;
 import dev.kvtier.exec.CudaExecutionBackend;
 import dev.kvtier.exec.ExecutionBackend;
@@ -89,10 +88,7 @@ public class HeapStagingBenchmark {
         if (backend.equals("host")) {
             return new HostExecutionBackend(directory, 2, "benchmark");
         }
-        Path library = Path.of(System.getProperty("kvtier.cudart", "native/build/fakecudart/libcudart.so"));
-        CudaProbe probe = CudaRuntime.probe(library);
-        CudaRuntime cuda = probe.runtime().orElseThrow(() -> new IllegalStateException(
-                "no usable libcudart at " + library + " (set -Dkvtier.cudart): " + probe.describe()));
+        CudaRuntime cuda = BenchmarkCuda.runtime();
         return new CudaExecutionBackend(cuda, directory, 2, true, "benchmark");
     }
 
