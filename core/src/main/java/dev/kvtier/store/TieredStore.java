@@ -161,18 +161,7 @@ public final class TieredStore {
      * @throws IllegalArgumentException if {@code key} is null or blank or {@code to} is null
      */
     public Optional<TierTransfer> demote(String key, Tier to) {
-        requireTier(to, "to");
-        synchronized (lock) {
-            SegmentEntry entry = lookup(key);
-            if (entry == null) {
-                return Optional.empty();
-            }
-            Tier from = entry.tier();
-            if (!from.isFasterThan(to) || !tiers[to.ordinal()].fits(entry.sizeBytes)) {
-                return Optional.empty();
-            }
-            return Optional.of(move(entry, to, entry.accessCount, entry.lastUse));
-        }
+        return book(key, to, false);
     }
 
     /**
@@ -184,6 +173,11 @@ public final class TieredStore {
      * @throws IllegalArgumentException if {@code key} is null or blank or {@code to} is null
      */
     public Optional<TierTransfer> promote(String key, Tier to) {
+        return book(key, to, true);
+    }
+
+    /** {@link #demote} or {@link #promote}: only a promotion counts as an access and a use. */
+    private Optional<TierTransfer> book(String key, Tier to, boolean promotion) {
         requireTier(to, "to");
         synchronized (lock) {
             SegmentEntry entry = lookup(key);
@@ -191,10 +185,13 @@ public final class TieredStore {
                 return Optional.empty();
             }
             Tier from = entry.tier();
-            if (!to.isFasterThan(from) || !tiers[to.ordinal()].fits(entry.sizeBytes)) {
+            boolean rightWay = promotion ? to.isFasterThan(from) : from.isFasterThan(to);
+            if (!rightWay || !tiers[to.ordinal()].fits(entry.sizeBytes)) {
                 return Optional.empty();
             }
-            return Optional.of(move(entry, to, entry.accessCount + 1, ++clock));
+            return Optional.of(promotion
+                    ? move(entry, to, entry.accessCount + 1, ++clock)
+                    : move(entry, to, entry.accessCount, entry.lastUse));
         }
     }
 
