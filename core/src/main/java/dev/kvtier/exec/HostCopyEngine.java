@@ -170,16 +170,11 @@ public final class HostCopyEngine implements CopyEngine {
         }
 
         /**
-         * Runs the copy unless another thread claimed it, then completes this future.
+         * Runs a copy this thread has {@link #claim claimed}, then completes this future.
          *
          * @param beforeCompleting asked after the copy, before completing (so before any waiter wakes)
-         * @return what {@code beforeCompleting} answered; false when the copy was claimed elsewhere
+         * @return what {@code beforeCompleting} answered
          */
-        boolean runIfUnclaimed(BooleanSupplier beforeCompleting) {
-            return claim() && runClaimed(beforeCompleting);
-        }
-
-        /** {@link #runIfUnclaimed} for a copy this thread has {@link #claim claimed}. */
         boolean runClaimed(BooleanSupplier beforeCompleting) {
             Throwable failure = null;
             try {
@@ -214,7 +209,9 @@ public final class HostCopyEngine implements CopyEngine {
          * waited for by parking as usual.
          */
         private void runOrAwaitBriefly() {
-            runIfUnclaimed(() -> false);
+            if (claim()) {
+                runClaimed(() -> false);
+            }
             long deadline = System.nanoTime() + MAX_SPIN_NANOS;
             while (!isDone() && System.nanoTime() < deadline) {
                 Thread.onSpinWait();
