@@ -45,6 +45,71 @@ class TransferExecutorTest {
         return out;
     }
 
+    /**
+     * An engine that cannot take heap memory (a driver needs native addresses) gets heap bytes staged
+     * through native buffers on the way in and out, exactly, and never sees a heap segment.
+     */
+    @Test
+    void heapBytesAreStagedForAnEngineThatCannotTakeThem() throws IOException {
+        HostExecutionBackend host = new HostExecutionBackend(directory, 2, "test");
+        List<String> heapSegmentsSeen = new java.util.concurrent.CopyOnWriteArrayList<>();
+        CopyEngine nativeOnly = new CopyEngine() {
+            @Override
+            public CompletableFuture<Void> submit(CopyPlan plan) {
+                plan.regions().forEach(r -> {
+                    if (!r.source().isNative() || !r.destination().isNative()) {
+                        heapSegmentsSeen.add(r.toString());
+                    }
+                });
+                return host.copyEngine().submit(plan);
+            }
+
+            @Override
+            public String description() {
+                return "native only";
+            }
+
+            @Override
+            public void close() {
+                host.copyEngine().close();
+            }
+        };
+        ExecutionBackend backend = new ExecutionBackend() {
+            @Override
+            public String description() {
+                return host.description();
+            }
+
+            @Override
+            public ChunkAllocator chunkAllocator(Tier tier) {
+                return host.chunkAllocator(tier);
+            }
+
+            @Override
+            public CopyEngine copyEngine() {
+                return nativeOnly;
+            }
+
+            @Override
+            public void close() {
+                host.close();
+            }
+        };
+        Map<Tier, Long> budgets = new EnumMap<>(Tier.class);
+        for (Tier tier : Tier.values()) {
+            budgets.put(tier, 64L * PAGE);
+        }
+        try (TransferExecutor executor = new TransferExecutor(backend, PAGE, budgets, 1L << 20)) {
+            for (int size : new int[] {0, 1, PAGE - 1, 5 * PAGE + 3}) {
+                PageAllocation device = executor.allocate(Tier.GPU, size);
+                executor.copyIn(MemorySegment.ofArray(random(size, size)), device);
+                assertArrayEquals(random(size, size), contentOf(executor, device), "size " + size);
+                executor.release(device);
+            }
+            assertEquals(List.of(), heapSegmentsSeen);
+        }
+    }
+
     /** Many asynchronous transfers at once under a bound of two pages in flight: all land, the bound drains to zero. */
     @Test
     void asynchronousTransfersUnderBackpressureAllLandExactly() throws IOException {
