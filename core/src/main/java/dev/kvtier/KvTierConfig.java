@@ -1,7 +1,5 @@
 package dev.kvtier;
 
-import dev.kvtier.exec.CudaExecutionBackend;
-import dev.kvtier.exec.DiskTransferMode;
 import dev.kvtier.store.DemotionPolicy;
 
 import java.nio.file.Path;
@@ -16,6 +14,10 @@ public final class KvTierConfig {
     public static final int DEFAULT_PAGE_SIZE = 64 << 10;
     /** Default bound on bytes of unfinished copies: 256 MiB. */
     public static final long DEFAULT_MAX_BYTES_IN_FLIGHT = 256L << 20;
+    /** Default bytes per pinned bounce buffer (CUDA, staged DISK copies): 8 MiB, large enough that the per-copy cost is noise. */
+    public static final long DEFAULT_BOUNCE_BUFFER_BYTES = 8L << 20;
+    /** Default pairs of bounce buffers: two staged copies at once, 32 MiB pinned in all. */
+    public static final int DEFAULT_BOUNCE_BUFFER_PAIRS = 2;
     /** Default size of one DISK extent file: 64 MiB. */
     public static final long DEFAULT_DISK_EXTENT_BYTES = 64L << 20;
 
@@ -142,8 +144,8 @@ public final class KvTierConfig {
         private int copyThreads = Math.max(2, Math.min(4, Runtime.getRuntime().availableProcessors()));
         private Path cudaLibrary;
         private DiskTransferMode diskTransferMode = DiskTransferMode.AUTO;
-        private long bounceBufferBytes = CudaExecutionBackend.DEFAULT_BOUNCE_BUFFER_BYTES;
-        private int bounceBufferPairs = CudaExecutionBackend.DEFAULT_BOUNCE_PAIRS;
+        private long bounceBufferBytes = DEFAULT_BOUNCE_BUFFER_BYTES;
+        private int bounceBufferPairs = DEFAULT_BOUNCE_BUFFER_PAIRS;
 
         private Builder() {
         }
@@ -251,7 +253,7 @@ public final class KvTierConfig {
         /**
          * Bytes per pinned bounce buffer for staged DISK copies on the CUDA backend, {@code > 0}. Pinned
          * up front when the cache opens ({@code 2 x pairs x bytes} in all). Default
-         * {@value CudaExecutionBackend#DEFAULT_BOUNCE_BUFFER_BYTES}: large enough that the per-copy cost is noise.
+         * {@value #DEFAULT_BOUNCE_BUFFER_BYTES}: large enough that the per-copy cost is noise.
          */
         public Builder bounceBufferBytes(long bytes) {
             if (bytes <= 0) {
@@ -263,7 +265,7 @@ public final class KvTierConfig {
 
         /**
          * Pairs of bounce buffers, {@code >= 1}: how many staged copies run at once (each pair double-buffers
-         * one). Default {@value CudaExecutionBackend#DEFAULT_BOUNCE_PAIRS}.
+         * one). Default {@value #DEFAULT_BOUNCE_BUFFER_PAIRS}.
          */
         public Builder bounceBufferPairs(int pairs) {
             if (pairs < 1) {

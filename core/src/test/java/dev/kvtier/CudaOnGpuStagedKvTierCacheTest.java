@@ -1,6 +1,5 @@
 package dev.kvtier;
 
-import dev.kvtier.exec.DiskTransferMode;
 import org.junit.jupiter.api.Tag;
 
 /** The contract on a real GPU with DISK extents staged through pinned bounce buffers (skipped without a device). */

@@ -3,7 +3,6 @@ package dev.kvtier;
 import dev.kvtier.cuda.CudaException;
 import dev.kvtier.cuda.CudaRuntime;
 import dev.kvtier.cuda.FakeCuda;
-import dev.kvtier.exec.DiskTransferMode;
 import dev.kvtier.store.PositionRange;
 import dev.kvtier.store.Tier;
 import org.junit.jupiter.api.BeforeEach;

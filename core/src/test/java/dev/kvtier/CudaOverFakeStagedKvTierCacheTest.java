@@ -1,8 +1,7 @@
 package dev.kvtier;
 
 import dev.kvtier.cuda.CudaException;
-import dev.kvtier.exec.CudaExecutionBackend;
-import dev.kvtier.exec.DiskTransferMode;
+import dev.kvtier.exec.cuda.CudaExecutionBackend;
 import dev.kvtier.store.PositionRange;
 import dev.kvtier.store.Tier;
 import org.junit.jupiter.api.Test;
@@ -22,7 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * middle of its chunks, the buffers allocated on first use and freed on close.
  */
 class CudaOverFakeStagedKvTierCacheTest extends CudaOverFakeKvTierCacheTest {
-    private static final int BOUNCE = (int) CudaExecutionBackend.DEFAULT_BOUNCE_BUFFER_BYTES;
+    private static final int BOUNCE = (int) KvTierConfig.DEFAULT_BOUNCE_BUFFER_BYTES;
 
     @Override
     protected DiskTransferMode diskTransferMode() {

@@ -5,7 +5,7 @@ import dev.kvtier.exec.CopyEngine;
 import dev.kvtier.exec.CopyPlan;
 import dev.kvtier.exec.ExecutionBackend;
 import dev.kvtier.exec.MemoryChunk;
-import dev.kvtier.store.Tier;
+import dev.kvtier.exec.StorageKind;
 
 import java.io.IOException;
 import java.util.concurrent.CompletableFuture;
@@ -32,7 +32,7 @@ final class FaultInjectingBackend implements ExecutionBackend {
         this.diskBytesLeft = new AtomicLong(diskCapacity);
         this.copyDelayMillis = copyDelayMillis;
         this.engine = new Engine(inner.copyEngine());
-        this.disk = new LimitedDisk(inner.chunkAllocator(Tier.DISK));
+        this.disk = new LimitedDisk(inner.chunkAllocator(StorageKind.MAPPED_FILE));
     }
 
     /** Runs before the injected failure, on the thread that submitted the failing copy. */
@@ -72,8 +72,8 @@ final class FaultInjectingBackend implements ExecutionBackend {
     }
 
     @Override
-    public ChunkAllocator chunkAllocator(Tier tier) {
-        return tier == Tier.DISK ? disk : inner.chunkAllocator(tier);
+    public ChunkAllocator chunkAllocator(StorageKind tier) {
+        return tier == StorageKind.MAPPED_FILE ? disk : inner.chunkAllocator(tier);
     }
 
     @Override
@@ -82,7 +82,7 @@ final class FaultInjectingBackend implements ExecutionBackend {
     }
 
     @Override
-    public long chunkBytes(Tier tier, long budgetBytes, long pageSize) {
+    public long chunkBytes(StorageKind tier, long budgetBytes, long pageSize) {
         return inner.chunkBytes(tier, budgetBytes, pageSize);
     }
 

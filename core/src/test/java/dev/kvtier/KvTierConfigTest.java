@@ -1,7 +1,6 @@
 package dev.kvtier;
 
-import dev.kvtier.exec.CudaExecutionBackend;
-import dev.kvtier.exec.DiskTransferMode;
+import dev.kvtier.exec.cuda.CudaExecutionBackend;
 import dev.kvtier.store.DemotionPolicy;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
@@ -33,8 +32,8 @@ class KvTierConfigTest {
         assertTrue(config.copyThreads() >= 2 && config.copyThreads() <= 4, String.valueOf(config.copyThreads()));
         assertTrue(config.cudaLibrary().isEmpty());
         assertEquals(DiskTransferMode.AUTO, config.diskTransferMode());
-        assertEquals(CudaExecutionBackend.DEFAULT_BOUNCE_BUFFER_BYTES, config.bounceBufferBytes());
-        assertEquals(CudaExecutionBackend.DEFAULT_BOUNCE_PAIRS, config.bounceBufferPairs());
+        assertEquals(KvTierConfig.DEFAULT_BOUNCE_BUFFER_BYTES, config.bounceBufferBytes());
+        assertEquals(KvTierConfig.DEFAULT_BOUNCE_BUFFER_PAIRS, config.bounceBufferPairs());
     }
 
     @Test

@@ -4,11 +4,11 @@ package dev.kvtier.exec;
  * Runs every step of a close even when some fail: {@link #rethrowFirst()}, after the last step, throws
  * the first failure with the later ones suppressed on it. Not thread-safe (one closing thread).
  */
-final class Cleanup {
+public final class Cleanup {
     private RuntimeException failure;
 
     /** Runs {@code step}, keeping its failure for {@link #rethrowFirst()}. */
-    void run(Runnable step) {
+    public void run(Runnable step) {
         try {
             step.run();
         } catch (RuntimeException e) {
@@ -21,7 +21,7 @@ final class Cleanup {
     }
 
     /** Throws the first step failure, if any. */
-    void rethrowFirst() {
+    public void rethrowFirst() {
         if (failure != null) {
             throw failure;
         }

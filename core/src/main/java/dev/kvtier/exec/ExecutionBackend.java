@@ -1,9 +1,7 @@
 package dev.kvtier.exec;
 
-import dev.kvtier.store.Tier;
-
 /**
- * What a backend supplies to the {@link TransferExecutor}: where each tier's memory comes from and
+ * What a backend supplies to the {@link TransferExecutor}: where each kind of memory comes from and
  * how bytes are copied. Two implementations: {@link HostExecutionBackend} (device memory emulated
  * by native memory) and the CUDA backend (device arenas, pinned chunks, registered file mappings,
  * copies on streams). Allocation policy, ordering, backpressure and checksums live in the
@@ -16,23 +14,23 @@ public interface ExecutionBackend extends AutoCloseable {
     /** One line for the log: which backend and why, e.g. {@code "host (no GPU: libcudart not found ...)"}. */
     String description();
 
-    /** The allocator for {@code tier}'s chunks; the same instance on every call. */
-    ChunkAllocator chunkAllocator(Tier tier);
+    /** The allocator for chunks of {@code kind}; the same instance on every call. */
+    ChunkAllocator chunkAllocator(StorageKind kind);
 
     /** The engine that performs every copy; the same instance on every call. */
     CopyEngine copyEngine();
 
     /**
-     * How large each chunk of {@code tier} should be, given the tier's budget (disk: the configured
-     * extent size) and the page size. The default: device arenas of a quarter of the budget (at most
+     * How large each chunk of {@code kind} should be, given the budget of the memory it backs (mapped
+     * files: the configured extent size) and the page size. The default: device arenas of a quarter of the budget (at most
      * 1 GiB), pinned chunks of a quarter of the budget but at least 8 MiB (pinning is slow, grow in
      * big steps) and never more than the budget, disk extents as configured; always whole pages.
      */
-    default long chunkBytes(Tier tier, long budgetBytes, long pageSize) {
-        long wanted = switch (tier) {
-            case GPU -> Math.min(budgetBytes / 4, 1L << 30);
-            case CPU -> Math.min(Math.min(Math.max(budgetBytes / 4, 8L << 20), budgetBytes), 256L << 20);
-            case DISK -> budgetBytes;
+    default long chunkBytes(StorageKind kind, long budgetBytes, long pageSize) {
+        long wanted = switch (kind) {
+            case DEVICE -> Math.min(budgetBytes / 4, 1L << 30);
+            case PINNED_HOST -> Math.min(Math.min(Math.max(budgetBytes / 4, 8L << 20), budgetBytes), 256L << 20);
+            case MAPPED_FILE -> budgetBytes;
         };
         long pages = Math.max(1, (wanted + pageSize - 1) / pageSize);
         return pages * pageSize;

@@ -19,7 +19,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * up front, so a full disk surfaces here as an {@link IOException} naming the directory (never as
  * a fault in the middle of a copy into a sparse mapping), and it puts the pages in the page cache
  * so the first copies into the mapping take no allocation faults. Extents are reused page by page
- * by {@link PagedTierMemory} and deleted when closed. Thread-safe.
+ * by {@link PagedMemory} and deleted when closed. Thread-safe.
  */
 public final class MappedFileChunkAllocator implements ChunkAllocator {
     private static final int ZERO_BLOCK = 1 << 20;

@@ -8,7 +8,7 @@ import java.lang.foreign.MemorySegment;
  * {@link java.lang.foreign.Arena} needs a once-guard), so a failed release can be retried where the
  * owner allows it.
  */
-record OwnedChunk(MemorySegment memory, Runnable release) implements MemoryChunk {
+public record OwnedChunk(MemorySegment memory, Runnable release) implements MemoryChunk {
     @Override
     public void close() {
         release.run();

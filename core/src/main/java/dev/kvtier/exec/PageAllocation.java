@@ -1,36 +1,34 @@
 package dev.kvtier.exec;
 
-import dev.kvtier.store.Tier;
-
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 
 /**
- * The memory holding one segment on one tier: a list of runs, each a contiguous stretch of pages
+ * The memory holding one segment in one kind of storage: a list of runs, each a contiguous stretch of pages
  * (already coalesced), whose lengths add up to {@link #sizeBytes()}. The last run ends at the
  * segment's last byte, not at the page boundary.
  *
- * <p>An allocation is either owned by a {@link PagedTierMemory} (returned to it by
+ * <p>An allocation is either owned by a {@link PagedMemory} (returned to it by
  * {@link TransferExecutor#release}) or <em>external</em>: memory the caller owns (an adopted
  * device buffer) that the executor only references and never frees.
  *
  * <p>Immutable apart from its released flag; safe to share between threads.
  */
 public final class PageAllocation {
-    private final Tier tier;
+    private final StorageKind storage;
     private final long sizeBytes;
     private final List<MemorySegment> runs;
     /** The memory that owns these pages; null for external memory. */
-    final PagedTierMemory owner;
+    final PagedMemory owner;
     /** Per run: chunk index, first page, page count (owned allocations only). */
     final int[] runChunk;
     final int[] runFirstPage;
     final int[] runPageCount;
     private volatile boolean released;
 
-    PageAllocation(Tier tier, long sizeBytes, List<MemorySegment> runs, PagedTierMemory owner,
+    PageAllocation(StorageKind storage, long sizeBytes, List<MemorySegment> runs, PagedMemory owner,
                    int[] runChunk, int[] runFirstPage, int[] runPageCount) {
-        this.tier = tier;
+        this.storage = storage;
         this.sizeBytes = sizeBytes;
         this.runs = List.copyOf(runs);
         this.owner = owner;
@@ -40,19 +38,19 @@ public final class PageAllocation {
     }
 
     /** Memory the caller owns, referenced as one run and never freed by the executor. */
-    static PageAllocation external(Tier tier, MemorySegment memory) {
-        return new PageAllocation(tier, memory.byteSize(), memory.byteSize() == 0 ? List.of() : List.of(memory),
+    static PageAllocation external(StorageKind storage, MemorySegment memory) {
+        return new PageAllocation(storage, memory.byteSize(), memory.byteSize() == 0 ? List.of() : List.of(memory),
                 null, null, null, null);
     }
 
-    /** The tier whose memory this is. */
-    public Tier tier() {
-        return tier;
+    /** What kind of memory this is. */
+    public StorageKind storage() {
+        return storage;
     }
 
     /** Device or host memory. */
     public MemoryKind kind() {
-        return MemoryKind.of(tier);
+        return storage.side();
     }
 
     /** The segment's size in bytes: the sum of the runs' lengths. */
@@ -87,7 +85,7 @@ public final class PageAllocation {
 
     @Override
     public String toString() {
-        return "PageAllocation[" + tier + ", " + sizeBytes + " bytes in " + runs.size() + " run(s)"
+        return "PageAllocation[" + storage + ", " + sizeBytes + " bytes in " + runs.size() + " run(s)"
                 + (isExternal() ? ", external" : "") + "]";
     }
 }

@@ -1,7 +1,5 @@
 package dev.kvtier.exec;
 
-import dev.kvtier.store.Tier;
-
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -11,7 +9,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * The physical half of kvtier: paged memory for each tier and asynchronous copies between them,
+ * The physical half of kvtier: paged memory of each {@link StorageKind} and asynchronous copies between them,
  * over one {@link ExecutionBackend}. It knows nothing of keys, budgets or policy: the caller
  * (the facade) decides what moves and holds the per-key order; the executor guarantees that bytes
  * land exactly, that a burst waits for room ({@code maxBytesInFlight}) and that memory is freed
@@ -29,7 +27,7 @@ import java.util.concurrent.CompletableFuture;
 public final class TransferExecutor implements AutoCloseable {
     private final ExecutionBackend backend;
     private final CopyEngine engine;
-    private final Map<Tier, PagedTierMemory> memories = new EnumMap<>(Tier.class);
+    private final Map<StorageKind, PagedMemory> memories = new EnumMap<>(StorageKind.class);
     private final BytesInFlightLimiter limiter;
     /** Native memory for heap bytes going to or from device memory when the engine cannot take heap memory itself. */
     private final StagingBuffers staging = new StagingBuffers();
@@ -37,11 +35,12 @@ public final class TransferExecutor implements AutoCloseable {
 
     /**
      * @param backend          memory and copies; closed by {@link #close()}
-     * @param pageSize         page size for every tier, {@code > 0}
-     * @param budgets          per tier, the budget used to size chunks (DISK: the extent size)
+     * @param pageSize         page size for every kind of memory, {@code > 0}
+     * @param budgets          per kind, the budget used to size chunks (mapped files: the extent size); a
+     *                         kind not named gets chunks of one page
      * @param maxBytesInFlight bound on the bytes of unfinished copies, {@code > 0}
      */
-    public TransferExecutor(ExecutionBackend backend, long pageSize, Map<Tier, Long> budgets, long maxBytesInFlight) {
+    public TransferExecutor(ExecutionBackend backend, long pageSize, Map<StorageKind, Long> budgets, long maxBytesInFlight) {
         if (backend == null) {
             throw new IllegalArgumentException("backend must not be null");
         }
@@ -51,27 +50,27 @@ public final class TransferExecutor implements AutoCloseable {
         this.backend = backend;
         this.engine = backend.copyEngine();
         this.limiter = new BytesInFlightLimiter(maxBytesInFlight);
-        for (Tier tier : Tier.values()) {
-            long budget = budgets.getOrDefault(tier, pageSize);
-            memories.put(tier, new PagedTierMemory(tier, pageSize,
-                    backend.chunkBytes(tier, budget, pageSize), backend.chunkAllocator(tier)));
+        for (StorageKind kind : StorageKind.values()) {
+            long budget = budgets.getOrDefault(kind, pageSize);
+            memories.put(kind, new PagedMemory(kind, pageSize,
+                    backend.chunkBytes(kind, budget, pageSize), backend.chunkAllocator(kind)));
         }
     }
 
     /**
-     * Allocates pages for {@code bytes} bytes on {@code tier}.
+     * Allocates pages for {@code bytes} bytes of {@code kind}.
      *
-     * @throws IOException when the tier cannot grow (device out of memory, disk full)
+     * @throws IOException when that memory cannot grow (device out of memory, disk full)
      */
-    public PageAllocation allocate(Tier tier, long bytes) throws IOException {
+    public PageAllocation allocate(StorageKind kind, long bytes) throws IOException {
         ensureOpen();
-        return memories.get(tier).allocate(bytes);
+        return memories.get(kind).allocate(bytes);
     }
 
-    /** References caller-owned memory on {@code tier} (an adopted device buffer) without copying or owning it. */
-    public PageAllocation external(Tier tier, MemorySegment memory) {
+    /** References caller-owned memory of {@code kind} (an adopted device buffer) without copying or owning it. */
+    public PageAllocation external(StorageKind kind, MemorySegment memory) {
         ensureOpen();
-        return PageAllocation.external(tier, memory);
+        return PageAllocation.external(kind, memory);
     }
 
     /**
@@ -183,7 +182,7 @@ public final class TransferExecutor implements AutoCloseable {
     }
 
     /**
-     * The CRC32C of a host-memory allocation's bytes (CPU or DISK tier).
+     * The CRC32C of a host-memory allocation's bytes (pinned or mapped).
      *
      * @throws IllegalArgumentException for device memory
      */
@@ -244,19 +243,19 @@ public final class TransferExecutor implements AutoCloseable {
         }
     }
 
-    /** Bytes of live segments on {@code tier} as the executor sees them (owned pages only). */
-    public long bytesInUse(Tier tier) {
-        return memories.get(tier).bytesInUse();
+    /** Bytes of live segments in {@code kind} as the executor sees them (owned pages only). */
+    public long bytesInUse(StorageKind kind) {
+        return memories.get(kind).bytesInUse();
     }
 
-    /** Pages held by live segments on {@code tier}. */
-    public long pagesInUse(Tier tier) {
-        return memories.get(tier).pagesInUse();
+    /** Pages held by live segments in {@code kind}. */
+    public long pagesInUse(StorageKind kind) {
+        return memories.get(kind).pagesInUse();
     }
 
-    /** Bytes of chunks taken from the backend for {@code tier}, used or free. */
-    public long bytesReserved(Tier tier) {
-        return memories.get(tier).bytesReserved();
+    /** Bytes of chunks taken from the backend for {@code kind}, used or free. */
+    public long bytesReserved(StorageKind kind) {
+        return memories.get(kind).bytesReserved();
     }
 
     /** Bytes of copies started and not yet completed. */
@@ -264,9 +263,9 @@ public final class TransferExecutor implements AutoCloseable {
         return limiter.bytesInFlight();
     }
 
-    /** The page size shared by every tier. */
+    /** The page size shared by every kind of memory. */
     public long pageSize() {
-        return memories.get(Tier.GPU).pageSize();
+        return memories.get(StorageKind.DEVICE).pageSize();
     }
 
     /** The backend's one-line description. */
@@ -275,7 +274,7 @@ public final class TransferExecutor implements AutoCloseable {
     }
 
     /**
-     * Waits for every submitted copy (the engine drains), then frees every tier's memory and the
+     * Waits for every submitted copy (the engine drains), then frees all memory and the
      * backend. Idempotent. Later calls throw {@link IllegalStateException}.
      */
     @Override
@@ -288,7 +287,7 @@ public final class TransferExecutor implements AutoCloseable {
             engine.close();
         } finally {
             try {
-                for (PagedTierMemory memory : memories.values()) {
+                for (PagedMemory memory : memories.values()) {
                     memory.close();
                 }
             } finally {

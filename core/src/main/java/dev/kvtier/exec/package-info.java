@@ -8,7 +8,7 @@
  *       {@link dev.kvtier.exec.ChunkAllocator} per tier and a {@link dev.kvtier.exec.CopyEngine}.
  *       {@link dev.kvtier.exec.HostExecutionBackend} emulates device memory with native memory; the
  *       CUDA backend adapts {@code dev.kvtier.cuda}.</li>
- *   <li>{@link dev.kvtier.exec.PagedTierMemory}: paged allocation over lazily grown chunks; a
+ *   <li>{@link dev.kvtier.exec.PagedMemory}: paged allocation over lazily grown chunks; a
  *       segment is a {@link dev.kvtier.exec.PageAllocation}, a list of coalesced runs.</li>
  *   <li>{@link dev.kvtier.exec.DiskTransferMode}: on the CUDA backend, DISK extents registered with
  *       {@code cudaHostRegister} or staged through pinned bounce buffers.</li>

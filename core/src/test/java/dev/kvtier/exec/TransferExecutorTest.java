@@ -1,6 +1,8 @@
 package dev.kvtier.exec;
 
-import dev.kvtier.store.Tier;
+import dev.kvtier.exec.host.HostExecutionBackend;
+
+
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -26,8 +28,8 @@ class TransferExecutorTest {
     Path directory;
 
     private TransferExecutor executor(long maxBytesInFlight) {
-        Map<Tier, Long> budgets = new EnumMap<>(Tier.class);
-        for (Tier tier : Tier.values()) {
+        Map<StorageKind, Long> budgets = new EnumMap<>(StorageKind.class);
+        for (StorageKind tier : StorageKind.values()) {
             budgets.put(tier, 64L * PAGE);
         }
         return new TransferExecutor(new HostExecutionBackend(directory, 2, "test"), PAGE, budgets, maxBytesInFlight);
@@ -81,7 +83,7 @@ class TransferExecutorTest {
             }
 
             @Override
-            public ChunkAllocator chunkAllocator(Tier tier) {
+            public ChunkAllocator chunkAllocator(StorageKind tier) {
                 return host.chunkAllocator(tier);
             }
 
@@ -95,13 +97,13 @@ class TransferExecutorTest {
                 host.close();
             }
         };
-        Map<Tier, Long> budgets = new EnumMap<>(Tier.class);
-        for (Tier tier : Tier.values()) {
+        Map<StorageKind, Long> budgets = new EnumMap<>(StorageKind.class);
+        for (StorageKind tier : StorageKind.values()) {
             budgets.put(tier, 64L * PAGE);
         }
         try (TransferExecutor executor = new TransferExecutor(backend, PAGE, budgets, 1L << 20)) {
             for (int size : new int[] {0, 1, PAGE - 1, 5 * PAGE + 3}) {
-                PageAllocation device = executor.allocate(Tier.GPU, size);
+                PageAllocation device = executor.allocate(StorageKind.DEVICE, size);
                 executor.copyIn(MemorySegment.ofArray(random(size, size)), device);
                 assertArrayEquals(random(size, size), contentOf(executor, device), "size " + size);
                 executor.release(device);
@@ -117,7 +119,7 @@ class TransferExecutorTest {
             List<PageAllocation> sources = new ArrayList<>();
             List<PageAllocation> destinations = new ArrayList<>();
             List<CompletableFuture<Void>> copies = new ArrayList<>();
-            Tier[] tiers = Tier.values();
+            StorageKind[] tiers = StorageKind.values();
             for (int i = 0; i < 24; i++) {
                 int size = 1 + (i * 997) % (5 * PAGE);
                 PageAllocation source = executor.allocate(tiers[i % 3], size);
@@ -139,7 +141,7 @@ class TransferExecutorTest {
                 executor.release(sources.get(i));
                 executor.release(destinations.get(i));
             }
-            for (Tier tier : Tier.values()) {
+            for (StorageKind tier : StorageKind.values()) {
                 assertEquals(0, executor.bytesInUse(tier));
             }
             assertThrows(IllegalStateException.class, () -> executor.transfer(sources.get(0), destinations.get(0)));
@@ -149,17 +151,17 @@ class TransferExecutorTest {
     @Test
     void checksumsAreOfHostTiersOnlyAndUseAfterCloseIsRefused() throws IOException {
         TransferExecutor executor = executor(1L << 20);
-        PageAllocation disk = executor.allocate(Tier.DISK, 3 * PAGE + 1);
+        PageAllocation disk = executor.allocate(StorageKind.MAPPED_FILE, 3 * PAGE + 1);
         byte[] data = random(9, 3 * PAGE + 1);
         executor.copyIn(MemorySegment.ofArray(data), disk);
         java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
         crc.update(data);
         assertEquals((int) crc.getValue(), executor.crc32c(disk));
-        PageAllocation gpu = executor.allocate(Tier.GPU, 10);
+        PageAllocation gpu = executor.allocate(StorageKind.DEVICE, 10);
         assertThrows(IllegalArgumentException.class, () -> executor.crc32c(gpu));
         assertEquals(data.length, MemorySegment.ofArray(contentOf(executor, disk)).toArray(ValueLayout.JAVA_BYTE).length);
         executor.close();
         executor.close();
-        assertThrows(IllegalStateException.class, () -> executor.allocate(Tier.CPU, 1));
+        assertThrows(IllegalStateException.class, () -> executor.allocate(StorageKind.PINNED_HOST, 1));
     }
 }

@@ -1,10 +1,12 @@
 package dev.kvtier.bench.copy;
 
 import dev.kvtier.cuda.CudaRuntime;
-import dev.kvtier.exec.CudaExecutionBackend;
+import dev.kvtier.exec.cuda.CudaExecutionBackend;
 import dev.kvtier.exec.PageAllocation;
 import dev.kvtier.exec.TransferExecutor;
-import dev.kvtier.store.Tier;
+import dev.kvtier.KvTierConfig;
+import dev.kvtier.exec.StorageKind;
+import dev.kvtier.exec.cuda.ExtentRegistration;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -75,11 +77,12 @@ public class BatchedSmallCopyBenchmark {
     }
 
     private TransferExecutor executor(CudaRuntime cuda, boolean batch) {
-        Map<Tier, Long> budgets = new EnumMap<>(Tier.class);
-        for (Tier tier : Tier.values()) {
+        Map<StorageKind, Long> budgets = new EnumMap<>(StorageKind.class);
+        for (StorageKind tier : StorageKind.values()) {
             budgets.put(tier, 4L * SEGMENTS * size);
         }
-        return new TransferExecutor(new CudaExecutionBackend(cuda, directory, 2, batch, "benchmark"), size, budgets,
+        return new TransferExecutor(new CudaExecutionBackend(cuda, directory, 2, batch, ExtentRegistration.WHERE_SUPPORTED,
+                KvTierConfig.DEFAULT_BOUNCE_BUFFER_BYTES, KvTierConfig.DEFAULT_BOUNCE_BUFFER_PAIRS, "benchmark"), size, budgets,
                 1L << 30);
     }
 
@@ -87,10 +90,10 @@ public class BatchedSmallCopyBenchmark {
             throws IOException {
         List<PageAllocation> spacers = new ArrayList<>();
         for (int i = 0; i < SEGMENTS; i++) {
-            sources.add(executor.allocate(Tier.GPU, size));
-            spacers.add(executor.allocate(Tier.GPU, size));
-            destinations.add(executor.allocate(Tier.CPU, size));
-            spacers.add(executor.allocate(Tier.CPU, size));
+            sources.add(executor.allocate(StorageKind.DEVICE, size));
+            spacers.add(executor.allocate(StorageKind.DEVICE, size));
+            destinations.add(executor.allocate(StorageKind.PINNED_HOST, size));
+            spacers.add(executor.allocate(StorageKind.PINNED_HOST, size));
         }
         spacers.forEach(executor::release);
     }

@@ -1,11 +1,13 @@
 package dev.kvtier.bench.copy;
 
 import dev.kvtier.cuda.CudaRuntime;
-import dev.kvtier.exec.CudaExecutionBackend;
-import dev.kvtier.exec.DiskTransferMode;
+import dev.kvtier.exec.cuda.CudaExecutionBackend;
+import dev.kvtier.exec.cuda.ExtentRegistration;
 import dev.kvtier.exec.PageAllocation;
 import dev.kvtier.exec.TransferExecutor;
-import dev.kvtier.store.Tier;
+import dev.kvtier.DiskTransferMode;
+import dev.kvtier.KvTierConfig;
+import dev.kvtier.exec.StorageKind;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -91,17 +93,18 @@ public class ColdDiskToGpuBenchmark {
 
     @Setup(Level.Iteration)
     public void setUpIteration() throws IOException {
-        Map<Tier, Long> budgets = new EnumMap<>(Tier.class);
-        budgets.put(Tier.GPU, 4L * size);    // one device arena of one segment
-        budgets.put(Tier.CPU, 8L << 20);     // unused
-        budgets.put(Tier.DISK, (long) size); // one extent per segment: every DISK allocation below maps a new file
-        executor = new TransferExecutor(new CudaExecutionBackend(cuda, directory, 2, true, mode,
-                bounceBufferBytes, CudaExecutionBackend.DEFAULT_BOUNCE_PAIRS, "benchmark"), PAGE,
+        Map<StorageKind, Long> budgets = new EnumMap<>(StorageKind.class);
+        budgets.put(StorageKind.DEVICE, 4L * size);    // one device arena of one segment
+        budgets.put(StorageKind.PINNED_HOST, 8L << 20);     // unused
+        budgets.put(StorageKind.MAPPED_FILE, (long) size); // one extent per segment: every DISK allocation below maps a new file
+        executor = new TransferExecutor(new CudaExecutionBackend(cuda, directory, 2, true,
+                mode == DiskTransferMode.STAGED ? ExtentRegistration.NEVER : ExtentRegistration.ALWAYS,
+                bounceBufferBytes, KvTierConfig.DEFAULT_BOUNCE_BUFFER_PAIRS, "benchmark"), PAGE,
                 budgets, 1L << 30);
-        warmDisk = executor.allocate(Tier.DISK, size);
-        gpu = executor.allocate(Tier.GPU, size);
+        warmDisk = executor.allocate(StorageKind.MAPPED_FILE, size);
+        gpu = executor.allocate(StorageKind.DEVICE, size);
         executor.transferAndWait(warmDisk, gpu);
-        coldDisk = executor.allocate(Tier.DISK, size);
+        coldDisk = executor.allocate(StorageKind.MAPPED_FILE, size);
     }
 
     @TearDown(Level.Iteration)
@@ -130,7 +133,7 @@ public class ColdDiskToGpuBenchmark {
     /** A new extent made (and registered, REGISTERED) and copied into device memory: registration cost included. */
     @Benchmark
     public void newExtentToGpu() throws IOException {
-        PageAllocation fresh = executor.allocate(Tier.DISK, size); // the two extents made in setup are full: a new one
+        PageAllocation fresh = executor.allocate(StorageKind.MAPPED_FILE, size); // the two extents made in setup are full: a new one
         executor.transferAndWait(fresh, gpu);
     }
 

@@ -1,12 +1,14 @@
 package dev.kvtier.bench.copy;
 
 import dev.kvtier.cuda.CudaRuntime;
-import dev.kvtier.exec.CudaExecutionBackend;
+import dev.kvtier.exec.cuda.CudaExecutionBackend;
 import dev.kvtier.exec.ExecutionBackend;
-import dev.kvtier.exec.HostExecutionBackend;
+import dev.kvtier.exec.host.HostExecutionBackend;
 import dev.kvtier.exec.PageAllocation;
 import dev.kvtier.exec.TransferExecutor;
-import dev.kvtier.store.Tier;
+import dev.kvtier.KvTierConfig;
+import dev.kvtier.exec.StorageKind;
+import dev.kvtier.exec.cuda.ExtentRegistration;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -71,12 +73,12 @@ public class HeapStagingBenchmark {
     @Setup(Level.Trial)
     public void setUp() throws IOException {
         directory = Files.createTempDirectory("kvtier-bench-staging-");
-        Map<Tier, Long> budgets = new EnumMap<>(Tier.class);
-        for (Tier tier : Tier.values()) {
+        Map<StorageKind, Long> budgets = new EnumMap<>(StorageKind.class);
+        for (StorageKind tier : StorageKind.values()) {
             budgets.put(tier, 4L * bytes);
         }
         executor = new TransferExecutor(executionBackend(), 64 * 1024, budgets, 256L << 20);
-        device = executor.allocate(Tier.GPU, bytes);
+        device = executor.allocate(StorageKind.DEVICE, bytes);
         byte[] content = new byte[bytes];
         new SplittableRandom(7).nextBytes(content);
         heap = MemorySegment.ofArray(content);
@@ -89,7 +91,8 @@ public class HeapStagingBenchmark {
             return new HostExecutionBackend(directory, 2, "benchmark");
         }
         CudaRuntime cuda = BenchmarkCuda.runtime();
-        return new CudaExecutionBackend(cuda, directory, 2, true, "benchmark");
+        return new CudaExecutionBackend(cuda, directory, 2, true, ExtentRegistration.WHERE_SUPPORTED,
+                KvTierConfig.DEFAULT_BOUNCE_BUFFER_BYTES, KvTierConfig.DEFAULT_BOUNCE_BUFFER_PAIRS, "benchmark");
     }
 
     @TearDown(Level.Trial)

@@ -1,9 +1,9 @@
 package dev.kvtier.bench.copy;
 
-import dev.kvtier.exec.HostExecutionBackend;
+import dev.kvtier.exec.host.HostExecutionBackend;
 import dev.kvtier.exec.PageAllocation;
 import dev.kvtier.exec.TransferExecutor;
-import dev.kvtier.store.Tier;
+import dev.kvtier.exec.StorageKind;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -78,17 +78,17 @@ public class HostCopyBandwidthBenchmark {
     private FileChannel file;
     private ByteBuffer fileBuffer;
 
-    private Tier from;
-    private Tier to;
+    private StorageKind from;
+    private StorageKind to;
 
     @Setup(Level.Trial)
     public void setUp() throws IOException {
         String[] tiers = pair.split("_");
-        from = Tier.valueOf(tiers[0]);
-        to = Tier.valueOf(tiers[1]);
+        from = storageOf(tiers[0]);
+        to = storageOf(tiers[1]);
         directory = Files.createTempDirectory("kvtier-bench-copy-");
-        Map<Tier, Long> chunkBudgets = new EnumMap<>(Tier.class);
-        for (Tier tier : Tier.values()) {
+        Map<StorageKind, Long> chunkBudgets = new EnumMap<>(StorageKind.class);
+        for (StorageKind tier : StorageKind.values()) {
             chunkBudgets.put(tier, 4L * size);
         }
         executor = new TransferExecutor(new HostExecutionBackend(directory, 2, "benchmark"), 64 * 1024,
@@ -108,11 +108,21 @@ public class HostCopyBandwidthBenchmark {
 
         file = FileChannel.open(directory.resolve("baseline.bin"), StandardOpenOption.CREATE, StandardOpenOption.READ,
                 StandardOpenOption.WRITE, StandardOpenOption.DELETE_ON_CLOSE);
-        fileBuffer = (from == Tier.DISK ? rawDestination : rawSource).asByteBuffer();
+        fileBuffer = (from == StorageKind.MAPPED_FILE ? rawDestination : rawSource).asByteBuffer();
         fileBuffer.clear();
         while (fileBuffer.hasRemaining()) {
             file.write(fileBuffer, fileBuffer.position());
         }
+    }
+
+    /** The memory a tier named in {@link #pair} is on the host backend (as the cache maps it). */
+    private static StorageKind storageOf(String tier) {
+        return switch (tier) {
+            case "GPU" -> StorageKind.DEVICE;
+            case "CPU" -> StorageKind.PINNED_HOST;
+            case "DISK" -> StorageKind.MAPPED_FILE;
+            default -> throw new IllegalArgumentException("pair must name tiers GPU, CPU or DISK, was " + tier);
+        };
     }
 
     @TearDown(Level.Trial)
@@ -144,7 +154,7 @@ public class HostCopyBandwidthBenchmark {
 
     /** The raw mechanism for the same bytes: MemorySegment.copy, or a page-cache write/read for DISK. */
     private long baseline() throws IOException {
-        if (to == Tier.DISK) {
+        if (to == StorageKind.MAPPED_FILE) {
             fileBuffer.clear();
             long written = 0;
             while (fileBuffer.hasRemaining()) {
@@ -152,7 +162,7 @@ public class HostCopyBandwidthBenchmark {
             }
             return written;
         }
-        if (from == Tier.DISK) {
+        if (from == StorageKind.MAPPED_FILE) {
             fileBuffer.clear();
             long read = 0;
             while (fileBuffer.hasRemaining()) {

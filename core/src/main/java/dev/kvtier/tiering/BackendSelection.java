@@ -1,19 +1,27 @@
-package dev.kvtier;
+package dev.kvtier.tiering;
 
+import dev.kvtier.KvTierConfig;
 import dev.kvtier.cuda.CudaProbe;
 import dev.kvtier.cuda.CudaRuntime;
-import dev.kvtier.exec.CudaExecutionBackend;
 import dev.kvtier.exec.ExecutionBackend;
-import dev.kvtier.exec.HostExecutionBackend;
+import dev.kvtier.exec.cuda.CudaExecutionBackend;
+import dev.kvtier.exec.cuda.ExtentRegistration;
+import dev.kvtier.exec.host.HostExecutionBackend;
 
 import java.nio.file.Path;
 
 /** Picks the executor backend for a configuration and says why (the reason goes into the one log line). */
-final class BackendSelection {
+public final class BackendSelection {
     private BackendSelection() {
     }
 
-    static ExecutionBackend open(KvTierConfig config, Path diskDirectory) {
+    /**
+     * Opens the backend {@code config} asks for ({@link dev.kvtier.Backend#AUTO}: CUDA when a device
+     * is usable, else the host backend, the reason kept for the log line).
+     *
+     * @throws IllegalStateException if CUDA was asked for and is not usable (the reason says why)
+     */
+    public static ExecutionBackend open(KvTierConfig config, Path diskDirectory) {
         return switch (config.backend()) {
             case HOST -> new HostExecutionBackend(diskDirectory, config.copyThreads(), "HOST requested by configuration");
             case CUDA -> {
@@ -39,7 +47,12 @@ final class BackendSelection {
     }
 
     private static ExecutionBackend cuda(CudaRuntime cuda, KvTierConfig config, Path diskDirectory, String reason) {
-        return new CudaExecutionBackend(cuda, diskDirectory, config.copyThreads(), true, config.diskTransferMode(),
+        ExtentRegistration registration = switch (config.diskTransferMode()) {
+            case AUTO -> ExtentRegistration.WHERE_SUPPORTED;
+            case REGISTERED -> ExtentRegistration.ALWAYS;
+            case STAGED -> ExtentRegistration.NEVER;
+        };
+        return new CudaExecutionBackend(cuda, diskDirectory, config.copyThreads(), true, registration,
                 config.bounceBufferBytes(), config.bounceBufferPairs(), reason);
     }
 

@@ -1,4 +1,8 @@
-package dev.kvtier.exec;
+package dev.kvtier.exec.host;
+
+import dev.kvtier.exec.ChunkAllocator;
+import dev.kvtier.exec.MemoryChunk;
+import dev.kvtier.exec.OwnedChunk;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

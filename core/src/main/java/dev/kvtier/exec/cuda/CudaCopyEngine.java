@@ -1,9 +1,16 @@
-package dev.kvtier.exec;
+package dev.kvtier.exec.cuda;
 
+import dev.kvtier.concurrent.KvTierThreads;
 import dev.kvtier.cuda.CudaEvent;
 import dev.kvtier.cuda.CudaRuntime;
 import dev.kvtier.cuda.CudaStream;
 import dev.kvtier.cuda.MemcpyKind;
+import dev.kvtier.exec.Cleanup;
+import dev.kvtier.exec.CopyEngine;
+import dev.kvtier.exec.CopyPlan;
+import dev.kvtier.exec.CopyRegion;
+import dev.kvtier.exec.MemoryKind;
+import dev.kvtier.exec.host.HostCopyEngine;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -17,7 +24,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Copies over the CUDA runtime: device-to-host copies on one dedicated stream, host-to-device (and
@@ -81,13 +87,9 @@ public final class CudaCopyEngine implements CopyEngine {
         this.toDevice = second;
         this.hostCopies = new HostCopyEngine(hostCopyThreads);
         this.batch = batchSmallCopies;
-        AtomicInteger counter = new AtomicInteger();
         // As many threads as pairs: a staged copy holds a pair for its whole length.
-        this.stagingThreads = bounce == null ? null : Executors.newFixedThreadPool(bounce.pairCount(), r -> {
-            Thread t = new Thread(r, "kvtier-staging-" + counter.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
+        this.stagingThreads = bounce == null ? null
+                : Executors.newFixedThreadPool(bounce.pairCount(), KvTierThreads.factory("staging"));
     }
 
     /**
@@ -261,7 +263,7 @@ public final class CudaCopyEngine implements CopyEngine {
             marker.synchronize();
             healthy = true;
         } catch (RuntimeException asyncFault) {
-            clearPendingError(stream, asyncFault);
+            PendingErrors.clear(stream, asyncFault);
             throw asyncFault;
         } finally {
             recycle(marker, healthy);
@@ -287,24 +289,10 @@ public final class CudaCopyEngine implements CopyEngine {
             if (drainFailure != null) {
                 failure.addSuppressed(drainFailure);
             }
-            clearPendingError(stream, failure);
+            PendingErrors.clear(stream, failure);
             failed.completeExceptionally(failure);
         });
         return failed;
-    }
-
-    /**
-     * Waits for the stream and so reads (and clears) its pending asynchronous error, so later copies
-     * are not blamed for it. Every event recorded before this call has captured the error already.
-     */
-    static void clearPendingError(CudaStream stream, Throwable failure) {
-        try {
-            stream.synchronize();
-        } catch (RuntimeException pending) {
-            if (pending != failure) {
-                failure.addSuppressed(pending);
-            }
-        }
     }
 
     private CudaEvent takeEvent() {
@@ -344,7 +332,7 @@ public final class CudaCopyEngine implements CopyEngine {
         Cleanup cleanup = new Cleanup();
         if (stagingThreads != null) {
             // Staged copies enqueue on the streams and hold bounce buffers: let them finish first.
-            HostCopyEngine.shutdownAndAwait(stagingThreads);
+            KvTierThreads.shutdownAndAwait(stagingThreads);
         }
         for (CudaStream stream : new CudaStream[] {toHost, toDevice}) {
             cleanup.run(() -> {

@@ -1,12 +1,16 @@
-package dev.kvtier.exec;
+package dev.kvtier.exec.host;
 
-import dev.kvtier.store.Tier;
+import dev.kvtier.exec.ChunkAllocator;
+import dev.kvtier.exec.CopyEngine;
+import dev.kvtier.exec.ExecutionBackend;
+import dev.kvtier.exec.MappedFileChunkAllocator;
+import dev.kvtier.exec.StorageKind;
 
 import java.nio.file.Path;
 
 /**
- * The CPU-only backend: GPU and CPU tiers are native memory ({@link NativeChunkAllocator}), DISK
- * is mapped file extents, and every copy is a {@link java.lang.foreign.MemorySegment#copy} on {@link HostCopyEngine}
+ * The CPU-only backend: device and pinned memory are plain native memory ({@link NativeChunkAllocator}),
+ * mapped files are mapped file extents, and every copy is a {@link java.lang.foreign.MemorySegment#copy} on {@link HostCopyEngine}
  * threads, so transfers are asynchronous as on a GPU. Used when no CUDA device is usable, and by
  * the contract tests. Thread-safe.
  */
@@ -37,11 +41,11 @@ public final class HostExecutionBackend implements ExecutionBackend {
     }
 
     @Override
-    public ChunkAllocator chunkAllocator(Tier tier) {
-        return switch (tier) {
-            case GPU -> device;
-            case CPU -> host;
-            case DISK -> disk;
+    public ChunkAllocator chunkAllocator(StorageKind kind) {
+        return switch (kind) {
+            case DEVICE -> device;
+            case PINNED_HOST -> host;
+            case MAPPED_FILE -> disk;
         };
     }
 
@@ -51,9 +55,9 @@ public final class HostExecutionBackend implements ExecutionBackend {
     }
 
     @Override
-    public long chunkBytes(Tier tier, long budgetBytes, long pageSize) {
-        long preferred = ExecutionBackend.super.chunkBytes(tier, budgetBytes, pageSize);
-        if (tier == Tier.DISK || preferred <= MAX_EMULATED_CHUNK) {
+    public long chunkBytes(StorageKind kind, long budgetBytes, long pageSize) {
+        long preferred = ExecutionBackend.super.chunkBytes(kind, budgetBytes, pageSize);
+        if (kind == StorageKind.MAPPED_FILE || preferred <= MAX_EMULATED_CHUNK) {
             return preferred;
         }
         return Math.max(pageSize, MAX_EMULATED_CHUNK / pageSize * pageSize);

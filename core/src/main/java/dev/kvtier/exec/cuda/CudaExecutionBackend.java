@@ -1,4 +1,4 @@
-package dev.kvtier.exec;
+package dev.kvtier.exec.cuda;
 
 import dev.kvtier.cuda.CudaException;
 import dev.kvtier.cuda.CudaRuntime;
@@ -6,7 +6,13 @@ import dev.kvtier.cuda.DeviceAllocation;
 import dev.kvtier.cuda.DeviceAttribute;
 import dev.kvtier.cuda.HostRegistration;
 import dev.kvtier.cuda.PinnedAllocation;
-import dev.kvtier.store.Tier;
+import dev.kvtier.exec.ChunkAllocator;
+import dev.kvtier.exec.ExecutionBackend;
+import dev.kvtier.exec.MappedFileChunkAllocator;
+import dev.kvtier.exec.MemoryChunk;
+import dev.kvtier.exec.OwnedChunk;
+import dev.kvtier.exec.PagedMemory;
+import dev.kvtier.exec.StorageKind;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -15,30 +21,25 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongFunction;
 
 /**
- * The CUDA backend, a thin adapter over {@code dev.kvtier.cuda}: GPU chunks are {@code cudaMalloc}
- * arenas (sub-allocated in pages by {@link PagedTierMemory}), CPU chunks are {@code cudaHostAlloc}
- * pinned blocks grown lazily (at least 8 MiB each), DISK chunks are mapped file extents. How DISK
- * extents reach the device is the {@link DiskTransferMode}:
+ * The CUDA backend, a thin adapter over {@code dev.kvtier.cuda}: device chunks are {@code cudaMalloc}
+ * arenas (sub-allocated in pages by {@link PagedMemory}), pinned chunks are {@code cudaHostAlloc}
+ * blocks grown lazily (at least 8 MiB each), mapped-file chunks are file extents. How extents
+ * reach the device is the {@link ExtentRegistration}:
  * <ul>
  *   <li>registered: each extent registered with {@code cudaHostRegister} as it is mapped, so
  *       device copies go straight to and from the mapping and no copy spans two registrations (a
  *       region never crosses a chunk);</li>
  *   <li>staged: the extent stays unregistered and device copies go through a small pool of pinned
- *       bounce buffers ({@link #DEFAULT_BOUNCE_PAIRS} pairs of {@link #DEFAULT_BOUNCE_BUFFER_BYTES},
- *       allocated on first use, freed on close after their last copy completed).</li>
+ *       bounce buffers (pairs of buffers as configured, allocated on first use, freed on close after
+ *       their last copy completed).</li>
  * </ul>
- * {@link DiskTransferMode#AUTO} registers where the device reports
+ * {@link ExtentRegistration#WHERE_SUPPORTED} registers where the device reports
  * {@code cudaDevAttrHostRegisterSupported}, else stages; an extent the driver refuses to register is
  * staged (logged once). Copies by {@link CudaCopyEngine}. Uses the calling threads' current device
  * (device 0 unless the application set another). Thread-safe.
  */
 public final class CudaExecutionBackend implements ExecutionBackend {
     private static final System.Logger LOG = System.getLogger(CudaExecutionBackend.class.getName());
-    /** Default bytes per pinned bounce buffer: 8 MiB, large enough that the per-copy cost is noise. */
-    public static final long DEFAULT_BOUNCE_BUFFER_BYTES = 8L << 20;
-    /** Default pairs of bounce buffers (two staged copies at once; 32 MiB pinned in all). */
-    public static final int DEFAULT_BOUNCE_PAIRS = 2;
-
     private final CudaRuntime cuda;
     private final String reason;
     private final ChunkAllocator device;
@@ -47,38 +48,21 @@ public final class CudaExecutionBackend implements ExecutionBackend {
     private final CudaCopyEngine engine;
 
     /**
-     * @param cuda             a usable runtime (from {@code CudaRuntime.probe()})
-     * @param diskDirectory    where DISK extents go
-     * @param hostCopyThreads  threads for host-to-host copies
-     * @param batchSmallCopies whether multi-region copies use {@code cudaMemcpyBatchAsync}
-     * @param reason           why this backend was chosen, for the log line
+     * @param cuda               a usable runtime (from {@code CudaRuntime.probe()})
+     * @param diskDirectory      where mapped-file extents go
+     * @param hostCopyThreads    threads for host-to-host copies
+     * @param batchSmallCopies   whether multi-region copies use {@code cudaMemcpyBatchAsync}
+     * @param extentRegistration whether extents are registered or staged
+     * @param bounceBufferBytes  bytes per pinned bounce buffer for staged copies, {@code > 0}
+     * @param bouncePairs        pairs of bounce buffers, {@code >= 1}: staged copies that run at once
+     * @param reason             why this backend was chosen, for the log line
+     * @throws IllegalArgumentException naming the argument for a null registration or a bad bounce size or count
      */
     public CudaExecutionBackend(CudaRuntime cuda, Path diskDirectory, int hostCopyThreads, boolean batchSmallCopies,
+                                ExtentRegistration extentRegistration, long bounceBufferBytes, int bouncePairs,
                                 String reason) {
-        this(cuda, diskDirectory, hostCopyThreads, batchSmallCopies, DiskTransferMode.AUTO, reason);
-    }
-
-    /**
-     * As {@link #CudaExecutionBackend(CudaRuntime, Path, int, boolean, String)}, DISK copies per {@code diskTransferMode}
-     * with the default bounce buffers.
-     */
-    public CudaExecutionBackend(CudaRuntime cuda, Path diskDirectory, int hostCopyThreads, boolean batchSmallCopies,
-                                DiskTransferMode diskTransferMode, String reason) {
-        this(cuda, diskDirectory, hostCopyThreads, batchSmallCopies, diskTransferMode, DEFAULT_BOUNCE_BUFFER_BYTES,
-                DEFAULT_BOUNCE_PAIRS, reason);
-    }
-
-    /**
-     * @param diskTransferMode  how DISK extents reach the device
-     * @param bounceBufferBytes bytes per pinned bounce buffer for staged copies, {@code > 0}
-     * @param bouncePairs       pairs of bounce buffers, {@code >= 1}: staged copies that run at once
-     * @throws IllegalArgumentException naming the argument for a null mode or a bad bounce size or count
-     */
-    public CudaExecutionBackend(CudaRuntime cuda, Path diskDirectory, int hostCopyThreads, boolean batchSmallCopies,
-                                DiskTransferMode diskTransferMode, long bounceBufferBytes, int bouncePairs,
-                                String reason) {
-        if (diskTransferMode == null) {
-            throw new IllegalArgumentException("diskTransferMode must not be null");
+        if (extentRegistration == null) {
+            throw new IllegalArgumentException("extentRegistration must not be null");
         }
         this.cuda = cuda;
         this.reason = reason;
@@ -86,14 +70,15 @@ public final class CudaExecutionBackend implements ExecutionBackend {
         this.pinned = CudaChunks.pinned(cuda);
         StagedHostMemory staged = new StagedHostMemory();
         BounceBuffers bounce = new BounceBuffers(cuda, bounceBufferBytes, bouncePairs);
-        boolean register = switch (diskTransferMode) {
-            case AUTO -> hostRegisterSupported(cuda);
-            case REGISTERED -> true;
-            case STAGED -> false;
+        boolean register = switch (extentRegistration) {
+            case WHERE_SUPPORTED -> hostRegisterSupported(cuda);
+            case ALWAYS -> true;
+            case NEVER -> false;
         };
-        String why = switch (diskTransferMode) {
-            case AUTO -> register ? "AUTO: device supports cudaHostRegister" : "AUTO: device lacks cudaHostRegister";
-            case REGISTERED, STAGED -> diskTransferMode + " by configuration";
+        String why = switch (extentRegistration) {
+            case WHERE_SUPPORTED -> register ? "AUTO: device supports cudaHostRegister" : "AUTO: device lacks cudaHostRegister";
+            case ALWAYS -> "REGISTERED by configuration";
+            case NEVER -> "STAGED by configuration";
         };
         this.disk = new DiskExtents(cuda, new MappedFileChunkAllocator(diskDirectory), register, staged,
                 bounce.description(), why);
@@ -122,11 +107,11 @@ public final class CudaExecutionBackend implements ExecutionBackend {
     }
 
     @Override
-    public ChunkAllocator chunkAllocator(Tier tier) {
-        return switch (tier) {
-            case GPU -> device;
-            case CPU -> pinned;
-            case DISK -> disk;
+    public ChunkAllocator chunkAllocator(StorageKind kind) {
+        return switch (kind) {
+            case DEVICE -> device;
+            case PINNED_HOST -> pinned;
+            case MAPPED_FILE -> disk;
         };
     }
 

@@ -1,7 +1,5 @@
 package dev.kvtier.exec;
 
-import dev.kvtier.store.Tier;
-
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -9,20 +7,20 @@ import java.util.BitSet;
 import java.util.List;
 
 /**
- * One tier's memory cut into fixed-size pages, grown lazily a chunk at a time from a
+ * One kind of memory cut into fixed-size pages, grown lazily a chunk at a time from a
  * {@link ChunkAllocator}. A segment gets any free pages, preferring one contiguous run, so
  * allocation never fails for fragmentation: it fails only when the allocator cannot supply
- * another chunk (device out of memory, disk full). Freed pages are reused before the tier grows;
+ * another chunk (device out of memory, disk full). Freed pages are reused before the memory grows;
  * chunks are kept until {@link #close()} (growing is what is slow: pinning, mapping).
  *
  * <p>Thread-safe: every method is atomic. The caller guarantees that pages are released only
  * when no copy can still touch them, and that {@link #close()} runs after the last copy.
  */
-public final class PagedTierMemory implements AutoCloseable {
+public final class PagedMemory implements AutoCloseable {
 
     private record Chunk(MemoryChunk memory, BitSet freePages) { }
 
-    private final Tier tier;
+    private final StorageKind kind;
     private final long pageSize;
     private final int pagesPerChunk;
     private final ChunkAllocator allocator;
@@ -33,16 +31,16 @@ public final class PagedTierMemory implements AutoCloseable {
     private boolean closed;
 
     /**
-     * @param tier       the tier this memory backs (for messages and {@link PageAllocation#tier()})
+     * @param kind       what memory this is (for messages and {@link PageAllocation#storage()})
      * @param pageSize   bytes per page, {@code > 0}
      * @param chunkBytes bytes per chunk, rounded up to whole pages, {@code >= pageSize}
      * @param allocator  where chunks come from
      * @throws IllegalArgumentException naming the argument for a non-positive page size, a chunk
      *                                  smaller than a page or of more than {@code 2^31-1} pages
      */
-    public PagedTierMemory(Tier tier, long pageSize, long chunkBytes, ChunkAllocator allocator) {
-        if (tier == null || allocator == null) {
-            throw new IllegalArgumentException("tier and allocator must not be null");
+    public PagedMemory(StorageKind kind, long pageSize, long chunkBytes, ChunkAllocator allocator) {
+        if (kind == null || allocator == null) {
+            throw new IllegalArgumentException("kind and allocator must not be null");
         }
         if (pageSize <= 0) {
             throw new IllegalArgumentException("pageSize must be > 0, was " + pageSize);
@@ -54,14 +52,14 @@ public final class PagedTierMemory implements AutoCloseable {
         if (pages > Integer.MAX_VALUE) {
             throw new IllegalArgumentException("chunkBytes must be at most 2^31-1 pages, was " + chunkBytes);
         }
-        this.tier = tier;
+        this.kind = kind;
         this.pageSize = pageSize;
         this.pagesPerChunk = (int) pages;
         this.allocator = allocator;
     }
 
     /**
-     * Allocates {@code bytes} bytes as whole pages, growing the tier by as many chunks as needed.
+     * Allocates {@code bytes} bytes as whole pages, growing the memory by as many chunks as needed.
      * A zero-byte request gets an allocation with no runs.
      *
      * @throws IOException           when the allocator cannot supply a chunk; nothing was allocated
@@ -98,7 +96,7 @@ public final class PagedTierMemory implements AutoCloseable {
         pagesInUse += needed;
         bytesInUse += bytes;
         freePageCount -= needed;
-        return new PageAllocation(tier, bytes, segments, this, runChunk, runFirst, runCount);
+        return new PageAllocation(kind, bytes, segments, this, runChunk, runFirst, runCount);
     }
 
     /** Picks {@code needed} free pages as (chunk, first page, count) runs: one run if any chunk has one. */
@@ -133,7 +131,7 @@ public final class PagedTierMemory implements AutoCloseable {
             }
         }
         if (left > 0) {
-            throw new IllegalStateException("page accounting broken: " + left + " pages missing on " + tier);
+            throw new IllegalStateException("page accounting broken: " + left + " pages missing in " + kind);
         }
         return runs;
     }
@@ -146,7 +144,7 @@ public final class PagedTierMemory implements AutoCloseable {
      */
     public synchronized void release(PageAllocation allocation) {
         if (allocation.owner != this) {
-            throw new IllegalArgumentException("allocation " + allocation + " does not belong to the " + tier + " memory");
+            throw new IllegalArgumentException("allocation " + allocation + " does not belong to the " + kind + " memory");
         }
         if (!allocation.markReleased()) {
             throw new IllegalStateException("allocation " + allocation + " was already released");
@@ -190,9 +188,9 @@ public final class PagedTierMemory implements AutoCloseable {
         return (long) pagesPerChunk * pageSize;
     }
 
-    /** The tier this memory backs. */
-    public Tier tier() {
-        return tier;
+    /** What memory this is. */
+    public StorageKind kind() {
+        return kind;
     }
 
     /** Where chunks come from. */
@@ -202,7 +200,7 @@ public final class PagedTierMemory implements AutoCloseable {
 
     private void ensureOpen() {
         if (closed) {
-            throw new IllegalStateException("the " + tier + " memory is closed");
+            throw new IllegalStateException("the " + kind + " memory is closed");
         }
     }
 

@@ -1,4 +1,4 @@
-package dev.kvtier.exec;
+package dev.kvtier.exec.cuda;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Comparator;

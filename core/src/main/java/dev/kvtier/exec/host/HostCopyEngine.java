@@ -1,12 +1,17 @@
-package dev.kvtier.exec;
+package dev.kvtier.exec.host;
+
+import dev.kvtier.concurrent.Backoff;
+import dev.kvtier.concurrent.KvTierThreads;
+import dev.kvtier.exec.CopyEngine;
+import dev.kvtier.exec.CopyPlan;
+import dev.kvtier.exec.CopyRegion;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
@@ -18,13 +23,13 @@ import java.util.function.BooleanSupplier;
  * backend for host-to-host copies (pinned memory to and from file mappings).
  *
  * <p>Two hand-offs are avoided because each costs about as much as copying a megabyte (waking a
- * parked thread measured 5-7 us on a 2-vCPU VM, where it is an inter-processor interrupt):
+ * parked thread: see bench/results/copy.md, section 5):
  * <ul>
  *   <li>a thread that waits for a copy no copy thread has started yet runs it itself (see
  *       {@code HostCopy}), and one that finds it running spins briefly for its end before parking;</li>
  *   <li>a copy thread that runs out of work keeps looking for a short while before it parks (one
  *       thread at a time, so an idle engine never burns more than one core for
- *       {@value #IDLE_SPIN_NANOS} ns), so a steady stream of copies is taken up without waking
+ *       longer than {@link Backoff#BRIEF_SPIN} spins), so a steady stream of copies is taken up without waking
  *       anyone.</li>
  * </ul>
  *
@@ -32,9 +37,6 @@ import java.util.function.BooleanSupplier;
  * {@link #submit} after it throws {@link IllegalStateException}.
  */
 public final class HostCopyEngine implements CopyEngine {
-    /** How long an idle copy thread keeps looking for work before parking. */
-    static final long IDLE_SPIN_NANOS = 50_000;
-
     private final int threadCount;
     private final List<Thread> workers = new ArrayList<>();
     private final ConcurrentLinkedQueue<HostCopy> pending = new ConcurrentLinkedQueue<>();
@@ -54,8 +56,11 @@ public final class HostCopyEngine implements CopyEngine {
             throw new IllegalArgumentException("threadCount must be >= 1, was " + threadCount);
         }
         this.threadCount = threadCount;
+        ThreadFactory threads = KvTierThreads.factory("host-copy");
         for (int i = 1; i <= threadCount; i++) {
-            workers.add(Thread.ofPlatform().name("kvtier-host-copy-" + i).daemon().start(this::work));
+            Thread worker = threads.newThread(this::work);
+            workers.add(worker);
+            worker.start();
         }
     }
 
@@ -136,13 +141,10 @@ public final class HostCopyEngine implements CopyEngine {
         return spinning.compareAndSet(false, true);
     }
 
-    /** With the spin flag held: waits up to {@link #IDLE_SPIN_NANOS} for work, then gives the flag back. */
+    /** With the spin flag held: spins briefly ({@link Backoff#BRIEF_SPIN}) for work, then gives the flag back. */
     private void spinForWork() {
         try {
-            long deadline = System.nanoTime() + IDLE_SPIN_NANOS;
-            while (pending.isEmpty() && !closed && System.nanoTime() < deadline) {
-                Thread.onSpinWait();
-            }
+            Backoff.BRIEF_SPIN.spinUntil(() -> !pending.isEmpty() || closed);
         } finally {
             spinning.set(false);
         }
@@ -154,9 +156,6 @@ public final class HostCopyEngine implements CopyEngine {
      * facade call) so skip the hand-off to another thread and back; the bytes moved are the same.
      */
     private static final class HostCopy extends CompletableFuture<Void> {
-        /** How long a waiter spins for a copy another thread is running before it parks. */
-        private static final long MAX_SPIN_NANOS = 50_000;
-
         private final CopyPlan plan;
         private final AtomicBoolean claimed = new AtomicBoolean();
 
@@ -212,10 +211,7 @@ public final class HostCopyEngine implements CopyEngine {
             if (claim()) {
                 runClaimed(() -> false);
             }
-            long deadline = System.nanoTime() + MAX_SPIN_NANOS;
-            while (!isDone() && System.nanoTime() < deadline) {
-                Thread.onSpinWait();
-            }
+            Backoff.BRIEF_SPIN.spinUntil(this::isDone);
         }
 
         @Override
@@ -274,24 +270,6 @@ public final class HostCopyEngine implements CopyEngine {
                 } catch (InterruptedException e) {
                     interrupted = true;
                 }
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    /** Shuts {@code threads} down and waits, uninterruptibly, until every task it accepted has run. */
-    static void shutdownAndAwait(ExecutorService threads) {
-        threads.shutdown();
-        boolean interrupted = false;
-        while (true) {
-            try {
-                if (threads.awaitTermination(1, TimeUnit.MINUTES)) {
-                    break;
-                }
-            } catch (InterruptedException e) {
-                interrupted = true;
             }
         }
         if (interrupted) {

@@ -1,10 +1,12 @@
-package dev.kvtier.exec;
+package dev.kvtier.exec.cuda;
 
 import dev.kvtier.cuda.CudaEvent;
 import dev.kvtier.cuda.CudaRuntime;
 import dev.kvtier.cuda.CudaStream;
 import dev.kvtier.cuda.MemcpyKind;
 import dev.kvtier.cuda.PinnedAllocation;
+import dev.kvtier.exec.Cleanup;
+import dev.kvtier.exec.CopyRegion;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
@@ -133,7 +135,7 @@ final class BounceBuffers implements AutoCloseable {
      * which also reads and clears a pending asynchronous error), keeping further errors as suppressed.
      */
     private static void drainAfter(Pair pair, CudaStream stream, Throwable failure) {
-        CudaCopyEngine.clearPendingError(stream, failure);
+        PendingErrors.clear(stream, failure);
         pair.first.forgetLastCopy();
         pair.second.forgetLastCopy();
     }

@@ -1,4 +1,4 @@
-package dev.kvtier.exec;
+package dev.kvtier.exec.cuda;
 
 import org.junit.jupiter.api.Test;
 

@@ -1,4 +1,10 @@
-package dev.kvtier.exec;
+package dev.kvtier.exec.host;
+
+import dev.kvtier.exec.CopyPlan;
+import dev.kvtier.exec.CopyRegion;
+import dev.kvtier.exec.MemoryKind;
+
+import dev.kvtier.concurrent.Backoff;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -53,7 +59,7 @@ class HostCopyEngineTest {
                         futures.add(engine.submit(plan(source.asSlice((long) i * SLOT, SLOT),
                                 destination.asSlice((long) i * SLOT, SLOT))));
                         if (random.nextInt(5) == 0) { // around the idle spin: copy threads spin, park, wake
-                            LockSupport.parkNanos(random.nextLong(3 * HostCopyEngine.IDLE_SPIN_NANOS));
+                            LockSupport.parkNanos(random.nextLong(3 * Backoff.BRIEF_SPIN.spinNanos()));
                         }
                     }
                     return futures;
@@ -81,7 +87,7 @@ class HostCopyEngineTest {
             SplittableRandom random = new SplittableRandom(11);
             for (int round = 0; round < 3_000; round++) {
                 destination.fill((byte) 0);
-                LockSupport.parkNanos(random.nextLong(3 * HostCopyEngine.IDLE_SPIN_NANOS));
+                LockSupport.parkNanos(random.nextLong(3 * Backoff.BRIEF_SPIN.spinNanos()));
                 CompletableFuture<Void> copy = engine.submit(plan(source, destination));
                 CompletableFuture.allOf(copy).get(10, TimeUnit.SECONDS);
                 assertEquals(-1, source.mismatch(destination), "round " + round);

@@ -1,13 +1,12 @@
-package dev.kvtier;
+package dev.kvtier.exec.cuda;
 
 import dev.kvtier.cuda.CudaException;
 import dev.kvtier.cuda.CudaRuntime;
 import dev.kvtier.cuda.FakeCuda;
-import dev.kvtier.exec.CudaExecutionBackend;
-import dev.kvtier.exec.DiskTransferMode;
+import dev.kvtier.KvTierConfig;
 import dev.kvtier.exec.PageAllocation;
 import dev.kvtier.exec.TransferExecutor;
-import dev.kvtier.store.Tier;
+import dev.kvtier.exec.StorageKind;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -55,9 +54,9 @@ class StagedDiskCopyTest {
         fake = FakeCuda.open();
         fake.reset();
         CudaRuntime cuda = CudaRuntime.probe(fake.library()).runtime().orElseThrow();
-        CudaExecutionBackend backend = new CudaExecutionBackend(cuda, directory, 2, true, DiskTransferMode.STAGED,
+        CudaExecutionBackend backend = new CudaExecutionBackend(cuda, directory, 2, true, ExtentRegistration.NEVER,
                 BOUNCE, 1, "test");
-        executor = new TransferExecutor(backend, PAGE, Map.of(Tier.GPU, 4L << 20, Tier.CPU, 1L << 20, Tier.DISK, EXTENT),
+        executor = new TransferExecutor(backend, PAGE, Map.of(StorageKind.DEVICE, 4L << 20, StorageKind.PINNED_HOST, 1L << 20, StorageKind.MAPPED_FILE, EXTENT),
                 1L << 20);
     }
 
@@ -74,16 +73,16 @@ class StagedDiskCopyTest {
     void gpuToDiskToGpuIsByteExactBlockingAndAsync(int size) {
         byte[] data = random(size, size);
         PageAllocation gpu = onGpu(data);
-        PageAllocation disk = allocate(Tier.DISK, size);
+        PageAllocation disk = allocate(StorageKind.MAPPED_FILE, size);
         executor.transfer(gpu, disk).join();
         assertArrayEquals(data, read(disk), "the bytes on disk");
-        PageAllocation back = allocate(Tier.GPU, size);
+        PageAllocation back = allocate(StorageKind.DEVICE, size);
         executor.transferAndWait(disk, back);
         assertArrayEquals(data, read(back));
 
-        PageAllocation disk2 = allocate(Tier.DISK, size);
+        PageAllocation disk2 = allocate(StorageKind.MAPPED_FILE, size);
         executor.transferAndWait(back, disk2);
-        PageAllocation again = allocate(Tier.GPU, size);
+        PageAllocation again = allocate(StorageKind.DEVICE, size);
         executor.transfer(disk2, again).join();
         assertArrayEquals(data, read(again));
         for (PageAllocation allocation : List.of(gpu, disk, back, disk2, again)) {
@@ -96,7 +95,7 @@ class StagedDiskCopyTest {
         int size = 3 * BOUNCE + 11;
         byte[] data = random(7, size);
         PageAllocation gpu = onGpu(data);
-        PageAllocation disk = allocate(Tier.DISK, size);
+        PageAllocation disk = allocate(StorageKind.MAPPED_FILE, size);
         fake.configure("fail=cudaMemcpyAsync:2:cudaErrorLaunchFailure");
         CompletionException down = assertThrows(CompletionException.class, () -> executor.transfer(gpu, disk).join());
         CudaException cause = assertInstanceOf(CudaException.class, down.getCause());
@@ -106,7 +105,7 @@ class StagedDiskCopyTest {
         executor.transfer(gpu, disk).join();
         assertArrayEquals(data, read(disk));
 
-        PageAllocation target = allocate(Tier.GPU, size);
+        PageAllocation target = allocate(StorageKind.DEVICE, size);
         fake.configure("failasync=cudaMemcpyAsync:3:cudaErrorLaunchFailure");
         CompletionException up = assertThrows(CompletionException.class, () -> executor.transferAndWait(disk, target));
         assertTrue(String.valueOf(up.getCause()).contains("cudaErrorLaunchFailure"), String.valueOf(up.getCause()));
@@ -120,7 +119,7 @@ class StagedDiskCopyTest {
     void aFailingBounceAllocationFailsTheCopyAndTheNextOneAllocatesAgain() {
         byte[] data = random(9, 2 * BOUNCE);
         PageAllocation gpu = onGpu(data);
-        PageAllocation disk = allocate(Tier.DISK, data.length);
+        PageAllocation disk = allocate(StorageKind.MAPPED_FILE, data.length);
         fake.configure("fail=cudaHostAlloc:2:cudaErrorMemoryAllocation");
         CompletionException e = assertThrows(CompletionException.class, () -> executor.transferAndWait(gpu, disk));
         assertTrue(String.valueOf(e.getCause()).contains("cudaHostAlloc"), String.valueOf(e.getCause()));
@@ -144,8 +143,8 @@ class StagedDiskCopyTest {
                         int size = 1 + random.nextInt(5 * BOUNCE);
                         byte[] data = random(thread * 1000L + i, size);
                         PageAllocation gpu = onGpu(data);
-                        PageAllocation disk = allocate(Tier.DISK, size);
-                        PageAllocation back = allocate(Tier.GPU, size);
+                        PageAllocation disk = allocate(StorageKind.MAPPED_FILE, size);
+                        PageAllocation back = allocate(StorageKind.DEVICE, size);
                         if (random.nextBoolean()) {
                             executor.transfer(gpu, disk).join();
                             executor.transferAndWait(disk, back);
@@ -168,10 +167,10 @@ class StagedDiskCopyTest {
             threads.shutdown();
         }
         assertEquals(2, fake.liveCount("pinned"), "one pair, however many copies");
-        assertEquals(0, executor.bytesInUse(Tier.DISK));
+        assertEquals(0, executor.bytesInUse(StorageKind.MAPPED_FILE));
     }
 
-    private PageAllocation allocate(Tier tier, long size) {
+    private PageAllocation allocate(StorageKind tier, long size) {
         try {
             return executor.allocate(tier, size);
         } catch (java.io.IOException e) {
@@ -181,7 +180,7 @@ class StagedDiskCopyTest {
 
     /** From native memory: heap bytes would go through the bounce buffers these tests count. */
     private PageAllocation onGpu(byte[] data) {
-        PageAllocation gpu = allocate(Tier.GPU, data.length);
+        PageAllocation gpu = allocate(StorageKind.DEVICE, data.length);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment source = arena.allocate(Math.max(1, data.length)).asSlice(0, data.length);
             MemorySegment.copy(data, 0, source, ValueLayout.JAVA_BYTE, 0, data.length);

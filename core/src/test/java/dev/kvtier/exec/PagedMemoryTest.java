@@ -1,6 +1,8 @@
 package dev.kvtier.exec;
 
-import dev.kvtier.store.Tier;
+import dev.kvtier.exec.host.NativeChunkAllocator;
+
+
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -17,7 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-class PagedTierMemoryTest {
+class PagedMemoryTest {
     private static final int PAGE = 256;
 
     /** Counts chunks handed out and closed, so leaks show. */
@@ -66,7 +68,7 @@ class PagedTierMemoryTest {
 
     @Test
     void allocationsCoverTheirSizeExactlyAndCoalesceContiguousPages() throws IOException {
-        try (PagedTierMemory memory = new PagedTierMemory(Tier.CPU, PAGE, 8 * PAGE, new CountingAllocator())) {
+        try (PagedMemory memory = new PagedMemory(StorageKind.PINNED_HOST, PAGE, 8 * PAGE, new CountingAllocator())) {
             for (long size : new long[] {0, 1, PAGE - 1, PAGE, PAGE + 1, 8L * PAGE}) {
                 PageAllocation a = memory.allocate(size);
                 assertEquals(size, a.sizeBytes());
@@ -82,7 +84,7 @@ class PagedTierMemoryTest {
     @Test
     void fragmentationNeverFailsAnAllocationAndFreedPagesAreReused() throws IOException {
         CountingAllocator allocator = new CountingAllocator();
-        try (PagedTierMemory memory = new PagedTierMemory(Tier.GPU, PAGE, 8 * PAGE, allocator)) {
+        try (PagedMemory memory = new PagedMemory(StorageKind.DEVICE, PAGE, 8 * PAGE, allocator)) {
             List<PageAllocation> singles = new ArrayList<>();
             for (int i = 0; i < 8; i++) {
                 singles.add(memory.allocate(PAGE));
@@ -104,7 +106,7 @@ class PagedTierMemoryTest {
 
     @Test
     void aSegmentLargerThanAChunkSpansChunks() throws IOException {
-        try (PagedTierMemory memory = new PagedTierMemory(Tier.DISK, PAGE, 4 * PAGE, new CountingAllocator())) {
+        try (PagedMemory memory = new PagedMemory(StorageKind.MAPPED_FILE, PAGE, 4 * PAGE, new CountingAllocator())) {
             PageAllocation a = memory.allocate(10L * PAGE + 3);
             assertEquals(10L * PAGE + 3, total(a));
             assertEquals(3, a.runs().size());
@@ -114,16 +116,16 @@ class PagedTierMemoryTest {
 
     @Test
     void releaseIsCheckedAndSingle() throws IOException {
-        try (PagedTierMemory memory = new PagedTierMemory(Tier.CPU, PAGE, 4 * PAGE, new CountingAllocator());
-             PagedTierMemory other = new PagedTierMemory(Tier.CPU, PAGE, 4 * PAGE, new CountingAllocator())) {
+        try (PagedMemory memory = new PagedMemory(StorageKind.PINNED_HOST, PAGE, 4 * PAGE, new CountingAllocator());
+             PagedMemory other = new PagedMemory(StorageKind.PINNED_HOST, PAGE, 4 * PAGE, new CountingAllocator())) {
             PageAllocation a = memory.allocate(PAGE);
             assertThrows(IllegalArgumentException.class, () -> other.release(a));
             memory.release(a);
             assertThrows(IllegalStateException.class, () -> memory.release(a));
             assertThrows(IllegalArgumentException.class, () -> memory.allocate(-1));
         }
-        assertThrows(IllegalArgumentException.class, () -> new PagedTierMemory(Tier.CPU, 0, 4, new CountingAllocator()));
-        assertThrows(IllegalArgumentException.class, () -> new PagedTierMemory(Tier.CPU, PAGE, PAGE - 1, new CountingAllocator()));
+        assertThrows(IllegalArgumentException.class, () -> new PagedMemory(StorageKind.PINNED_HOST, 0, 4, new CountingAllocator()));
+        assertThrows(IllegalArgumentException.class, () -> new PagedMemory(StorageKind.PINNED_HOST, PAGE, PAGE - 1, new CountingAllocator()));
     }
 
     /** Random allocate/free; each live allocation's pages hold its id, so any overlap is caught. */
@@ -131,7 +133,7 @@ class PagedTierMemoryTest {
     void randomWorkloadsNeverOverlapAndEndAtZero() throws IOException {
         for (int seed = 0; seed < 20; seed++) {
             SplittableRandom random = new SplittableRandom(seed);
-            try (PagedTierMemory memory = new PagedTierMemory(Tier.GPU, PAGE, 16 * PAGE, new CountingAllocator())) {
+            try (PagedMemory memory = new PagedMemory(StorageKind.DEVICE, PAGE, 16 * PAGE, new CountingAllocator())) {
                 Map<Integer, PageAllocation> live = new HashMap<>();
                 long bytes = 0;
                 for (int op = 0; op < 400; op++) {

@@ -1,0 +1,146 @@
+package dev.kvtier.tiering;
+
+import dev.kvtier.SegmentCorruptedException;
+import dev.kvtier.exec.PageAllocation;
+import dev.kvtier.store.Tier;
+import dev.kvtier.store.TierTransfer;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Moves one segment's bytes as a transaction with a lifetime: {@link #prepare} (check what leaves
+ * DISK, allocate the destination) → {@link #copy} → {@link #commit} (the segment now lives at the
+ * destination) or {@link #abort} (the destination is freed). The store has booked the move before
+ * {@code prepare}; putting the booking back is the caller's ({@link RoomMaker#undo}), because it
+ * may need room. A Mover never evicts. Every method runs with the segment's lock held.
+ * Thread-safe.
+ */
+final class Mover {
+    /**
+     * A booked move: the store already lists the segment on {@code transfer.to()}, its bytes are still
+     * in its placement, and {@code destination} has been allocated for them.
+     */
+    record Move(Segment segment, TierTransfer transfer, PageAllocation destination) { }
+
+    private final TierMemories memories;
+    private final TierCounters counters;
+
+    Mover(TierMemories memories, TierCounters counters) {
+        this.memories = memories;
+        this.counters = counters;
+    }
+
+    /**
+     * First half of a booked transfer for a locked segment: checks the bytes it leaves DISK with and
+     * allocates their destination. On failure nothing is allocated and the exception says why.
+     */
+    Move prepare(Segment segment, TierTransfer transfer) {
+        if (transfer.from() == Tier.DISK) {
+            verifyDiskChecksum(segment);
+        }
+        return new Move(segment, transfer, allocate(segment.key, transfer.to(), segment.sizeBytes, transfer.from()));
+    }
+
+    /** Copies a prepared move's bytes and checksums what arrived on DISK. */
+    void copy(Move move) {
+        Segment segment = move.segment();
+        TierTransfer transfer = move.transfer();
+        copy(() -> memories.transferAndWait(segment.placement, move.destination()), segment.key, transfer.from(),
+                transfer.to());
+        checksumArrival(move);
+    }
+
+    /**
+     * Copies the bytes of prepared moves together (one batch and one wait on the CUDA backend) and
+     * checksums what arrived.
+     *
+     * @return per move, in order, what failed, or null where the bytes are in place
+     */
+    Throwable[] copyAll(List<Move> moves) {
+        Throwable[] outcome = new Throwable[moves.size()];
+        if (moves.isEmpty()) {
+            return outcome;
+        }
+        List<PageAllocation> sources = new ArrayList<>(moves.size());
+        List<PageAllocation> destinations = new ArrayList<>(moves.size());
+        for (Move move : moves) {
+            sources.add(move.segment().placement);
+            destinations.add(move.destination());
+        }
+        Throwable copyFailure = null;
+        try {
+            memories.transferAll(sources, destinations).join();
+        } catch (RuntimeException | InternalError e) {
+            // InternalError: a fault while touching a file mapping (the file shrank or the disk failed).
+            counters.failed();
+            copyFailure = Failures.cause(e);
+        }
+        for (int i = 0; i < moves.size(); i++) {
+            Throwable failure = copyFailure;
+            if (failure == null) {
+                try {
+                    checksumArrival(moves.get(i));
+                } catch (RuntimeException | InternalError e) {
+                    counters.failed();
+                    failure = e;
+                }
+            }
+            outcome[i] = failure;
+        }
+        return outcome;
+    }
+
+    /** Last half, once the bytes are in the destination: the segment now lives there. */
+    void commit(Move move) {
+        Segment segment = move.segment();
+        memories.release(segment.placement);
+        segment.placement = move.destination();
+        counters.transferred(move.transfer().from(), move.transfer().to(), segment.sizeBytes);
+    }
+
+    /** The move failed: frees its destination (the segment keeps its placement). */
+    void abort(Move move) {
+        memories.release(move.destination());
+    }
+
+    /** Pages for segment {@code key} on {@code tier}; a failure to grow becomes a {@code TransferFailedException}. */
+    PageAllocation allocate(String key, Tier tier, long bytes, Tier from) {
+        try {
+            return memories.allocate(tier, bytes);
+        } catch (IOException e) {
+            counters.failed();
+            throw Failures.allocationFailed(key, from, tier, bytes, e);
+        }
+    }
+
+    /**
+     * Runs a blocking copy; a failure becomes a {@code TransferFailedException} naming the key and
+     * tiers, with the CUDA or I/O error as its cause.
+     */
+    void copy(Runnable blockingCopy, String key, Tier from, Tier to) {
+        try {
+            blockingCopy.run();
+        } catch (RuntimeException | InternalError e) {
+            counters.failed();
+            throw Failures.copyFailed(key, from, to, e);
+        }
+    }
+
+    /** Checks a locked DISK segment's bytes against the CRC32C they arrived with. */
+    void verifyDiskChecksum(Segment segment) {
+        int actual = memories.crc32c(segment.placement);
+        if (actual != segment.diskCrc32c) {
+            counters.failed();
+            throw new SegmentCorruptedException(segment.key, segment.diskCrc32c, actual);
+        }
+    }
+
+    /** Bytes that arrived on DISK get the checksum they are verified against when they leave. */
+    private void checksumArrival(Move move) {
+        if (move.transfer().to() == Tier.DISK) {
+            move.segment().diskCrc32c = memories.crc32c(move.destination());
+        }
+    }
+}

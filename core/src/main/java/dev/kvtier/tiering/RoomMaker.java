@@ -1,0 +1,299 @@
+package dev.kvtier.tiering;
+
+import dev.kvtier.KvTierException;
+import dev.kvtier.TierFullException;
+import dev.kvtier.TransferFailedException;
+import dev.kvtier.concurrent.Backoff;
+import dev.kvtier.exec.PageAllocation;
+import dev.kvtier.store.SegmentMeta;
+import dev.kvtier.store.Tier;
+import dev.kvtier.store.TierTransfer;
+import dev.kvtier.store.TieredStore;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletionException;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+
+/**
+ * Eviction: makes room on a full GPU or CPU tier by demoting the policy's candidates down the
+ * {@link DemotionCascade}, the victims of one round booked first and their bytes moved together
+ * ({@link Mover#copyAll}: one {@code cudaMemcpyBatchAsync} and one wait on the CUDA backend instead of
+ * one per victim, which is what makes room for a large segment among many small ones cheap). A
+ * segment being moved or made resident (its lock is held) or pinned is never chosen.
+ *
+ * <p>Also the one home of rollback: a failed move's booking is put back on the tier it came from,
+ * which may need room there again ({@link #undo}). Retries go in bounded rounds with
+ * {@link Backoff#ROOM_RETRY} between rounds that freed nothing. Thread-safe.
+ */
+final class RoomMaker {
+    private static final System.Logger LOG = System.getLogger(RoomMaker.class.getName());
+    /** Rounds of making room before a call gives up; between rounds it waits for other moves to finish. */
+    static final int ROUNDS = 40;
+
+    private final TieredStore store;
+    private final SegmentTable table;
+    private final Mover mover;
+    private final DemotionCascade cascade;
+
+    RoomMaker(TieredStore store, SegmentTable table, Mover mover, DemotionCascade cascade) {
+        this.store = store;
+        this.table = table;
+        this.mover = mover;
+        this.cascade = cascade;
+    }
+
+    /**
+     * Runs {@code attempt} up to {@link #ROUNDS} times until it answers non-null; after each miss asks
+     * {@code madeProgress} (which may make room) and backs off when it answers false.
+     *
+     * @return what {@code attempt} answered, or null when every round missed
+     */
+    static <T> T retry(Supplier<T> attempt, BooleanSupplier madeProgress) {
+        for (int round = 0; round < ROUNDS; round++) {
+            T done = attempt.get();
+            if (done != null) {
+                return done;
+            }
+            if (!madeProgress.getAsBoolean()) {
+                Backoff.ROOM_RETRY.idle(round);
+            }
+        }
+        return null;
+    }
+
+    /** Registers a new segment on {@code tier}, making room there as needed. */
+    void register(SegmentMeta meta, Tier tier) {
+        makingRoomUntil(meta.key(), tier, meta.sizeBytes(), () -> {
+            if (store.register(meta, tier)) {
+                return Boolean.TRUE;
+            }
+            if (tier == Tier.DISK) {
+                throw new IllegalStateException("the store refused segment \"" + meta.key() + "\" on DISK");
+            }
+            return null;
+        });
+    }
+
+    /**
+     * Runs {@code attempt} until it answers non-null, making room on {@code tier} for segment {@code key}'s
+     * {@code bytes} after each miss and backing off when none came free.
+     *
+     * @throws TierFullException if the segment can never fit, or after {@link #ROUNDS} misses
+     */
+    <T> T makingRoomUntil(String key, Tier tier, long bytes, Supplier<T> attempt) {
+        T done = retry(attempt, () -> {
+            requireFits(key, tier, bytes);
+            return makeRoom(tier, bytes, key);
+        });
+        if (done == null) {
+            throw new TierFullException(key, tier, bytes, free(tier), "every segment there is being moved, made resident or pinned; retry");
+        }
+        return done;
+    }
+
+    /**
+     * Demotes the policy's candidates off {@code tier} until {@code needed} bytes are free. Skips
+     * {@code excludeKey} and every segment whose lock is held (being moved or made resident). The
+     * victims of one round are booked first and their bytes moved together; their locks are held
+     * until their bytes are in place.
+     *
+     * @return whether {@code needed} bytes are free now
+     */
+    boolean makeRoom(Tier tier, long needed, String excludeKey) {
+        long free = free(tier);
+        if (free >= needed) {
+            return true;
+        }
+        Set<String> tried = new HashSet<>();
+        long skipped = 0;
+        while (true) {
+            List<String> candidates = store.candidatesForDemotion(tier, needed - free + skipped);
+            boolean fresh = false;
+            List<Segment> locked = new ArrayList<>();
+            List<Mover.Move> booked = new ArrayList<>();
+            try {
+                try {
+                    for (String candidate : candidates) {
+                        if (!tried.add(candidate)) {
+                            continue;
+                        }
+                        fresh = true;
+                        Segment victim = table.peek(candidate);
+                        // A lock this thread holds (reentrantly) marks a segment this very call is moving.
+                        if (candidate.equals(excludeKey) || victim == null || victim.lock.isHeldByCurrentThread()
+                                || !victim.lock.tryLock()) {
+                            skipped += victim == null ? 0 : victim.sizeBytes;
+                            continue;
+                        }
+                        locked.add(victim);
+                        Mover.Move move = victim.live && victim.pins == 0 && table.currentTier(victim) == tier
+                                ? bookDemotion(victim, tier) : null;
+                        if (move == null) {
+                            skipped += victim.sizeBytes;
+                            continue;
+                        }
+                        booked.add(move);
+                        if (free(tier) >= needed) { // the store counts booked moves as gone
+                            break;
+                        }
+                    }
+                } catch (RuntimeException | Error e) {
+                    RuntimeException reason = e instanceof RuntimeException r ? r : new CompletionException(e);
+                    for (Mover.Move move : booked) {
+                        undo(move.segment(), move.transfer(), move.destination(), reason);
+                    }
+                    throw e;
+                }
+                skipped += moveAll(booked, tier);
+            } finally {
+                for (Segment victim : locked) {
+                    victim.lock.unlock();
+                }
+            }
+            free = free(tier);
+            if (free >= needed) {
+                return true;
+            }
+            if (!fresh) {
+                return false;
+            }
+        }
+    }
+
+    /**
+     * Books a locked victim's move down the cascade (making room on a bounded target first where
+     * it would fit) and prepares it.
+     *
+     * @return the prepared move, or null when it cannot move (nothing changed)
+     */
+    private Mover.Move bookDemotion(Segment victim, Tier tier) {
+        Optional<TierTransfer> transfer = Optional.empty();
+        for (Tier target : cascade.targets(tier)) {
+            transfer = store.demote(victim.key, target);
+            long budget = budget(target);
+            if (transfer.isEmpty() && budget != Long.MAX_VALUE && victim.sizeBytes <= budget
+                    && makeRoom(target, victim.sizeBytes, victim.key)) {
+                transfer = store.demote(victim.key, target);
+            }
+            if (transfer.isPresent()) {
+                break;
+            }
+        }
+        if (transfer.isEmpty()) {
+            return null;
+        }
+        try {
+            return prepare(victim, transfer.get());
+        } catch (KvTierException e) {
+            LOG.log(System.Logger.Level.WARNING, "could not demote \"" + victim.key + "\" to make room on " + tier + ": " + e.getMessage());
+            return null;
+        }
+    }
+
+    /** {@link Mover#prepare}; on failure the booking is undone and the error rethrown. */
+    Mover.Move prepare(Segment segment, TierTransfer transfer) {
+        try {
+            return mover.prepare(segment, transfer);
+        } catch (RuntimeException | Error e) {
+            throw undo(segment, transfer, null, e);
+        }
+    }
+
+    /**
+     * Carries out a booked transfer for a locked segment: prepare, copy, commit; on any failure the
+     * booking is undone and the error rethrown.
+     */
+    void move(Segment segment, TierTransfer transfer) {
+        Mover.Move move = prepare(segment, transfer);
+        try {
+            mover.copy(move);
+        } catch (RuntimeException | Error e) {
+            throw undo(segment, transfer, move.destination(), e);
+        }
+        mover.commit(move);
+    }
+
+    /**
+     * Moves the bytes of booked demotions together and commits each; each one whose copy failed is
+     * rolled back (or, with no room left to roll back into, removed) and logged.
+     *
+     * @return the bytes of the victims that did not move
+     */
+    private long moveAll(List<Mover.Move> moves, Tier tier) {
+        Throwable[] failures = mover.copyAll(moves);
+        long notMoved = 0;
+        for (int i = 0; i < moves.size(); i++) {
+            Mover.Move move = moves.get(i);
+            if (failures[i] == null) {
+                mover.commit(move);
+                continue;
+            }
+            Segment victim = move.segment();
+            notMoved += victim.sizeBytes;
+            TransferFailedException error = Failures.copyFailed(victim.key, move.transfer().from(), move.transfer().to(),
+                    failures[i]);
+            RuntimeException outcome = undo(victim, move.transfer(), move.destination(), error);
+            LOG.log(System.Logger.Level.WARNING, "could not demote \"" + victim.key + "\" to make room on " + tier
+                    + ": " + outcome.getMessage());
+        }
+        return notMoved;
+    }
+
+    /**
+     * A booked transfer failed: frees {@code destination} (may be null), puts the segment back where
+     * it was in the store (or, when that tier has no room left, removes it), and returns what to throw.
+     */
+    RuntimeException undo(Segment segment, TierTransfer transfer, PageAllocation destination, Throwable e) {
+        if (destination != null) {
+            mover.abort(new Mover.Move(segment, transfer, destination));
+        }
+        if (!rollBack(segment, transfer)) {
+            table.drop(segment);
+            LOG.log(System.Logger.Level.ERROR, "segment \"" + segment.key + "\" removed: " + transfer
+                    + " failed and no room came free on " + transfer.from() + " to roll it back: " + e);
+            return new TransferFailedException(segment.key, transfer.from(), transfer.to(), "moving segment \""
+                    + segment.key + "\" failed (" + e.getMessage() + ") and " + transfer.from()
+                    + " had no room left to take it back, so it was removed", e);
+        }
+        return Failures.rethrow(e);
+    }
+
+    /**
+     * Puts a locked segment back on the tier its failed move came from. Others may have taken that
+     * room meanwhile (the move freed it); then make room there again, as for any arrival.
+     */
+    private boolean rollBack(Segment segment, TierTransfer transfer) {
+        return retry(() -> store.rollback(transfer) ? Boolean.TRUE : null,
+                () -> makeRoom(transfer.from(), segment.sizeBytes, segment.key)) != null;
+    }
+
+    private void requireFits(String key, Tier tier, long bytes) {
+        long budget = budget(tier);
+        if (bytes > budget) {
+            throw new TierFullException(key, tier, bytes, free(tier), "the segment is larger than the " + tier
+                    + " budget of " + budget + " bytes");
+        }
+    }
+
+    private long budget(Tier tier) {
+        return switch (tier) {
+            case GPU -> store.gpuBudget();
+            case CPU -> store.cpuBudget();
+            case DISK -> Long.MAX_VALUE;
+        };
+    }
+
+    /** Bytes free on {@code tier} in the store's books ({@link Long#MAX_VALUE} for DISK). */
+    long free(Tier tier) {
+        return switch (tier) {
+            case GPU -> store.gpuFree();
+            case CPU -> store.cpuFree();
+            case DISK -> Long.MAX_VALUE;
+        };
+    }
+}

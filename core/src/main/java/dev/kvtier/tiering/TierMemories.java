@@ -1,0 +1,109 @@
+package dev.kvtier.tiering;
+
+import dev.kvtier.KvTierConfig;
+import dev.kvtier.exec.ExecutionBackend;
+import dev.kvtier.exec.PageAllocation;
+import dev.kvtier.exec.StorageKind;
+import dev.kvtier.exec.TransferExecutor;
+import dev.kvtier.store.Tier;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The only place a {@link Tier} meets memory: GPU is {@link StorageKind#DEVICE}, CPU
+ * {@link StorageKind#PINNED_HOST}, DISK {@link StorageKind#MAPPED_FILE}. Everything below speaks
+ * storage kinds; everything above speaks tiers. Copies go through the same
+ * {@link TransferExecutor}. Thread-safe; {@link #close()} frees all memory and the backend.
+ */
+final class TierMemories implements AutoCloseable {
+    private final TransferExecutor executor;
+
+    private TierMemories(TransferExecutor executor) {
+        this.executor = executor;
+    }
+
+    /**
+     * Builds the executor over {@code backend}, sizing chunks from the config's budgets; closes the
+     * backend if that fails.
+     */
+    static TierMemories open(ExecutionBackend backend, KvTierConfig config) {
+        Map<StorageKind, Long> chunkBudgets = new EnumMap<>(StorageKind.class);
+        chunkBudgets.put(storageOf(Tier.GPU), config.gpuBudgetBytes());
+        chunkBudgets.put(storageOf(Tier.CPU), config.cpuBudgetBytes());
+        chunkBudgets.put(storageOf(Tier.DISK), config.diskExtentBytes());
+        try {
+            return new TierMemories(new TransferExecutor(backend, config.pageSizeBytes(), chunkBudgets,
+                    config.maxBytesInFlight()));
+        } catch (RuntimeException e) {
+            backend.close();
+            throw e;
+        }
+    }
+
+    /** What memory backs {@code tier}. */
+    static StorageKind storageOf(Tier tier) {
+        return switch (tier) {
+            case GPU -> StorageKind.DEVICE;
+            case CPU -> StorageKind.PINNED_HOST;
+            case DISK -> StorageKind.MAPPED_FILE;
+        };
+    }
+
+    /** @throws IOException when the tier's memory cannot grow (device out of memory, disk full) */
+    PageAllocation allocate(Tier tier, long bytes) throws IOException {
+        return executor.allocate(storageOf(tier), bytes);
+    }
+
+    /** References caller-owned memory on {@code tier} (adopted device memory); never freed. */
+    PageAllocation external(Tier tier, MemorySegment memory) {
+        return executor.external(storageOf(tier), memory);
+    }
+
+    void release(PageAllocation allocation) {
+        executor.release(allocation);
+    }
+
+    /** @see TransferExecutor#copyIn */
+    void copyIn(MemorySegment source, PageAllocation to) {
+        executor.copyIn(source, to);
+    }
+
+    /** @see TransferExecutor#copyOut */
+    void copyOut(PageAllocation from, MemorySegment destination) {
+        executor.copyOut(from, destination);
+    }
+
+    /** @see TransferExecutor#transferAndWait */
+    void transferAndWait(PageAllocation from, PageAllocation to) {
+        executor.transferAndWait(from, to);
+    }
+
+    /** @see TransferExecutor#transferAll */
+    CompletableFuture<Void> transferAll(List<PageAllocation> from, List<PageAllocation> to) {
+        return executor.transferAll(from, to);
+    }
+
+    /** The CRC32C of host memory (a CPU or DISK placement). */
+    int crc32c(PageAllocation allocation) {
+        return executor.crc32c(allocation);
+    }
+
+    /** Bytes of segments held in the executor's own pages on {@code tier}. */
+    long bytesInUse(Tier tier) {
+        return executor.bytesInUse(storageOf(tier));
+    }
+
+    String description() {
+        return executor.description();
+    }
+
+    @Override
+    public void close() {
+        executor.close();
+    }
+}

@@ -1,0 +1,317 @@
+package dev.kvtier.tiering;
+
+import dev.kvtier.CacheStats;
+import dev.kvtier.KvTierConfig;
+import dev.kvtier.ResidentSegment;
+import dev.kvtier.TierFullException;
+import dev.kvtier.exec.ExecutionBackend;
+import dev.kvtier.exec.PageAllocation;
+import dev.kvtier.store.PositionRange;
+import dev.kvtier.store.SegmentMeta;
+import dev.kvtier.store.Tier;
+import dev.kvtier.store.TierTransfer;
+import dev.kvtier.store.TieredStore;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
+import java.util.function.UnaryOperator;
+
+/**
+ * The join of logical and physical behind {@code dev.kvtier.KvTierCache}: each operation as a
+ * sequence of steps over the {@link SegmentTable} (per-key lock and placement), the
+ * {@link TieredStore} (what lives where), the {@link RoomMaker} (eviction and rollback), the
+ * {@link Mover} (one move's bytes) and the {@link TierMemories}. The door has already checked the
+ * arguments; operations marked "entered" run inside {@link #gate()} (the door enters), the others
+ * enter themselves.
+ *
+ * <p>Thread-safe: operations on one key are serialized by its segment's lock; operations on
+ * different keys run concurrently.
+ */
+public final class TieringEngine {
+    private static final System.Logger LOG = System.getLogger(TieringEngine.class.getName());
+
+    /** A pin on a resident segment; {@code unpin} releases it (idempotence is the caller's). */
+    public record Pinned(ResidentSegment segment, Runnable unpin) { }
+
+    private final TieredStore store;
+    private final TierMemories memories;
+    private final SegmentTable table;
+    private final TierCounters counters = new TierCounters();
+    private final Mover mover;
+    private final RoomMaker roomMaker;
+    private final OperationGate gate = new OperationGate();
+    private final Residencies residencies;
+    private final Path createdDiskDirectory;
+
+    private TieringEngine(TieredStore store, TierMemories memories, Path createdDiskDirectory) {
+        this.store = store;
+        this.memories = memories;
+        this.createdDiskDirectory = createdDiskDirectory;
+        this.table = new SegmentTable(store, memories);
+        this.mover = new Mover(memories, counters);
+        this.roomMaker = new RoomMaker(store, table, mover, DemotionCascade.STANDARD);
+        this.residencies = new Residencies(gate, this::makeResident);
+    }
+
+    /**
+     * Opens the backend {@code config} asks for, wrapped by {@code decorate} (tests inject faults this way).
+     *
+     * @throws UncheckedIOException  if the disk directory cannot be created
+     * @throws IllegalStateException if CUDA was asked for and is not usable
+     */
+    public static TieringEngine open(KvTierConfig config, UnaryOperator<ExecutionBackend> decorate) {
+        Path created = null;
+        Path diskDirectory;
+        try {
+            if (config.diskDirectory().isPresent()) {
+                diskDirectory = config.diskDirectory().get();
+                Files.createDirectories(diskDirectory);
+            } else {
+                diskDirectory = created = Files.createTempDirectory("kvtier-disk-");
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create the disk directory for " + config
+                    + " (set KvTierConfig.builder().diskDirectory(...) to a writable place)", e);
+        }
+        ExecutionBackend backend = decorate.apply(BackendSelection.open(config, diskDirectory));
+        TierMemories memories = TierMemories.open(backend, config);
+        TieredStore store = new TieredStore(config.gpuBudgetBytes(), config.cpuBudgetBytes(), config.policy());
+        LOG.log(System.Logger.Level.INFO, "kvtier backend: " + memories.description());
+        return new TieringEngine(store, memories, created);
+    }
+
+    /** The lifecycle gate the door enters and exits around each operation. */
+    public OperationGate gate() {
+        return gate;
+    }
+
+    /** Entered: caches a copy of {@code bytes} as {@code key} on {@code tier}, making room first. */
+    public void put(String key, PositionRange positions, MemorySegment bytes, Tier tier) {
+        insert(key, positions, bytes.byteSize(), tier, segment -> {
+            PageAllocation pages = mover.allocate(key, tier, bytes.byteSize(), null);
+            try {
+                mover.copy(() -> memories.copyIn(bytes, pages), key, null, tier);
+            } catch (RuntimeException e) {
+                memories.release(pages);
+                throw e;
+            }
+            if (tier == Tier.DISK) {
+                segment.diskCrc32c = memories.crc32c(pages);
+            }
+            return pages;
+        });
+    }
+
+    /** Entered: caches caller-owned device memory as {@code key} on GPU without a copy, making room first. */
+    public void adopt(String key, PositionRange positions, MemorySegment deviceSegment) {
+        insert(key, positions, deviceSegment.byteSize(), Tier.GPU, segment -> memories.external(Tier.GPU, deviceSegment));
+    }
+
+    /** Registers a new key (making room), fills it, and publishes it; undoes everything on failure. */
+    private void insert(String key, PositionRange positions, long sizeBytes, Tier tier,
+                        Function<Segment, PageAllocation> filler) {
+        SegmentMeta meta = SegmentMeta.of(key, positions, sizeBytes);
+        Segment segment = new Segment(key, positions, sizeBytes);
+        segment.lock.lock();
+        try {
+            if (!table.publish(segment)) {
+                throw new IllegalArgumentException("key \"" + key + "\" is already cached; remove it first");
+            }
+            boolean registered = false;
+            try {
+                roomMaker.register(meta, tier);
+                registered = true;
+                segment.placement = filler.apply(segment);
+                segment.live = true;
+            } catch (RuntimeException | Error e) {
+                if (registered) {
+                    store.remove(key);
+                }
+                table.unpublish(segment);
+                throw e;
+            }
+        } finally {
+            segment.lock.unlock();
+        }
+    }
+
+    /** Entered: moves {@code key} to {@code to}, which must be faster ({@code promotion}) or slower than where it is. */
+    public void move(String key, Tier to, boolean promotion) {
+        Segment segment = table.lockLive(key);
+        try {
+            Tier from = table.currentTier(segment);
+            if (from == to) {
+                return;
+            }
+            if (promotion != to.isFasterThan(from)) {
+                throw new IllegalArgumentException("to must be " + (promotion ? "faster" : "slower") + " than "
+                        + from + " where segment \"" + key + "\" is, was " + to);
+            }
+            SegmentTable.requireUnpinned(segment, (promotion ? "promote" : "demote") + " it to " + to);
+            Optional<TierTransfer> transfer = promotion ? store.promote(key, to) : store.demote(key, to);
+            if (transfer.isEmpty()) {
+                throw new TierFullException(key, to, segment.sizeBytes, roomMaker.free(to), "demote or remove segments there first");
+            }
+            roomMaker.move(segment, transfer.get());
+        } finally {
+            segment.lock.unlock();
+        }
+    }
+
+    /** Makes {@code key} resident on {@code tier} or faster (single flight); enters itself. */
+    public ResidentSegment ensureResident(String key, Tier tier) {
+        return residencies.ensureResident(key, tier);
+    }
+
+    /** {@link #ensureResident} on a kvtier thread; enters itself. */
+    public CompletableFuture<ResidentSegment> ensureResidentAsync(String key, Tier tier) {
+        return residencies.ensureResidentAsync(key, tier);
+    }
+
+    /** Entered (by {@link Residencies}): the work of one residency, on the calling thread. */
+    private ResidentSegment makeResident(String key, Tier tier) {
+        Segment segment = table.lockLive(key);
+        try {
+            Tier current = table.currentTier(segment);
+            if (!tier.isFasterThan(current)) {
+                store.touch(key);
+                return segment.resident(current);
+            }
+            SegmentTable.requireUnpinned(segment, "make it resident on " + tier + " (it is pinned on " + current + ")");
+            TierTransfer transfer = roomMaker.makingRoomUntil(key, tier, segment.sizeBytes,
+                    () -> store.promote(key, tier).orElse(null));
+            roomMaker.move(segment, transfer);
+            return segment.resident(tier);
+        } finally {
+            segment.lock.unlock();
+        }
+    }
+
+    /**
+     * Makes {@code key} resident on {@code tier} or faster and pins it there; enters itself. Another
+     * call may demote it between the two steps; then it is made resident again, for a bounded number
+     * of rounds.
+     *
+     * @throws TierFullException if other calls kept demoting it
+     */
+    public Pinned pin(String key, Tier tier) {
+        Pinned pinned = RoomMaker.retry(() -> {
+            ensureResident(key, tier);
+            gate.enter();
+            try {
+                Segment segment = table.lockLive(key);
+                try {
+                    Tier current = table.currentTier(segment);
+                    if (!tier.isFasterThan(current)) {
+                        segment.pins++;
+                        return new Pinned(segment.resident(current), () -> unpin(segment));
+                    }
+                    return null;
+                } finally {
+                    segment.lock.unlock();
+                }
+            } finally {
+                gate.exit();
+            }
+        }, () -> true);
+        if (pinned != null) {
+            return pinned;
+        }
+        Segment segment = table.peek(key);
+        throw new TierFullException(key, tier, segment == null ? 0 : segment.sizeBytes, roomMaker.free(tier),
+                "other calls demoted it " + RoomMaker.ROUNDS + " times before it could be pinned; retry");
+    }
+
+    /** A pin closed: the last one frees the pages of a segment removed meanwhile. Nothing after close. */
+    private void unpin(Segment segment) {
+        if (!gate.tryEnter()) {
+            return; // close() freed everything
+        }
+        try {
+            table.unpin(segment);
+        } finally {
+            gate.exit();
+        }
+    }
+
+    /** Entered: copies {@code key}'s bytes into the start of {@code dst}, wherever the segment is. */
+    public void read(String key, MemorySegment dst) {
+        Segment segment = table.lockLive(key);
+        try {
+            if (dst.byteSize() < segment.sizeBytes) {
+                throw new IllegalArgumentException("dst holds " + dst.byteSize() + " bytes but segment \"" + key
+                        + "\" has " + segment.sizeBytes);
+            }
+            Tier tier = table.currentTier(segment);
+            if (tier == Tier.DISK) {
+                mover.verifyDiskChecksum(segment);
+            }
+            PageAllocation placement = segment.placement;
+            mover.copy(() -> memories.copyOut(placement, dst), key, tier, null);
+        } finally {
+            segment.lock.unlock();
+        }
+    }
+
+    /** Entered: removes {@code key} and frees its memory; empty if it is not cached. */
+    public Optional<SegmentMeta> remove(String key) {
+        return ifCached(key, table::drop);
+    }
+
+    /** Entered: {@code key}'s metadata once no transfer of it is in flight; empty if it is not cached. */
+    public Optional<SegmentMeta> get(String key) {
+        return ifCached(key, segment -> store.get(segment.key));
+    }
+
+    /** Runs {@code action} on {@code key}'s segment, locked and live; empty if {@code key} is not cached. */
+    private Optional<SegmentMeta> ifCached(String key, Function<Segment, Optional<SegmentMeta>> action) {
+        Segment segment = table.lockLiveOrNull(key);
+        if (segment == null) {
+            return Optional.empty();
+        }
+        try {
+            return action.apply(segment);
+        } finally {
+            segment.lock.unlock();
+        }
+    }
+
+    /** Entered: usage per tier, transfers, failures and bytes moved per tier pair. */
+    public CacheStats stats() {
+        return counters.snapshot(store, memories);
+    }
+
+    /** Which backend moves the bytes and why it was chosen. */
+    public String description() {
+        return memories.description();
+    }
+
+    /**
+     * Closes the gate and waits for the operations inside, then frees all memory and deletes a disk
+     * directory it created. Idempotent.
+     */
+    public void close() {
+        if (!gate.close()) {
+            return;
+        }
+        residencies.shutdown();
+        table.clear();
+        try {
+            memories.close();
+        } finally {
+            if (createdDiskDirectory != null) {
+                try {
+                    Files.deleteIfExists(createdDiskDirectory);
+                } catch (IOException e) {
+                    LOG.log(System.Logger.Level.WARNING, "could not delete " + createdDiskDirectory + ": " + e);
+                }
+            }
+        }
+    }
+}
