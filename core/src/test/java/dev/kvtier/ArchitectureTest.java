@@ -1,0 +1,84 @@
+package dev.kvtier;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.lang.ArchRule;
+import dev.kvtier.exec.StorageKind;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+
+/**
+ * The rules that keep the rooms apart (README, Architecture; shared/DESIGN.md), checked on the
+ * compiled main classes. Each rule fails on the first class that breaks it, naming the dependency;
+ * a rule that matches no class fails too, so a renamed package cannot make one pass vacuously.
+ */
+class ArchitectureTest {
+    private static JavaClasses classes;
+
+    @BeforeAll
+    static void importMainClasses() {
+        classes = new ClassFileImporter()
+                .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_JARS)
+                // The bindings module is checked by its own tests; its raw layer and loader know each other by
+                // design (cudart_h resolves symbols in the library the loader chose), so core is imported alone.
+                .withImportOption(location -> !location.contains("/dev/kvtier/cuda/"))
+                .importPackages("dev.kvtier");
+    }
+
+    @Test
+    void noPackageCycles() {
+        // Every package below dev.kvtier is its own slice (exec, exec.host, exec.cuda, tiering, store, ...).
+        // The door (dev.kvtier itself) and its machinery (tiering) are one layer: tiering throws the
+        // door's exceptions and reads its config, so the root package is left out of the slices.
+        slices().matching("dev.kvtier.(**)").should().beFreeOfCycles().check(classes);
+    }
+
+    @Test
+    void theDoorValidatesAndEntersNothingBelowImportsIt() {
+        noClasses().that().resideInAnyPackage("dev.kvtier.(*)..")
+                .should().dependOnClassesThat().belongToAnyOf(KvTierCache.class)
+                .check(classes);
+    }
+
+    @Test
+    void aMoveNeverEvicts() {
+        ArchRule rule = noClasses().that().haveNameMatching("dev\\.kvtier\\.tiering\\.Mover(\\$.*)?")
+                .should().dependOnClassesThat().haveNameMatching("dev\\.kvtier\\.tiering\\.RoomMaker(\\$.*)?");
+        rule.check(classes);
+    }
+
+    @Test
+    void execNamesNoTierAndKnowsNoPolicy() {
+        noClasses().that().resideInAPackage("dev.kvtier.exec..")
+                .should().dependOnClassesThat().resideInAnyPackage("dev.kvtier", "dev.kvtier.store..",
+                        "dev.kvtier.sync..", "dev.kvtier.tiering..")
+                .check(classes);
+    }
+
+    @Test
+    void theHostBackendDoesNotNeedCuda() {
+        noClasses().that().resideInAPackage("dev.kvtier.exec.host..")
+                .should().dependOnClassesThat().resideInAnyPackage("dev.kvtier.exec.cuda..", "dev.kvtier.cuda..")
+                .check(classes);
+    }
+
+    @Test
+    void storeAndSyncKnowNoBytes() {
+        noClasses().that().resideInAnyPackage("dev.kvtier.store..", "dev.kvtier.sync..")
+                .should().dependOnClassesThat().resideInAnyPackage("dev.kvtier", "dev.kvtier.exec..",
+                        "dev.kvtier.cuda..", "dev.kvtier.tiering..", "java.lang.foreign..")
+                .check(classes);
+    }
+
+    @Test
+    void oneBridgeMapsTiersToStorage() {
+        noClasses().that().resideInAPackage("dev.kvtier.tiering").and().doNotHaveSimpleName("TierMemories")
+                .should().dependOnClassesThat().belongToAnyOf(StorageKind.class)
+                .check(classes);
+    }
+}
