@@ -13,7 +13,8 @@ import java.io.IOException;
 public interface ChunkAllocator {
 
     /**
-     * Allocates a chunk of exactly {@code bytes} bytes, aligned at least to 4096.
+     * Allocates a chunk of exactly {@code bytes} bytes, aligned at least to 4096 for host memory and to
+     * 256 for device memory (what {@code cudaMalloc} guarantees).
      *
      * @throws IOException when the memory cannot be had (device out of memory, disk full, mapping
      *                     refused); the message says what ran out and, where there is one, the fix
