@@ -4,7 +4,6 @@ import dev.kvtier.cuda.runtime.cudart_h;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.Objects;
 
 /**
  * A CUDA event ({@code cudaEvent_t}): a marker recorded into a stream, complete once the work before it has run. Used to
@@ -48,7 +47,7 @@ public final class CudaEvent extends CudaResource {
 
     /** {@code cudaEventRecord}: marks the point in {@code stream} after all work enqueued on it so far. */
     public void record(CudaStream stream) {
-        Objects.requireNonNull(stream, "stream");
+        Arguments.requireNonNull(stream, "stream");
         MemorySegment event = handle();
         MemorySegment streamHandle = runtime.ownHandle(stream);
         int code;
@@ -86,7 +85,7 @@ public final class CudaEvent extends CudaResource {
      * @throws IllegalArgumentException if either event was created without timing
      */
     public float elapsedMillisSince(CudaEvent start) {
-        Objects.requireNonNull(start, "start");
+        Arguments.requireNonNull(start, "start");
         if (!timing || !start.timing) {
             throw new IllegalArgumentException("both events must be timing events (createEvent(true)); start.isTiming()="
                     + start.timing + ", this.isTiming()=" + timing);

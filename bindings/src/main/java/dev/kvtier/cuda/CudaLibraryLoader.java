@@ -8,7 +8,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.function.UnaryOperator;
 
@@ -54,9 +53,9 @@ public final class CudaLibraryLoader {
      */
     public record LoadAttempt(String source, String location, Optional<String> failure) {
         public LoadAttempt {
-            Objects.requireNonNull(source, "source");
-            Objects.requireNonNull(location, "location");
-            Objects.requireNonNull(failure, "failure");
+            Arguments.requireNonNull(source, "source");
+            Arguments.requireNonNull(location, "location");
+            Arguments.requireNonNull(failure, "failure");
         }
 
         @Override
@@ -75,9 +74,9 @@ public final class CudaLibraryLoader {
      */
     public record Library(String location, String source, SymbolLookup lookup) {
         public Library {
-            Objects.requireNonNull(location, "location");
-            Objects.requireNonNull(source, "source");
-            Objects.requireNonNull(lookup, "lookup");
+            Arguments.requireNonNull(location, "location");
+            Arguments.requireNonNull(source, "source");
+            Arguments.requireNonNull(lookup, "lookup");
         }
     }
 
@@ -86,7 +85,7 @@ public final class CudaLibraryLoader {
      */
     public record LoadResult(Optional<Library> library, List<LoadAttempt> attempts) {
         public LoadResult {
-            Objects.requireNonNull(library, "library");
+            Arguments.requireNonNull(library, "library");
             attempts = List.copyOf(attempts);
         }
 
@@ -108,7 +107,7 @@ public final class CudaLibraryLoader {
 
     /** Loads exactly {@code library} (a file path), and nothing else. */
     public static LoadResult load(Path library) {
-        Objects.requireNonNull(library, "library");
+        Arguments.requireNonNull(library, "library");
         return load(List.of(new Candidate("explicit path", library.toString(), true)));
     }
 

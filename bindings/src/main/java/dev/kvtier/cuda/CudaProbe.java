@@ -1,7 +1,6 @@
 package dev.kvtier.cuda;
 
 import java.util.List;
-import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -22,7 +21,7 @@ public sealed interface CudaProbe permits CudaProbe.Available, CudaProbe.Unavail
     /** A loaded runtime with at least one device. */
     record Available(CudaRuntime cuda) implements CudaProbe {
         public Available {
-            Objects.requireNonNull(cuda, "cuda");
+            Arguments.requireNonNull(cuda, "cuda");
         }
 
         @Override
@@ -52,9 +51,9 @@ public sealed interface CudaProbe permits CudaProbe.Available, CudaProbe.Unavail
     record Unavailable(String reason, List<CudaLibraryLoader.LoadAttempt> attempts, Optional<CudaException> cudaError)
             implements CudaProbe {
         public Unavailable {
-            Objects.requireNonNull(reason, "reason");
+            Arguments.requireNonNull(reason, "reason");
             attempts = List.copyOf(attempts);
-            Objects.requireNonNull(cudaError, "cudaError");
+            Arguments.requireNonNull(cudaError, "cudaError");
         }
 
         @Override

@@ -11,7 +11,6 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
@@ -293,7 +292,7 @@ public final class CudaRuntime {
 
     /** {@code cudaDeviceGetAttribute(attribute, device)}. */
     public int deviceAttribute(DeviceAttribute attribute, int device) {
-        Objects.requireNonNull(attribute, "attribute");
+        Arguments.requireNonNull(attribute, "attribute");
         requireDevice(device, "device");
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(C_INT);
@@ -406,7 +405,7 @@ public final class CudaRuntime {
      *                   {@code readOnly}
      */
     public HostRegistration registerHost(MemorySegment hostMemory, boolean readOnly) {
-        Objects.requireNonNull(hostMemory, "hostMemory");
+        Arguments.requireNonNull(hostMemory, "hostMemory");
         if (!hostMemory.isNative()) {
             throw new IllegalArgumentException("hostMemory must be a native (off-heap) segment, was a heap segment");
         }
@@ -496,7 +495,7 @@ public final class CudaRuntime {
      */
     public void memcpyAsync(MemorySegment dst, MemorySegment src, long bytes, MemcpyKind kind, CudaStream stream) {
         requireCopy(dst, src, bytes);
-        Objects.requireNonNull(kind, "kind");
+        Arguments.requireNonNull(kind, "kind");
         MemorySegment streamHandle = ownHandle(stream);
         int code;
         try {
@@ -533,7 +532,7 @@ public final class CudaRuntime {
      * @throws IllegalArgumentException if {@code bytes} is negative or larger than {@code dst}, or value is not a byte
      */
     public void memsetAsync(MemorySegment dst, int value, long bytes, CudaStream stream) {
-        Objects.requireNonNull(dst, "dst");
+        Arguments.requireNonNull(dst, "dst");
         if (bytes < 0 || bytes > dst.byteSize()) {
             throw new IllegalArgumentException("bytes must be in [0, dst.byteSize()=" + dst.byteSize() + "], was " + bytes);
         }
@@ -572,10 +571,10 @@ public final class CudaRuntime {
      */
     public BatchCopyPath memcpyBatchAsync(List<MemorySegment> dsts, List<MemorySegment> srcs, long[] sizes,
                                          MemcpyKind fallbackKind, CudaStream stream) {
-        Objects.requireNonNull(dsts, "dsts");
-        Objects.requireNonNull(srcs, "srcs");
-        Objects.requireNonNull(sizes, "sizes");
-        Objects.requireNonNull(fallbackKind, "fallbackKind");
+        Arguments.requireNonNull(dsts, "dsts");
+        Arguments.requireNonNull(srcs, "srcs");
+        Arguments.requireNonNull(sizes, "sizes");
+        Arguments.requireNonNull(fallbackKind, "fallbackKind");
         int count = dsts.size();
         if (srcs.size() != count || sizes.length != count) {
             throw new IllegalArgumentException("dsts, srcs and sizes must have the same length, were " + count + ", "
@@ -638,7 +637,7 @@ public final class CudaRuntime {
      * nothing here (undefined behaviour in CUDA terms).
      */
     MemorySegment ownHandle(CudaStream stream) {
-        Objects.requireNonNull(stream, "stream");
+        Arguments.requireNonNull(stream, "stream");
         if (!stream.runtime().sameLibraryAs(this)) {
             throw new IllegalArgumentException("stream belongs to the CUDA runtime at " + stream.runtime().libraryLocation()
                     + ", not to this one at " + libraryLocation());
@@ -647,8 +646,8 @@ public final class CudaRuntime {
     }
 
     private static void requireCopy(MemorySegment dst, MemorySegment src, long bytes) {
-        Objects.requireNonNull(dst, "dst");
-        Objects.requireNonNull(src, "src");
+        Arguments.requireNonNull(dst, "dst");
+        Arguments.requireNonNull(src, "src");
         if (dst.isReadOnly()) {
             throw new IllegalArgumentException("dst is a read-only segment; a copy would write into it behind Java's back");
         }
