@@ -5,7 +5,7 @@ import java.util.List;
 import java.util.zip.CRC32C;
 
 /** CRC32C over host memory (hardware accelerated through {@link CRC32C} on direct buffers). */
-public final class Checksums {
+final class Checksums {
     private static final long MAX_PIECE = 1L << 30;
 
     private Checksums() {
@@ -16,7 +16,7 @@ public final class Checksums {
      *
      * @throws IllegalArgumentException if a run is not host-readable native memory
      */
-    public static int crc32c(List<MemorySegment> runs) {
+    static int crc32c(List<MemorySegment> runs) {
         CRC32C crc = new CRC32C();
         for (MemorySegment run : runs) {
             for (long offset = 0; offset < run.byteSize(); offset += MAX_PIECE) {

@@ -5,9 +5,9 @@ import java.io.IOException;
 /**
  * Where a tier's memory comes from: a backend supplies one per tier (device arenas from
  * {@code cudaMalloc}, pinned blocks from {@code cudaHostAlloc}, mapped file extents, or native
- * memory standing in for them). Allocation policy (pages, reuse) is {@link PagedMemory}'s job.
+ * memory standing in for them). Allocation policy (pages, reuse) is {@code PagedMemory}'s job.
  *
- * <p>Implementations must be safe to call from several threads; {@link PagedMemory} calls them
+ * <p>Implementations must be safe to call from several threads; {@code PagedMemory} calls them
  * under its own lock.
  */
 public interface ChunkAllocator {

@@ -3,11 +3,11 @@ package dev.kvtier.exec;
 import java.lang.foreign.MemorySegment;
 
 /**
- * One large block of tier memory that a {@link PagedMemory} cuts into pages: a device arena,
+ * One large block of tier memory that a {@code PagedMemory} cuts into pages: a device arena,
  * a pinned host block or a mapped file extent.
  *
  * <p>The chunk owns its memory; {@link #close()} frees, unpins or unmaps it and is idempotent. The
- * {@link PagedMemory} closes a chunk only when no page of it can still be touched by a copy.
+ * {@code PagedMemory} closes a chunk only when no page of it can still be touched by a copy.
  */
 public interface MemoryChunk extends AutoCloseable {
 

@@ -16,7 +16,7 @@ import java.util.List;
  * <p>Thread-safe: every method is atomic. The caller guarantees that pages are released only
  * when no copy can still touch them, and that {@link #close()} runs after the last copy.
  */
-public final class PagedMemory implements AutoCloseable {
+final class PagedMemory implements AutoCloseable {
 
     private record Chunk(MemoryChunk memory, BitSet freePages) { }
 

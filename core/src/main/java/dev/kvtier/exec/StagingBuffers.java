@@ -8,8 +8,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Native buffers for staging heap bytes on their way to or from device memory, reused across
  * calls. They must be shared (a copy engine may touch them from its own threads), and closing a
- * shared arena costs a handshake with every thread: ~70 us measured on the 2-vCPU sandbox, twenty
- * times the copy of a 64 KiB segment. So buffers up to {@value #MAX_POOLED_BYTES} bytes are kept in
+ * shared arena costs a handshake with every thread, many times the copy of a 64 KiB segment
+ * (bench/RESULTS.md, "Heap bytes into device memory", {@code HeapStagingBenchmark}). So buffers up to {@value #MAX_POOLED_BYTES} bytes are kept in
  * power-of-two size classes, at most {@value #MAX_IDLE_PER_CLASS} idle per class (under 64 MiB idle
  * in all, and only after heap copies of every size); larger ones (whose copy dwarfs the close) get
  * an arena of their own.

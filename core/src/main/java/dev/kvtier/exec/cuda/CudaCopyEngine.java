@@ -45,7 +45,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * sides as soon as it is done. Thread-safe. {@link #close()} lets staged copies finish, waits for
  * both streams, then destroys them and frees the bounce buffers.
  */
-public final class CudaCopyEngine implements CopyEngine {
+final class CudaCopyEngine implements CopyEngine {
     private final CudaRuntime cuda;
     private final CudaStream toHost;
     private final CudaStream toDevice;

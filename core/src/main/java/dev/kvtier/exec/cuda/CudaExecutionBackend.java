@@ -11,7 +11,6 @@ import dev.kvtier.exec.ExecutionBackend;
 import dev.kvtier.exec.MappedFileChunkAllocator;
 import dev.kvtier.exec.MemoryChunk;
 import dev.kvtier.exec.OwnedChunk;
-import dev.kvtier.exec.PagedMemory;
 import dev.kvtier.exec.StorageKind;
 
 import java.io.IOException;
@@ -22,7 +21,7 @@ import java.util.function.LongFunction;
 
 /**
  * The CUDA backend, a thin adapter over {@code dev.kvtier.cuda}: device chunks are {@code cudaMalloc}
- * arenas (sub-allocated in pages by {@link PagedMemory}), pinned chunks are {@code cudaHostAlloc}
+ * arenas (sub-allocated in pages by {@code PagedMemory}), pinned chunks are {@code cudaHostAlloc}
  * blocks grown lazily (at least 8 MiB each), mapped-file chunks are file extents. How extents
  * reach the device is the {@link ExtentRegistration}:
  * <ul>
