@@ -79,11 +79,49 @@ public final class TieringEngine {
             throw new UncheckedIOException("cannot create the disk directory for " + config
                     + " (set KvTierConfig.builder().diskDirectory(...) to a writable place)", e);
         }
-        ExecutionBackend backend = decorate.apply(BackendSelection.open(config, diskDirectory));
-        TierMemories memories = TierMemories.open(backend, config);
-        TieredStore store = new TieredStore(config.gpuBudgetBytes(), config.cpuBudgetBytes(), config.policy());
-        LOG.log(System.Logger.Level.INFO, "kvtier backend: " + memories.description());
-        return new TieringEngine(store, memories, created);
+        TierMemories memories = null;
+        try {
+            // The store first: a bad policy fails before any thread or native memory exists.
+            TieredStore store = new TieredStore(config.gpuBudgetBytes(), config.cpuBudgetBytes(), config.policy());
+            ExecutionBackend backend = BackendSelection.open(config, diskDirectory);
+            try {
+                backend = decorate.apply(backend);
+            } catch (RuntimeException | Error e) {
+                backend.close();
+                throw e;
+            }
+            memories = TierMemories.open(backend, config);
+            TieringEngine engine = new TieringEngine(store, memories, created);
+            LOG.log(System.Logger.Level.INFO, "kvtier backend: " + memories.description());
+            return engine;
+        } catch (RuntimeException | Error e) {
+            // Nothing of a failed open may outlive it: copy threads, native memory, a directory we made.
+            if (memories != null) {
+                try {
+                    memories.close();
+                } catch (RuntimeException suppressed) {
+                    e.addSuppressed(suppressed);
+                }
+            }
+            deleteCreated(created, e);
+            throw e;
+        }
+    }
+
+    /** Deletes a disk directory this cache created, if it did; a failure is kept on {@code failure} or logged. */
+    private static void deleteCreated(Path created, Throwable failure) {
+        if (created == null) {
+            return;
+        }
+        try {
+            Files.deleteIfExists(created);
+        } catch (IOException e) {
+            if (failure != null) {
+                failure.addSuppressed(e);
+            } else {
+                LOG.log(System.Logger.Level.WARNING, "could not delete " + created + ": " + e);
+            }
+        }
     }
 
     /** The lifecycle gate the door enters and exits around each operation. */
@@ -305,13 +343,7 @@ public final class TieringEngine {
         try {
             memories.close();
         } finally {
-            if (createdDiskDirectory != null) {
-                try {
-                    Files.deleteIfExists(createdDiskDirectory);
-                } catch (IOException e) {
-                    LOG.log(System.Logger.Level.WARNING, "could not delete " + createdDiskDirectory + ": " + e);
-                }
-            }
+            deleteCreated(createdDiskDirectory, null);
         }
     }
 }
