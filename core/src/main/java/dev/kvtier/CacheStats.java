@@ -13,7 +13,8 @@ import java.util.Arrays;
  * @param cpuUsed      bytes of segments on CPU
  * @param diskUsed     bytes of segments on DISK
  * @param transfers    completed tier-to-tier moves (demotions and promotions)
- * @param failures     operations whose bytes could not be moved or checked (each rolled back)
+ * @param failures     calls that failed because bytes could not be moved or checked (each rolled back),
+ *                     counted once per call however many attempts failed inside it
  * @param bytesMovedByPair bytes moved by completed transfers, at {@code from.ordinal() * 3 + to.ordinal()}
  * @param allocatedByTier  bytes of segments held in the executor's own pages, by {@code tier.ordinal()}
  */

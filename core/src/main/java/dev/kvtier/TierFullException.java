@@ -5,7 +5,8 @@ import dev.kvtier.store.Tier;
 /**
  * A tier has no room for a segment and none could be made: the segment is larger than the tier's
  * budget, or every segment that could have been demoted is in use (being moved or made resident by
- * another call). Nothing was changed; retrying later, or with a larger budget, may succeed.
+ * another call), or moving the candidates out failed (then {@link #getCause()} is that failure, e.g.
+ * a full disk). Nothing was changed; retrying later, or with a larger budget, may succeed.
  */
 public final class TierFullException extends KvTierException {
     private static final long serialVersionUID = 1L;
@@ -15,8 +16,16 @@ public final class TierFullException extends KvTierException {
 
     /** @param tier the full tier; @param neededBytes the segment's size; @param freeBytes what the tier had free */
     public TierFullException(String key, Tier tier, long neededBytes, long freeBytes, String why) {
+        this(key, tier, neededBytes, freeBytes, why, null);
+    }
+
+    /**
+     * As {@link #TierFullException(String, Tier, long, long, String)}, with what kept room from being
+     * made (a failed demotion of a candidate), or null.
+     */
+    public TierFullException(String key, Tier tier, long neededBytes, long freeBytes, String why, Throwable cause) {
         super(key, "no room on " + tier + " for segment \"" + key + "\" (" + neededBytes + " bytes, "
-                + freeBytes + " free): " + why, null);
+                + freeBytes + " free): " + why, cause);
         this.tier = tier;
         this.neededBytes = neededBytes;
         this.freeBytes = freeBytes;

@@ -74,7 +74,6 @@ final class Mover {
             memories.transferAll(sources, destinations).join();
         } catch (RuntimeException | InternalError e) {
             // InternalError: a fault while touching a file mapping (the file shrank or the disk failed).
-            counters.failed();
             copyFailure = Failures.cause(e);
         }
         for (int i = 0; i < moves.size(); i++) {
@@ -83,7 +82,6 @@ final class Mover {
                 try {
                     checksumArrival(moves.get(i));
                 } catch (RuntimeException | InternalError e) {
-                    counters.failed();
                     failure = e;
                 }
             }
@@ -110,7 +108,6 @@ final class Mover {
         try {
             return memories.allocate(tier, bytes);
         } catch (IOException e) {
-            counters.failed();
             throw Failures.allocationFailed(key, from, tier, bytes, e);
         }
     }
@@ -123,7 +120,6 @@ final class Mover {
         try {
             blockingCopy.run();
         } catch (RuntimeException | InternalError e) {
-            counters.failed();
             throw Failures.copyFailed(key, from, to, e);
         }
     }
@@ -132,7 +128,6 @@ final class Mover {
     void verifyDiskChecksum(Segment segment) {
         int actual = memories.crc32c(segment.placement);
         if (actual != segment.diskCrc32c) {
-            counters.failed();
             throw new SegmentCorruptedException(segment.key, segment.diskCrc32c, actual);
         }
     }

@@ -86,14 +86,34 @@ final class RoomMaker {
      * @throws TierFullException if the segment can never fit, or after {@link #ROUNDS} misses
      */
     <T> T makingRoomUntil(String key, Tier tier, long bytes, Supplier<T> attempt) {
+        Failed failed = new Failed();
         T done = retry(attempt, () -> {
             requireFits(key, tier, bytes);
-            return makeRoom(tier, bytes, key);
+            return makeRoom(tier, bytes, key, failed);
         });
         if (done == null) {
+            if (failed.last != null) {
+                throw new TierFullException(key, tier, bytes, free(tier), "moving the candidates out failed, last: "
+                        + failed.last.getMessage(), failed.last);
+            }
             throw new TierFullException(key, tier, bytes, free(tier), "every segment there is being moved, made resident or pinned; retry");
         }
         return done;
+    }
+
+    /**
+     * The last failure of a candidate's demotion during one call's making of room: the real cause
+     * when the call gives up (a full disk, say), said once in its exception rather than only in logs.
+     */
+    private static final class Failed {
+        Throwable last;
+
+        /** Keeps {@code failure}; logs the first of a call at WARNING and the repeats of later rounds at DEBUG. */
+        void note(Throwable failure, String what) {
+            LOG.log(last == null ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG,
+                    what + ": " + failure.getMessage());
+            last = failure;
+        }
     }
 
     /**
@@ -104,7 +124,7 @@ final class RoomMaker {
      *
      * @return whether {@code needed} bytes are free now
      */
-    boolean makeRoom(Tier tier, long needed, String excludeKey) {
+    private boolean makeRoom(Tier tier, long needed, String excludeKey, Failed failed) {
         long free = free(tier);
         if (free >= needed) {
             return true;
@@ -132,7 +152,7 @@ final class RoomMaker {
                         }
                         locked.add(victim);
                         Mover.Move move = victim.live && victim.pins == 0 && table.currentTier(victim) == tier
-                                ? bookDemotion(victim, tier) : null;
+                                ? bookDemotion(victim, tier, failed) : null;
                         if (move == null) {
                             skipped += victim.sizeBytes;
                             continue;
@@ -149,7 +169,7 @@ final class RoomMaker {
                     }
                     throw e;
                 }
-                skipped += moveAll(booked, tier);
+                skipped += moveAll(booked, tier, failed);
             } finally {
                 for (Segment victim : locked) {
                     victim.lock.unlock();
@@ -171,13 +191,13 @@ final class RoomMaker {
      *
      * @return the prepared move, or null when it cannot move (nothing changed)
      */
-    private Mover.Move bookDemotion(Segment victim, Tier tier) {
+    private Mover.Move bookDemotion(Segment victim, Tier tier, Failed failed) {
         Optional<TierTransfer> transfer = Optional.empty();
         for (Tier target : cascade.targets(tier)) {
             transfer = store.demote(victim.key, target);
             long budget = budget(target);
             if (transfer.isEmpty() && budget != Long.MAX_VALUE && victim.sizeBytes <= budget
-                    && makeRoom(target, victim.sizeBytes, victim.key)) {
+                    && makeRoom(target, victim.sizeBytes, victim.key, failed)) {
                 transfer = store.demote(victim.key, target);
             }
             if (transfer.isPresent()) {
@@ -190,7 +210,7 @@ final class RoomMaker {
         try {
             return prepare(victim, transfer.get());
         } catch (KvTierException e) {
-            LOG.log(System.Logger.Level.WARNING, "could not demote \"" + victim.key + "\" to make room on " + tier + ": " + e.getMessage());
+            failed.note(e, "could not demote \"" + victim.key + "\" to make room on " + tier);
             return null;
         }
     }
@@ -224,7 +244,7 @@ final class RoomMaker {
      *
      * @return the bytes of the victims that did not move
      */
-    private long moveAll(List<Mover.Move> moves, Tier tier) {
+    private long moveAll(List<Mover.Move> moves, Tier tier, Failed failed) {
         Throwable[] failures = mover.copyAll(moves);
         long notMoved = 0;
         for (int i = 0; i < moves.size(); i++) {
@@ -238,8 +258,7 @@ final class RoomMaker {
             TransferFailedException error = Failures.copyFailed(victim.key, move.transfer().from(), move.transfer().to(),
                     failures[i]);
             RuntimeException outcome = undo(victim, move.transfer(), move.destination(), error);
-            LOG.log(System.Logger.Level.WARNING, "could not demote \"" + victim.key + "\" to make room on " + tier
-                    + ": " + outcome.getMessage());
+            failed.note(outcome, "could not demote \"" + victim.key + "\" to make room on " + tier);
         }
         return notMoved;
     }
@@ -268,8 +287,9 @@ final class RoomMaker {
      * room meanwhile (the move freed it); then make room there again, as for any arrival.
      */
     private boolean rollBack(Segment segment, TierTransfer transfer) {
+        Failed failed = new Failed();
         return retry(() -> store.rollback(transfer) ? Boolean.TRUE : null,
-                () -> makeRoom(transfer.from(), segment.sizeBytes, segment.key)) != null;
+                () -> makeRoom(transfer.from(), segment.sizeBytes, segment.key, failed)) != null;
     }
 
     private void requireFits(String key, Tier tier, long bytes) {

@@ -21,7 +21,7 @@ final class TierCounters {
         bytesMoved.addAndGet(from.ordinal() * TIERS + to.ordinal(), bytes);
     }
 
-    /** A copy or check failed. */
+    /** A call failed because bytes could not be moved or checked (counted once per call, not per retry). */
     void failed() {
         failures.increment();
     }

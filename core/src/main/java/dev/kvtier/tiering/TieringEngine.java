@@ -3,7 +3,9 @@ package dev.kvtier.tiering;
 import dev.kvtier.CacheStats;
 import dev.kvtier.KvTierConfig;
 import dev.kvtier.ResidentSegment;
+import dev.kvtier.SegmentCorruptedException;
 import dev.kvtier.TierFullException;
+import dev.kvtier.TransferFailedException;
 import dev.kvtier.exec.ExecutionBackend;
 import dev.kvtier.exec.PageAllocation;
 import dev.kvtier.store.PositionRange;
@@ -20,6 +22,7 @@ import java.nio.file.Path;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 
 /**
@@ -131,7 +134,7 @@ public final class TieringEngine {
 
     /** Entered: caches a copy of {@code bytes} as {@code key} on {@code tier}, making room first. */
     public void put(String key, PositionRange positions, MemorySegment bytes, Tier tier) {
-        insert(key, positions, bytes.byteSize(), tier, segment -> {
+        counted(() -> insert(key, positions, bytes.byteSize(), tier, segment -> {
             PageAllocation pages = mover.allocate(key, tier, bytes.byteSize(), null);
             try {
                 mover.copy(() -> memories.copyIn(bytes, pages), key, null, tier);
@@ -143,16 +146,17 @@ public final class TieringEngine {
                 segment.diskCrc32c = memories.crc32c(pages);
             }
             return pages;
-        });
+        }));
     }
 
     /** Entered: caches caller-owned device memory as {@code key} on GPU without a copy, making room first. */
     public void adopt(String key, PositionRange positions, MemorySegment deviceSegment) {
-        insert(key, positions, deviceSegment.byteSize(), Tier.GPU, segment -> memories.external(Tier.GPU, deviceSegment));
+        counted(() -> insert(key, positions, deviceSegment.byteSize(), Tier.GPU,
+                segment -> memories.external(Tier.GPU, deviceSegment)));
     }
 
     /** Registers a new key (making room), fills it, and publishes it; undoes everything on failure. */
-    private void insert(String key, PositionRange positions, long sizeBytes, Tier tier,
+    private Void insert(String key, PositionRange positions, long sizeBytes, Tier tier,
                         Function<Segment, PageAllocation> filler) {
         SegmentMeta meta = SegmentMeta.of(key, positions, sizeBytes);
         Segment segment = new Segment(key, positions, sizeBytes);
@@ -174,6 +178,7 @@ public final class TieringEngine {
                 table.unpublish(segment);
                 throw e;
             }
+            return null;
         } finally {
             segment.lock.unlock();
         }
@@ -181,11 +186,15 @@ public final class TieringEngine {
 
     /** Entered: moves {@code key} to {@code to}, which must be faster ({@code promotion}) or slower than where it is. */
     public void move(String key, Tier to, boolean promotion) {
+        counted(() -> moveLocked(key, to, promotion));
+    }
+
+    private Void moveLocked(String key, Tier to, boolean promotion) {
         Segment segment = table.lockLive(key);
         try {
             Tier from = table.currentTier(segment);
             if (from == to) {
-                return;
+                return null;
             }
             if (promotion != to.isFasterThan(from)) {
                 throw new IllegalArgumentException("to must be " + (promotion ? "faster" : "slower") + " than "
@@ -197,6 +206,7 @@ public final class TieringEngine {
                 throw new TierFullException(key, to, segment.sizeBytes, roomMaker.free(to), "demote or remove segments there first");
             }
             roomMaker.move(segment, transfer.get());
+            return null;
         } finally {
             segment.lock.unlock();
         }
@@ -214,6 +224,10 @@ public final class TieringEngine {
 
     /** Entered (by {@link Residencies}): the work of one residency, on the calling thread. */
     private ResidentSegment makeResident(String key, Tier tier) {
+        return counted(() -> makeResidentLocked(key, tier));
+    }
+
+    private ResidentSegment makeResidentLocked(String key, Tier tier) {
         Segment segment = table.lockLive(key);
         try {
             Tier current = table.currentTier(segment);
@@ -280,6 +294,10 @@ public final class TieringEngine {
 
     /** Entered: copies {@code key}'s bytes into the start of {@code dst}, wherever the segment is. */
     public void read(String key, MemorySegment dst) {
+        counted(() -> readLocked(key, dst));
+    }
+
+    private Void readLocked(String key, MemorySegment dst) {
         Segment segment = table.lockLive(key);
         try {
             if (dst.byteSize() < segment.sizeBytes) {
@@ -292,6 +310,7 @@ public final class TieringEngine {
             }
             PageAllocation placement = segment.placement;
             mover.copy(() -> memories.copyOut(placement, dst), key, tier, null);
+            return null;
         } finally {
             segment.lock.unlock();
         }
@@ -317,6 +336,24 @@ public final class TieringEngine {
             return action.apply(segment);
         } finally {
             segment.lock.unlock();
+        }
+    }
+
+    /**
+     * Runs a call, counting it as failed once when its bytes could not be moved or checked (however
+     * many retries failed inside it).
+     */
+    private <T> T counted(Supplier<T> call) {
+        try {
+            return call.get();
+        } catch (TransferFailedException | SegmentCorruptedException e) {
+            counters.failed();
+            throw e;
+        } catch (TierFullException e) {
+            if (e.getCause() != null) {
+                counters.failed();
+            }
+            throw e;
         }
     }
 
