@@ -3,6 +3,7 @@ package dev.kvtier;
 import dev.kvtier.store.DemotionPolicy;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Optional;
 
 /**
@@ -18,6 +19,14 @@ public final class KvTierConfig {
     public static final long DEFAULT_BOUNCE_BUFFER_BYTES = 8L << 20;
     /** Default pairs of bounce buffers: two staged copies at once, 32 MiB pinned in all. */
     public static final int DEFAULT_BOUNCE_BUFFER_PAIRS = 2;
+    /**
+     * Default transfer timeout: 30 s. A timeout only has to tell "slow" from "never": the largest
+     * single copy a cache makes (a segment of a few GiB, or one batch of victims) takes seconds even
+     * from a cold disk at a few hundred MB/s, while a copy whose completion never comes (a wedged
+     * device, a host function that never runs after a device error) would otherwise hold its locks,
+     * and {@code close()}, forever. Raise it for very large segments on slow storage.
+     */
+    public static final Duration DEFAULT_TRANSFER_TIMEOUT = Duration.ofSeconds(30);
     /** Default size of one DISK extent file: 64 MiB. */
     public static final long DEFAULT_DISK_EXTENT_BYTES = 64L << 20;
 
@@ -28,6 +37,7 @@ public final class KvTierConfig {
     private final DemotionPolicy policy;
     private final Backend backend;
     private final long maxBytesInFlight;
+    private final Duration transferTimeout;
     private final long diskExtentBytes;
     private final int copyThreads;
     private final Path cudaLibrary;
@@ -43,6 +53,7 @@ public final class KvTierConfig {
         this.policy = b.policy;
         this.backend = b.backend;
         this.maxBytesInFlight = b.maxBytesInFlight;
+        this.transferTimeout = b.transferTimeout;
         this.diskExtentBytes = b.diskExtentBytes;
         this.copyThreads = b.copyThreads;
         this.cudaLibrary = b.cudaLibrary;
@@ -91,6 +102,11 @@ public final class KvTierConfig {
         return maxBytesInFlight;
     }
 
+    /** How long one copy (or one batch of copies) may take before it fails; see {@link Builder#transferTimeout}. */
+    public Duration transferTimeout() {
+        return transferTimeout;
+    }
+
     /** Size of each DISK extent file (rounded up to whole pages). */
     public long diskExtentBytes() {
         return diskExtentBytes;
@@ -126,6 +142,7 @@ public final class KvTierConfig {
         return "KvTierConfig[gpuBudget=" + gpuBudgetBytes + ", cpuBudget=" + cpuBudgetBytes + ", diskDirectory="
                 + (diskDirectory == null ? "(temporary)" : diskDirectory) + ", pageSize=" + pageSizeBytes
                 + ", policy=" + policy.name() + ", backend=" + backend + ", maxBytesInFlight=" + maxBytesInFlight
+                + ", transferTimeout=" + transferTimeout
                 + ", diskExtent=" + diskExtentBytes + ", copyThreads=" + copyThreads
                 + ", diskTransferMode=" + diskTransferMode + ", bounceBuffers=" + bounceBufferPairs + "x2x" + bounceBufferBytes
                 + (cudaLibrary == null ? "" : ", cudaLibrary=" + cudaLibrary) + "]";
@@ -140,6 +157,7 @@ public final class KvTierConfig {
         private DemotionPolicy policy = DemotionPolicy.leastAccessedFirst();
         private Backend backend = Backend.AUTO;
         private long maxBytesInFlight = DEFAULT_MAX_BYTES_IN_FLIGHT;
+        private Duration transferTimeout = DEFAULT_TRANSFER_TIMEOUT;
         private long diskExtentBytes = DEFAULT_DISK_EXTENT_BYTES;
         private int copyThreads = Math.max(2, Math.min(4, Runtime.getRuntime().availableProcessors()));
         private Path cudaLibrary;
@@ -204,6 +222,21 @@ public final class KvTierConfig {
                 throw new IllegalArgumentException("maxBytesInFlight must be > 0, was " + bytes);
             }
             this.maxBytesInFlight = bytes;
+            return this;
+        }
+
+        /**
+         * How long one copy, or one batch of copies, may take, {@code > 0}. A copy that has not
+         * completed by then fails with {@link TransferFailedException} naming the timeout; the
+         * segment stays readable where it was, its locks are released, and the memory the copy may
+         * still write is quarantined (never reused or freed). Default
+         * {@link #DEFAULT_TRANSFER_TIMEOUT} (30 s; its Javadoc says why).
+         */
+        public Builder transferTimeout(Duration timeout) {
+            if (timeout == null || timeout.isNegative() || timeout.isZero()) {
+                throw new IllegalArgumentException("transferTimeout must be > 0, was " + timeout);
+            }
+            this.transferTimeout = timeout;
             return this;
         }
 

@@ -15,6 +15,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -123,6 +124,63 @@ class CudaOverFakeKvTierCacheTest extends KvTierCacheContract {
             cache.promote("k", Tier.GPU);
             assertArrayEquals(data, readAll(cache, "k"));
         }
+    }
+
+    /**
+     * Issue 9, item 1: the host function that should announce a batch of demotions never runs (as
+     * CUDA allows after a device error). On main at 212fa8f the put waited forever in the batch's
+     * join, holding the locks of the segment and every victim, so get and close hung too. Now the
+     * waiter polls the event recorded after the copies and does not depend on the callback.
+     */
+    @Test
+    void aHostFunctionThatNeverRunsDoesNotHangMakingRoom() {
+        assertTimeoutPreemptively(java.time.Duration.ofSeconds(60), () -> {
+            try (KvTierCache cache = open(config(4, 64))) {
+                for (int i = 0; i < 4; i++) {
+                    cache.put("small-" + i, PositionRange.of(i, i + 1), MemorySegment.ofArray(randomBytes(60 + i, PAGE)), Tier.GPU);
+                }
+                fake.configure("failasync=cudaLaunchHostFunc:1:cudaErrorLaunchFailure");
+                cache.put("big", PositionRange.of(10, 14), MemorySegment.ofArray(randomBytes(70, 4 * PAGE)), Tier.GPU);
+                for (int i = 0; i < 4; i++) {
+                    assertEquals(Tier.CPU, tierOf(cache, "small-" + i));
+                    assertArrayEquals(randomBytes(60 + i, PAGE), readAll(cache, "small-" + i), "small-" + i);
+                }
+                assertArrayEquals(randomBytes(70, 4 * PAGE), readAll(cache, "big"));
+            }
+        });
+    }
+
+    /**
+     * Issue 9, item 1: a copy that does not complete within the transfer timeout (here the fake delays
+     * it far beyond) fails naming the timeout; the segment stays readable where it was, its lock is
+     * released, and close() returns within a bound instead of waiting for the device. On main at
+     * 212fa8f there was no timeout: the call waited as long as the device did.
+     */
+    @Test
+    void aCopyBeyondTheTransferTimeoutFailsAndCloseStillReturns() {
+        byte[] data = randomBytes(80, 2 * PAGE);
+        assertTimeoutPreemptively(java.time.Duration.ofSeconds(60), () -> {
+            KvTierCache cache = open(config(64, 64).transferTimeout(java.time.Duration.ofMillis(300)));
+            cache.put("k", PositionRange.of(0, 2), MemorySegment.ofArray(data), Tier.CPU);
+            fake.configure("copydelayus=3000000");
+            long start = System.nanoTime();
+            TransferFailedException e = assertThrows(TransferFailedException.class, () -> cache.promote("k", Tier.GPU));
+            assertTrue(e.getMessage().contains("did not complete within 300 ms"), e.getMessage());
+            assertTrue(System.nanoTime() - start < java.util.concurrent.TimeUnit.SECONDS.toNanos(2),
+                    "the call gave up at the timeout, not when the device finished");
+            assertEquals(Tier.CPU, tierOf(cache, "k"), "the segment stays where it was");
+            assertArrayEquals(data, readAll(cache, "k"), "and readable (a CPU read is a host copy)");
+            long closing = System.nanoTime();
+            cache.close();
+            assertTrue(System.nanoTime() - closing < java.util.concurrent.TimeUnit.SECONDS.toNanos(2),
+                    "close() is bounded by the transfer timeout");
+            assertTrue(fake.liveCount("device") > 0, "the device memory the late copy writes is not freed under it");
+            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(20);
+            while (fake.liveCount("device") > 0 && System.nanoTime() < deadline) {
+                Thread.sleep(50);
+            }
+            assertEquals(0, fake.liveCount("device"), "once the copy drained, its memory was freed");
+        });
     }
 
     /**

@@ -114,13 +114,13 @@ final class FaultInjectingBackend implements ExecutionBackend {
         }
 
         @Override
-        public void copyAndWait(CopyPlan plan) {
+        public void copyAndWait(CopyPlan plan, long timeoutNanos) {
             if (copyDelayMillis == 0 && copiesLeftBeforeFailure.get() != 1) {
                 copiesSubmitted.incrementAndGet();
                 copiesLeftBeforeFailure.decrementAndGet();
-                delegate.copyAndWait(plan);
+                delegate.copyAndWait(plan, timeoutNanos);
             } else {
-                submit(plan).join();
+                CopyEngine.await(submit(plan), timeoutNanos, plan.totalBytes());
             }
         }
 

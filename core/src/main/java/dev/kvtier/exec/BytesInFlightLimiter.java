@@ -31,22 +31,43 @@ final class BytesInFlightLimiter {
         this.maxBytes = maxBytes;
     }
 
-    /** Waits until {@code bytes} (capped at the bound) fit; returns the amount to {@link #release}. */
-    long acquire(long bytes) {
+    /**
+     * Waits until {@code bytes} (capped at the bound) fit, at most {@code timeoutNanos}; returns the
+     * amount to {@link #release}. Uninterruptible (the interrupt flag is kept).
+     *
+     * @throws TransferTimeoutException if they did not fit in time (copies that never completed hold
+     *                                  the bound)
+     */
+    long acquire(long bytes, long timeoutNanos) {
         long grant = Math.min(bytes, maxBytes);
         if (grant == 0 || tryAcquire(grant)) {
             return grant;
         }
+        long deadline = System.nanoTime() + timeoutNanos;
         lock.lock();
         try {
             // Counted before looking again: a release either sees this waiter or frees bytes this look sees.
             waiters.incrementAndGet();
+            boolean interrupted = false;
             try {
                 while (!tryAcquire(grant)) {
-                    released.awaitUninterruptibly();
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) {
+                        throw new TransferTimeoutException("waiting for " + grant + " bytes of room among the copies"
+                                + " in flight (" + inFlight.get() + " of " + maxBytes + " bytes)",
+                                java.time.Duration.ofNanos(timeoutNanos));
+                    }
+                    try {
+                        released.awaitNanos(left);
+                    } catch (InterruptedException e) {
+                        interrupted = true;
+                    }
                 }
             } finally {
                 waiters.decrementAndGet();
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
             }
             return grant;
         } finally {

@@ -44,14 +44,48 @@ public interface CopyEngine extends AutoCloseable {
     }
 
     /**
-     * Copies {@code plan} and returns when the bytes are in place. The default submits and waits;
-     * engines that copy with the CPU do it on the calling thread, saving the hand-off.
+     * Copies {@code plan} and returns when the bytes are in place, waiting at most {@code timeoutNanos}.
+     * The default submits and {@link #await awaits}; engines that copy with the CPU do it on the
+     * calling thread, saving the hand-off.
      *
      * @throws java.util.concurrent.CompletionException wrapping what failed
+     * @throws TransferTimeoutException                 if the bytes were not in place in time (the copy
+     *                                                  may still be running)
      * @throws IllegalStateException                    after {@link #close()}
      */
-    default void copyAndWait(CopyPlan plan) {
-        submit(plan).join();
+    default void copyAndWait(CopyPlan plan, long timeoutNanos) {
+        await(submit(plan), timeoutNanos, plan.totalBytes());
+    }
+
+    /**
+     * Waits for a copy's future at most {@code timeoutNanos}, uninterruptibly (an interrupt is kept in
+     * the thread's flag: abandoning the wait would let the caller free memory under a running copy).
+     *
+     * @throws java.util.concurrent.CompletionException wrapping what failed
+     * @throws TransferTimeoutException                 if it did not complete in time
+     */
+    static void await(CompletableFuture<Void> copy, long timeoutNanos, long bytes) {
+        long deadline = System.nanoTime() + timeoutNanos;
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    copy.get(Math.max(0, deadline - System.nanoTime()), java.util.concurrent.TimeUnit.NANOSECONDS);
+                    return;
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                } catch (java.util.concurrent.ExecutionException e) {
+                    throw new java.util.concurrent.CompletionException(e.getCause());
+                } catch (java.util.concurrent.TimeoutException e) {
+                    throw new TransferTimeoutException("a copy of " + bytes + " bytes",
+                            java.time.Duration.ofNanos(timeoutNanos));
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     /**
@@ -61,6 +95,17 @@ public interface CopyEngine extends AutoCloseable {
      */
     default boolean acceptsHeapMemory() {
         return false;
+    }
+
+    /**
+     * Runs {@code action} once no copy this engine started can still read or write memory: at once
+     * for an engine whose {@link #close()} waited for every copy (the default), or, when a copy that
+     * timed out was still running as {@code close()} gave up waiting, later, on a kvtier thread, when
+     * it has drained (never, if it never does). Call after {@code close()}; this is how memory a
+     * wedged copy may still touch is freed without freeing it under the device.
+     */
+    default void whenQuiescent(Runnable action) {
+        action.run();
     }
 
     /** For logs: how copies are done, e.g. {@code "MemorySegment.copy on 2 threads"}. */

@@ -25,6 +25,8 @@ public final class PageAllocation {
     final int[] runFirstPage;
     final int[] runPageCount;
     private volatile boolean released;
+    /** Written by a copy that timed out and may still run: its pages are never reused. */
+    private volatile boolean quarantined;
 
     PageAllocation(StorageKind storage, long sizeBytes, List<MemorySegment> runs, PagedMemory owner,
                    int[] runChunk, int[] runFirstPage, int[] runPageCount) {
@@ -78,6 +80,16 @@ public final class PageAllocation {
         }
     }
 
+    /** Marks the pages as possibly still written by a copy that timed out: never reused or freed. */
+    void quarantine() {
+        quarantined = true;
+    }
+
+    /** Whether a copy that timed out may still write these pages (they are never reused or freed). */
+    public boolean isQuarantined() {
+        return quarantined;
+    }
+
     /** Whether the pages have been given back; a released allocation must not be used again. */
     public boolean isReleased() {
         return released;
@@ -86,6 +98,6 @@ public final class PageAllocation {
     @Override
     public String toString() {
         return "PageAllocation[" + storage + ", " + sizeBytes + " bytes in " + runs.size() + " run(s)"
-                + (isExternal() ? ", external" : "") + "]";
+                + (isExternal() ? ", external" : "") + (quarantined ? ", quarantined" : "") + "]";
     }
 }

@@ -28,6 +28,7 @@ final class PagedMemory implements AutoCloseable {
     private long freePageCount;
     private long pagesInUse;
     private long bytesInUse;
+    private long quarantinedBytes;
     private boolean closed;
 
     /**
@@ -152,6 +153,10 @@ final class PagedMemory implements AutoCloseable {
         if (closed) {
             return;
         }
+        if (allocation.isQuarantined()) {
+            quarantinedBytes += allocation.sizeBytes(); // a timed-out copy may still write them: never reused
+            return;
+        }
         long pages = 0;
         for (int i = 0; i < allocation.runChunk.length; i++) {
             chunks.get(allocation.runChunk[i]).freePages()
@@ -166,6 +171,11 @@ final class PagedMemory implements AutoCloseable {
     /** Bytes of live segments (not rounded to pages). */
     public synchronized long bytesInUse() {
         return bytesInUse;
+    }
+
+    /** Bytes given back while quarantined: held for good, since a copy that timed out may still write them. */
+    synchronized long quarantinedBytes() {
+        return quarantinedBytes;
     }
 
     /** Pages held by live segments. */

@@ -129,6 +129,14 @@ final class StagingBuffers implements AutoCloseable {
             return segment;
         }
 
+        /**
+         * A copy that timed out may still touch this buffer: it is neither reused nor freed (its arena
+         * stays open for the life of the process), and {@link #close()} then does nothing.
+         */
+        void abandon() {
+            returned = true;
+        }
+
         @Override
         public void close() {
             if (!returned) {

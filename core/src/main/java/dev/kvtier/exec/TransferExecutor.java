@@ -2,6 +2,7 @@ package dev.kvtier.exec;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
@@ -29,6 +30,10 @@ public final class TransferExecutor implements AutoCloseable {
     private final CopyEngine engine;
     private final Map<StorageKind, PagedMemory> memories = new EnumMap<>(StorageKind.class);
     private final BytesInFlightLimiter limiter;
+    private final Duration transferTimeout;
+    private final long timeoutNanos;
+    /** Set once a copy timed out: its destination may still be written, so close() frees no memory. */
+    private volatile boolean anyQuarantined;
     /** Native memory for heap bytes going to or from device memory when the engine cannot take heap memory itself. */
     private final StagingBuffers staging = new StagingBuffers();
     private volatile boolean closed;
@@ -39,14 +44,22 @@ public final class TransferExecutor implements AutoCloseable {
      * @param budgets          per kind, the budget used to size chunks (mapped files: the extent size); a
      *                         kind not named gets chunks of one page
      * @param maxBytesInFlight bound on the bytes of unfinished copies, {@code > 0}
+     * @param transferTimeout  how long a blocking copy (or the wait for room in flight) may take before it
+     *                         fails with {@link TransferTimeoutException}, {@code > 0}
      */
-    public TransferExecutor(ExecutionBackend backend, long pageSize, Map<StorageKind, Long> budgets, long maxBytesInFlight) {
+    public TransferExecutor(ExecutionBackend backend, long pageSize, Map<StorageKind, Long> budgets, long maxBytesInFlight,
+                            Duration transferTimeout) {
         if (backend == null) {
             throw new IllegalArgumentException("backend must not be null");
         }
         if (pageSize <= 0) {
             throw new IllegalArgumentException("pageSize must be > 0, was " + pageSize);
         }
+        if (transferTimeout == null || transferTimeout.isNegative() || transferTimeout.isZero()) {
+            throw new IllegalArgumentException("transferTimeout must be > 0, was " + transferTimeout);
+        }
+        this.transferTimeout = transferTimeout;
+        this.timeoutNanos = transferTimeout.toNanos();
         this.backend = backend;
         this.engine = backend.copyEngine();
         this.limiter = new BytesInFlightLimiter(maxBytesInFlight);
@@ -126,7 +139,38 @@ public final class TransferExecutor implements AutoCloseable {
     public void transferAndWait(PageAllocation from, PageAllocation to) {
         requireLive(from, "from");
         requireLive(to, "to");
-        runAndWait(plan(from, to));
+        runAndWait(plan(from, to), to);
+    }
+
+    /**
+     * {@link #transferAll}, returning when every byte is in place or failing after the transfer
+     * timeout; then every destination is quarantined (a copy may still write it).
+     *
+     * @throws java.util.concurrent.CompletionException wrapping what failed
+     * @throws TransferTimeoutException                 if the copies did not complete in time
+     */
+    public void transferAllAndWait(List<PageAllocation> from, List<PageAllocation> to) {
+        CompletableFuture<Void> copies = transferAll(from, to);
+        try {
+            CopyEngine.await(copies, timeoutNanos, sizeOf(to));
+        } catch (TransferTimeoutException e) {
+            to.forEach(this::quarantine);
+            throw e;
+        }
+    }
+
+    private static long sizeOf(List<PageAllocation> allocations) {
+        long bytes = 0;
+        for (PageAllocation allocation : allocations) {
+            bytes += allocation.sizeBytes();
+        }
+        return bytes;
+    }
+
+    /** A copy into {@code allocation} timed out and may still run: its pages are never reused or freed. */
+    private void quarantine(PageAllocation allocation) {
+        allocation.quarantine();
+        anyQuarantined = true;
     }
 
     /**
@@ -140,13 +184,18 @@ public final class TransferExecutor implements AutoCloseable {
     public void copyIn(MemorySegment source, PageAllocation to) {
         requireLive(to, "to");
         if (source.isNative() || to.kind() == MemoryKind.HOST || engine.acceptsHeapMemory()) {
-            runAndWait(CopyPlan.between(MemoryKind.HOST, runsOf(source), to.kind(), to.runs()));
+            runAndWait(CopyPlan.between(MemoryKind.HOST, runsOf(source), to.kind(), to.runs()), to);
             return;
         }
         try (StagingBuffers.Buffer stage = staging.acquire(source.byteSize())) {
             MemorySegment staged = stage.segment();
             MemorySegment.copy(source, 0, staged, 0, source.byteSize());
-            runAndWait(CopyPlan.between(MemoryKind.HOST, runsOf(staged), to.kind(), to.runs()));
+            try {
+                runAndWait(CopyPlan.between(MemoryKind.HOST, runsOf(staged), to.kind(), to.runs()), to);
+            } catch (TransferTimeoutException e) {
+                stage.abandon(); // the copy may still read it
+                throw e;
+            }
         }
     }
 
@@ -161,23 +210,42 @@ public final class TransferExecutor implements AutoCloseable {
         requireLive(from, "from");
         MemorySegment target = destination.asSlice(0, from.sizeBytes());
         if (target.isNative() || from.kind() == MemoryKind.HOST || engine.acceptsHeapMemory()) {
-            runAndWait(CopyPlan.between(from.kind(), from.runs(), MemoryKind.HOST, runsOf(target)));
+            runAndWait(CopyPlan.between(from.kind(), from.runs(), MemoryKind.HOST, runsOf(target)), null);
             return;
         }
         try (StagingBuffers.Buffer stage = staging.acquire(target.byteSize())) {
             MemorySegment staged = stage.segment();
-            runAndWait(CopyPlan.between(from.kind(), from.runs(), MemoryKind.HOST, runsOf(staged)));
+            try {
+                runAndWait(CopyPlan.between(from.kind(), from.runs(), MemoryKind.HOST, runsOf(staged)), null);
+            } catch (TransferTimeoutException e) {
+                stage.abandon(); // the copy may still write it
+                throw e;
+            }
             MemorySegment.copy(staged, 0, target, 0, target.byteSize());
         }
     }
 
-    private void runAndWait(CopyPlan plan) {
+    /**
+     * Copies {@code plan} and waits, at most the transfer timeout; on a timeout {@code destination}
+     * (when it is ours; null for the caller's memory) is quarantined.
+     */
+    private void runAndWait(CopyPlan plan, PageAllocation destination) {
         ensureOpen();
-        long grant = limiter.acquire(plan.totalBytes());
+        long grant = limiter.acquire(plan.totalBytes(), timeoutNanos);
+        boolean timedOut = false;
         try {
-            engine.copyAndWait(plan);
+            engine.copyAndWait(plan, timeoutNanos);
+        } catch (TransferTimeoutException e) {
+            timedOut = true;
+            if (destination != null) {
+                quarantine(destination);
+            }
+            anyQuarantined = true;
+            throw e;
         } finally {
-            limiter.release(grant);
+            if (!timedOut) {
+                limiter.release(grant); // a copy that may still run keeps its bytes in flight
+            }
         }
     }
 
@@ -212,7 +280,7 @@ public final class TransferExecutor implements AutoCloseable {
         for (CopyPlan plan : plans) {
             bytes += plan.totalBytes();
         }
-        long grant = limiter.acquire(bytes);
+        long grant = limiter.acquire(bytes, timeoutNanos);
         CompletableFuture<Void> copy;
         try {
             copy = plans.size() == 1 ? engine.submit(plans.get(0)) : engine.submitAll(plans);
@@ -268,6 +336,11 @@ public final class TransferExecutor implements AutoCloseable {
         return memories.get(StorageKind.DEVICE).pageSize();
     }
 
+    /** How long a blocking copy may take. */
+    public Duration transferTimeout() {
+        return transferTimeout;
+    }
+
     /** The backend's one-line description. */
     public String description() {
         return backend.description();
@@ -286,16 +359,26 @@ public final class TransferExecutor implements AutoCloseable {
         try {
             engine.close();
         } finally {
+            if (anyQuarantined) {
+                // A copy timed out: free nothing it may still write until the engine says it drained.
+                engine.whenQuiescent(this::freeEverything);
+            } else {
+                freeEverything();
+            }
+        }
+    }
+
+    /** Frees every memory, the staging buffers and the backend; runs once no copy can touch them. */
+    private void freeEverything() {
+        try {
+            for (PagedMemory memory : memories.values()) {
+                memory.close();
+            }
+        } finally {
             try {
-                for (PagedMemory memory : memories.values()) {
-                    memory.close();
-                }
+                staging.close();
             } finally {
-                try {
-                    staging.close();
-                } finally {
-                    backend.close();
-                }
+                backend.close();
             }
         }
     }

@@ -53,7 +53,7 @@ public final class BackendSelection {
             case STAGED -> ExtentRegistration.NEVER;
         };
         return new CudaExecutionBackend(cuda, diskDirectory, config.copyThreads(), true, registration,
-                config.bounceBufferBytes(), config.bounceBufferPairs(), reason);
+                config.bounceBufferBytes(), config.bounceBufferPairs(), config.transferTimeout(), reason);
     }
 
     private static CudaProbe probe(KvTierConfig config) {

@@ -71,9 +71,10 @@ final class Mover {
         }
         Throwable copyFailure = null;
         try {
-            memories.transferAll(sources, destinations).join();
+            memories.transferAllAndWait(sources, destinations);
         } catch (RuntimeException | InternalError e) {
-            // InternalError: a fault while touching a file mapping (the file shrank or the disk failed).
+            // InternalError: a fault while touching a file mapping (the file shrank or the disk failed);
+            // TransferTimeoutException: the copies did not complete in time (destinations quarantined).
             copyFailure = Failures.cause(e);
         }
         for (int i = 0; i < moves.size(); i++) {

@@ -12,7 +12,6 @@ import java.lang.foreign.MemorySegment;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 
 /**
  * The only place a {@link Tier} meets memory: GPU is {@link StorageKind#DEVICE}, CPU
@@ -38,7 +37,7 @@ final class TierMemories implements AutoCloseable {
         chunkBudgets.put(storageOf(Tier.DISK), config.diskExtentBytes());
         try {
             return new TierMemories(new TransferExecutor(backend, config.pageSizeBytes(), chunkBudgets,
-                    config.maxBytesInFlight()));
+                    config.maxBytesInFlight(), config.transferTimeout()));
         } catch (RuntimeException e) {
             backend.close();
             throw e;
@@ -83,9 +82,9 @@ final class TierMemories implements AutoCloseable {
         executor.transferAndWait(from, to);
     }
 
-    /** @see TransferExecutor#transferAll */
-    CompletableFuture<Void> transferAll(List<PageAllocation> from, List<PageAllocation> to) {
-        return executor.transferAll(from, to);
+    /** @see TransferExecutor#transferAllAndWait */
+    void transferAllAndWait(List<PageAllocation> from, List<PageAllocation> to) {
+        executor.transferAllAndWait(from, to);
     }
 
     /** The CRC32C of host memory (a CPU or DISK placement). */

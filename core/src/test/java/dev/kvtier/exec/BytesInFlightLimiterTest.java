@@ -30,7 +30,7 @@ class BytesInFlightLimiterTest {
             threads.add(CompletableFuture.runAsync(() -> {
                 SplittableRandom random = new SplittableRandom(seed);
                 for (int i = 0; i < 20_000; i++) {
-                    long grant = limiter.acquire(1 + random.nextLong(max));
+                    long grant = limiter.acquire(1 + random.nextLong(max), Long.MAX_VALUE);
                     worst.accumulateAndGet(held.addAndGet(grant), Math::max);
                     held.addAndGet(-grant);
                     limiter.release(grant);
@@ -45,15 +45,15 @@ class BytesInFlightLimiterTest {
     @Test
     void aTransferLargerThanTheBoundTakesAllOfItAndAWaiterProceedsOnRelease() throws Exception {
         BytesInFlightLimiter limiter = new BytesInFlightLimiter(100);
-        long big = limiter.acquire(10_000);
+        long big = limiter.acquire(10_000, Long.MAX_VALUE);
         assertEquals(100, big);
-        CompletableFuture<Long> waiter = CompletableFuture.supplyAsync(() -> limiter.acquire(1), Thread::startVirtualThread);
+        CompletableFuture<Long> waiter = CompletableFuture.supplyAsync(() -> limiter.acquire(1, Long.MAX_VALUE), Thread::startVirtualThread);
         Thread.sleep(50);
         assertFalse(waiter.isDone(), "acquired past the bound");
         limiter.release(big);
         assertEquals(1, waiter.get(30, TimeUnit.SECONDS));
         assertEquals(1, limiter.bytesInFlight());
-        assertEquals(0, limiter.acquire(0));
+        assertEquals(0, limiter.acquire(0, Long.MAX_VALUE));
     }
 
     @Test

@@ -39,6 +39,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 public abstract class CopyEngineContract {
     private static final long CHUNK = 1 << 20;
+    private static final long WAIT = TimeUnit.SECONDS.toNanos(30);
 
     @TempDir
     protected Path directory;
@@ -97,13 +98,13 @@ public abstract class CopyEngineContract {
     private void upload(byte[] content, StorageKind kind, MemorySegment target) {
         MemorySegment staging = arena.allocate(content.length, 64);
         MemorySegment.copy(MemorySegment.ofArray(content), 0, staging, 0, content.length);
-        engine.copyAndWait(plan(StorageKind.PINNED_HOST, staging, kind, target.asSlice(0, content.length)));
+        engine.copyAndWait(plan(StorageKind.PINNED_HOST, staging, kind, target.asSlice(0, content.length)), WAIT);
     }
 
     /** The first {@code size} bytes of {@code source} (of {@code kind}), read back through the engine. */
     private byte[] download(StorageKind kind, MemorySegment source, int size) {
         MemorySegment staging = arena.allocate(size, 64);
-        engine.copyAndWait(plan(kind, source.asSlice(0, size), StorageKind.PINNED_HOST, staging));
+        engine.copyAndWait(plan(kind, source.asSlice(0, size), StorageKind.PINNED_HOST, staging), WAIT);
         return staging.toArray(ValueLayout.JAVA_BYTE);
     }
 
@@ -115,7 +116,7 @@ public abstract class CopyEngineContract {
             MemorySegment destination = memory(to);
             byte[] content = random(300_001, from.ordinal() * 7L + to.ordinal());
             upload(content, from, source);
-            engine.copyAndWait(plan(from, source.asSlice(0, content.length), to, destination.asSlice(0, content.length)));
+            engine.copyAndWait(plan(from, source.asSlice(0, content.length), to, destination.asSlice(0, content.length)), WAIT);
             assertArrayEquals(content, download(to, destination, content.length), from + " -> " + to + " blocking");
 
             byte[] again = random(4099, from.ordinal() * 13L + to.ordinal());
@@ -153,7 +154,7 @@ public abstract class CopyEngineContract {
     void anEmptyPlanCompletesAtOnce() {
         CopyPlan empty = new CopyPlan(MemoryKind.HOST, MemoryKind.DEVICE, List.of());
         assertDoesNotThrow(() -> engine.submit(empty).get(10, TimeUnit.SECONDS));
-        assertDoesNotThrow(() -> engine.copyAndWait(empty));
+        assertDoesNotThrow(() -> engine.copyAndWait(empty, WAIT));
     }
 
     @Test
@@ -164,10 +165,10 @@ public abstract class CopyEngineContract {
         MemorySegment device = memory(StorageKind.DEVICE);
         byte[] content = random(70_000, 9);
         engine.copyAndWait(CopyPlan.between(MemoryKind.HOST, List.of(MemorySegment.ofArray(content)),
-                MemoryKind.DEVICE, List.of(device.asSlice(0, content.length))));
+                MemoryKind.DEVICE, List.of(device.asSlice(0, content.length))), WAIT);
         byte[] back = new byte[content.length];
         engine.copyAndWait(CopyPlan.between(MemoryKind.DEVICE, List.of(device.asSlice(0, content.length)),
-                MemoryKind.HOST, List.of(MemorySegment.ofArray(back))));
+                MemoryKind.HOST, List.of(MemorySegment.ofArray(back))), WAIT);
         assertArrayEquals(content, back);
     }
 
@@ -193,7 +194,7 @@ public abstract class CopyEngineContract {
                                 StorageKind.DEVICE, device.asSlice(offset, slot)));
                         up.join();
                         engine.copyAndWait(plan(StorageKind.DEVICE, device.asSlice(offset, slot), StorageKind.PINNED_HOST,
-                                back.asSlice(offset, slot)));
+                                back.asSlice(offset, slot)), WAIT);
                         assertArrayEquals(content, back.asSlice(offset, slot).toArray(ValueLayout.JAVA_BYTE),
                                 "thread " + thread + " round " + round);
                     }
@@ -223,7 +224,7 @@ public abstract class CopyEngineContract {
         }
         CopyPlan more = plan(StorageKind.PINNED_HOST, host.asSlice(0, 4096), StorageKind.DEVICE, device.asSlice(0, 4096));
         assertThrows(IllegalStateException.class, () -> engine.submit(more));
-        assertThrows(IllegalStateException.class, () -> engine.copyAndWait(more));
+        assertThrows(IllegalStateException.class, () -> engine.copyAndWait(more, WAIT));
         assertDoesNotThrow(engine::close, "close() is idempotent");
     }
 

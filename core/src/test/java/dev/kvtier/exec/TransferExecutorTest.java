@@ -1,5 +1,6 @@
 package dev.kvtier.exec;
 
+import dev.kvtier.KvTierConfig;
 import dev.kvtier.exec.host.HostExecutionBackend;
 
 
@@ -32,7 +33,8 @@ class TransferExecutorTest {
         for (StorageKind tier : StorageKind.values()) {
             budgets.put(tier, 64L * PAGE);
         }
-        return new TransferExecutor(new HostExecutionBackend(directory, 2, "test"), PAGE, budgets, maxBytesInFlight);
+        return new TransferExecutor(new HostExecutionBackend(directory, 2, "test"), PAGE, budgets, maxBytesInFlight,
+                KvTierConfig.DEFAULT_TRANSFER_TIMEOUT);
     }
 
     private static byte[] random(long seed, int size) {
@@ -101,7 +103,7 @@ class TransferExecutorTest {
         for (StorageKind tier : StorageKind.values()) {
             budgets.put(tier, 64L * PAGE);
         }
-        try (TransferExecutor executor = new TransferExecutor(backend, PAGE, budgets, 1L << 20)) {
+        try (TransferExecutor executor = new TransferExecutor(backend, PAGE, budgets, 1L << 20, KvTierConfig.DEFAULT_TRANSFER_TIMEOUT)) {
             for (int size : new int[] {0, 1, PAGE - 1, 5 * PAGE + 3}) {
                 PageAllocation device = executor.allocate(StorageKind.DEVICE, size);
                 executor.copyIn(MemorySegment.ofArray(random(size, size)), device);

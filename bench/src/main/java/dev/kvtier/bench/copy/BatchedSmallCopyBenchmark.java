@@ -82,8 +82,8 @@ public class BatchedSmallCopyBenchmark {
             budgets.put(tier, 4L * SEGMENTS * size);
         }
         return new TransferExecutor(new CudaExecutionBackend(cuda, directory, 2, batch, ExtentRegistration.WHERE_SUPPORTED,
-                KvTierConfig.DEFAULT_BOUNCE_BUFFER_BYTES, KvTierConfig.DEFAULT_BOUNCE_BUFFER_PAIRS, "benchmark"), size, budgets,
-                1L << 30);
+                KvTierConfig.DEFAULT_BOUNCE_BUFFER_BYTES, KvTierConfig.DEFAULT_BOUNCE_BUFFER_PAIRS, KvTierConfig.DEFAULT_TRANSFER_TIMEOUT, "benchmark"), size, budgets,
+                1L << 30, KvTierConfig.DEFAULT_TRANSFER_TIMEOUT);
     }
 
     private void fill(TransferExecutor executor, List<PageAllocation> sources, List<PageAllocation> destinations)

@@ -99,8 +99,8 @@ public class ColdDiskToGpuBenchmark {
         budgets.put(StorageKind.MAPPED_FILE, (long) size); // one extent per segment: every DISK allocation below maps a new file
         executor = new TransferExecutor(new CudaExecutionBackend(cuda, directory, 2, true,
                 mode == DiskTransferMode.STAGED ? ExtentRegistration.NEVER : ExtentRegistration.ALWAYS,
-                bounceBufferBytes, KvTierConfig.DEFAULT_BOUNCE_BUFFER_PAIRS, "benchmark"), PAGE,
-                budgets, 1L << 30);
+                bounceBufferBytes, KvTierConfig.DEFAULT_BOUNCE_BUFFER_PAIRS, KvTierConfig.DEFAULT_TRANSFER_TIMEOUT, "benchmark"), PAGE,
+                budgets, 1L << 30, KvTierConfig.DEFAULT_TRANSFER_TIMEOUT);
         warmDisk = executor.allocate(StorageKind.MAPPED_FILE, size);
         gpu = executor.allocate(StorageKind.DEVICE, size);
         executor.transferAndWait(warmDisk, gpu);

@@ -77,7 +77,7 @@ public class HeapStagingBenchmark {
         for (StorageKind tier : StorageKind.values()) {
             budgets.put(tier, 4L * bytes);
         }
-        executor = new TransferExecutor(executionBackend(), 64 * 1024, budgets, 256L << 20);
+        executor = new TransferExecutor(executionBackend(), 64 * 1024, budgets, 256L << 20, KvTierConfig.DEFAULT_TRANSFER_TIMEOUT);
         device = executor.allocate(StorageKind.DEVICE, bytes);
         byte[] content = new byte[bytes];
         new SplittableRandom(7).nextBytes(content);
@@ -92,7 +92,7 @@ public class HeapStagingBenchmark {
         }
         CudaRuntime cuda = BenchmarkCuda.runtime();
         return new CudaExecutionBackend(cuda, directory, 2, true, ExtentRegistration.WHERE_SUPPORTED,
-                KvTierConfig.DEFAULT_BOUNCE_BUFFER_BYTES, KvTierConfig.DEFAULT_BOUNCE_BUFFER_PAIRS, "benchmark");
+                KvTierConfig.DEFAULT_BOUNCE_BUFFER_BYTES, KvTierConfig.DEFAULT_BOUNCE_BUFFER_PAIRS, KvTierConfig.DEFAULT_TRANSFER_TIMEOUT, "benchmark");
     }
 
     @TearDown(Level.Trial)

@@ -3,6 +3,7 @@ package dev.kvtier.bench.copy;
 import dev.kvtier.exec.host.HostExecutionBackend;
 import dev.kvtier.exec.PageAllocation;
 import dev.kvtier.exec.TransferExecutor;
+import dev.kvtier.KvTierConfig;
 import dev.kvtier.exec.StorageKind;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -92,7 +93,7 @@ public class HostCopyBandwidthBenchmark {
             chunkBudgets.put(tier, 4L * size);
         }
         executor = new TransferExecutor(new HostExecutionBackend(directory, 2, "benchmark"), 64 * 1024,
-                chunkBudgets, 256L << 20);
+                chunkBudgets, 256L << 20, KvTierConfig.DEFAULT_TRANSFER_TIMEOUT);
         source = executor.allocate(from, size);
         destination = executor.allocate(to, size);
 

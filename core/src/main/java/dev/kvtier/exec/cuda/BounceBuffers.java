@@ -7,11 +7,14 @@ import dev.kvtier.cuda.MemcpyKind;
 import dev.kvtier.cuda.PinnedAllocation;
 import dev.kvtier.exec.Cleanup;
 import dev.kvtier.exec.CopyRegion;
+import dev.kvtier.exec.TransferTimeoutException;
 
 import java.lang.foreign.MemorySegment;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Copies between device memory and host memory the device should not read directly (unregistered
@@ -55,37 +58,60 @@ final class BounceBuffers implements AutoCloseable {
      * Copies every region (host to device or device to host) through one leased pair, on {@code stream},
      * and returns when every byte is in place. On failure it returns only after no copy it enqueued can
      * still touch either side or the buffers, and throws what failed (a {@code CudaException} naming the
-     * call and error, or the fault from reading a mapping).
+     * call and error, or the fault from reading a mapping). Every wait ends at {@code deadline}
+     * ({@link System#nanoTime()}'s clock): then it throws {@link TransferTimeoutException}, and the pair,
+     * which a DMA may still use, is abandoned (neither reused nor freed).
      */
-    void copy(MemcpyKind kind, List<CopyRegion> regions, CudaStream stream) {
+    void copy(MemcpyKind kind, List<CopyRegion> regions, CudaStream stream, long deadline, long timeoutNanos) {
         if (kind != MemcpyKind.HOST_TO_DEVICE && kind != MemcpyKind.DEVICE_TO_HOST) {
             throw new IllegalArgumentException("kind must be HOST_TO_DEVICE or DEVICE_TO_HOST, was " + kind);
         }
-        Pair pair = lease();
+        Wait wait = new Wait(deadline, timeoutNanos);
+        Pair pair = lease(wait);
         boolean clean = false;
+        boolean wedged = false;
         try {
             if (kind == MemcpyKind.HOST_TO_DEVICE) {
-                stageToDevice(pair, regions, stream);
+                stageToDevice(pair, regions, stream, wait);
             } else {
-                stageToHost(pair, regions, stream);
+                stageToHost(pair, regions, stream, wait);
             }
             clean = true;
+        } catch (TransferTimeoutException timedOut) {
+            wedged = true;
+            throw timedOut;
         } catch (RuntimeException | Error failure) {
-            drainAfter(pair, stream, failure);
+            if (!drainAfter(pair, stream, failure, deadline)) {
+                wedged = true;
+                TransferTimeoutException timedOut = wait.timedOut("draining a failed staged copy");
+                timedOut.addSuppressed(failure);
+                throw timedOut;
+            }
             throw failure;
         } finally {
-            giveBack(pair, clean);
+            if (wedged) {
+                freePairs.release(); // the pair itself stays abandoned: a DMA may still use it
+            } else {
+                giveBack(pair, clean);
+            }
+        }
+    }
+
+    /** When every wait of one staged copy ends. */
+    private record Wait(long deadline, long timeoutNanos) {
+        TransferTimeoutException timedOut(String what) {
+            return new TransferTimeoutException(what, Duration.ofNanos(timeoutNanos));
         }
     }
 
     /** Mapping to buffer (host memcpy), buffer to device (DMA), alternating buffers. */
-    private void stageToDevice(Pair pair, List<CopyRegion> regions, CudaStream stream) {
+    private void stageToDevice(Pair pair, List<CopyRegion> regions, CudaStream stream, Wait wait) {
         int chunk = 0;
         for (CopyRegion region : regions) {
             for (long offset = 0; offset < region.byteSize(); offset += bufferBytes, chunk++) {
                 long length = Math.min(bufferBytes, region.byteSize() - offset);
                 Buffer buffer = pair.buffer(chunk);
-                buffer.awaitLastCopy();
+                buffer.awaitLastCopy(wait);
                 MemorySegment staging = buffer.memory.segment().asSlice(0, length);
                 MemorySegment.copy(region.source(), offset, staging, 0, length);
                 cuda.memcpyAsync(region.destination().asSlice(offset, length), staging, length,
@@ -93,12 +119,12 @@ final class BounceBuffers implements AutoCloseable {
                 buffer.recordLastCopy(cuda, stream);
             }
         }
-        pair.first.awaitLastCopy();
-        pair.second.awaitLastCopy();
+        pair.first.awaitLastCopy(wait);
+        pair.second.awaitLastCopy(wait);
     }
 
     /** Device to buffer (DMA), buffer to mapping (host memcpy) once that DMA is done; the next DMA runs meanwhile. */
-    private void stageToHost(Pair pair, List<CopyRegion> regions, CudaStream stream) {
+    private void stageToHost(Pair pair, List<CopyRegion> regions, CudaStream stream, Wait wait) {
         MemorySegment[] pendingTarget = new MemorySegment[2];
         int chunk = 0;
         for (CopyRegion region : regions) {
@@ -107,7 +133,7 @@ final class BounceBuffers implements AutoCloseable {
                 int slot = chunk & 1;
                 Buffer buffer = pair.buffer(chunk);
                 if (pendingTarget[slot] != null) {
-                    unstage(buffer, pendingTarget[slot]);
+                    unstage(buffer, pendingTarget[slot], wait);
                     pendingTarget[slot] = null;
                 }
                 cuda.memcpyAsync(buffer.memory.segment().asSlice(0, length), region.source().asSlice(offset, length),
@@ -120,28 +146,50 @@ final class BounceBuffers implements AutoCloseable {
         for (int i = 0; i < 2; i++) {
             int slot = (chunk + i) & 1;
             if (pendingTarget[slot] != null) {
-                unstage(pair.buffer(slot), pendingTarget[slot]);
+                unstage(pair.buffer(slot), pendingTarget[slot], wait);
             }
         }
     }
 
-    private static void unstage(Buffer buffer, MemorySegment target) {
-        buffer.awaitLastCopy();
+    private static void unstage(Buffer buffer, MemorySegment target, Wait wait) {
+        buffer.awaitLastCopy(wait);
         MemorySegment.copy(buffer.memory.segment(), 0, target, 0, target.byteSize());
     }
 
     /**
-     * After a failure: waits until nothing this copy enqueued can still run (the stream drained,
-     * which also reads and clears a pending asynchronous error), keeping further errors as suppressed.
+     * After a failure: waits, at most until {@code deadline}, until nothing this copy enqueued can still
+     * run (the stream drained, which also reads and clears a pending asynchronous error), keeping
+     * further errors as suppressed.
+     *
+     * @return false if work was still running at the deadline
      */
-    private static void drainAfter(Pair pair, CudaStream stream, Throwable failure) {
-        PendingErrors.clear(stream, failure);
+    private static boolean drainAfter(Pair pair, CudaStream stream, Throwable failure, long deadline) {
+        if (!StreamWaits.drain(stream, failure, deadline)) {
+            return false;
+        }
         pair.first.forgetLastCopy();
         pair.second.forgetLastCopy();
+        return true;
     }
 
-    private Pair lease() {
-        freePairs.acquireUninterruptibly();
+    private Pair lease(Wait wait) {
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    if (!freePairs.tryAcquire(Math.max(0, wait.deadline() - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                        throw wait.timedOut("waiting for a pair of bounce buffers (" + pairCount + " in use)");
+                    }
+                    break;
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
         synchronized (this) {
             if (closed) {
                 freePairs.release();
@@ -255,10 +303,15 @@ final class BounceBuffers implements AutoCloseable {
             pending = true;
         }
 
-        /** Waits for the last DMA on this buffer; throws its asynchronous fault, if it had one. */
-        void awaitLastCopy() {
+        /**
+         * Waits for the last DMA on this buffer; throws its asynchronous fault, if it had one, or
+         * {@link TransferTimeoutException} at the deadline.
+         */
+        void awaitLastCopy(Wait wait) {
             if (pending) {
-                lastCopy.synchronize();
+                if (!StreamWaits.await(lastCopy, wait.deadline())) {
+                    throw wait.timedOut("a staged copy of " + memory.segment().byteSize() + " bytes through a bounce buffer");
+                }
                 pending = false;
             }
         }

@@ -10,49 +10,72 @@ import dev.kvtier.exec.CopyEngine;
 import dev.kvtier.exec.CopyPlan;
 import dev.kvtier.exec.CopyRegion;
 import dev.kvtier.exec.MemoryKind;
+import dev.kvtier.exec.TransferTimeoutException;
 import dev.kvtier.exec.host.HostCopyEngine;
 
 import java.lang.foreign.MemorySegment;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * Copies over the CUDA runtime: device-to-host copies on one dedicated stream, host-to-device (and
- * device-to-device) copies on another, so both directions overlap; host-to-host copies (pinned
- * memory to and from file mappings) go to a {@link HostCopyEngine}. A plan of several regions, or
- * several plans given to {@link #submitAll}, is enqueued as one {@code cudaMemcpyBatchAsync} where
- * the runtime has it (otherwise one {@code cudaMemcpyAsync} per region: the runs are already
- * coalesced). Completion is a {@code cudaLaunchHostFunc} after the copies, whose future the bindings
- * complete on a kvtier thread, never on the CUDA callback thread; an event recorded after the
- * copies then says whether they failed asynchronously (the future then fails with that error).
+ * Copies over the CUDA runtime. Each submission (one plan, or the plans of one {@link #submitAll})
+ * takes a stream of its own from a pool for as long as its copies run, so directions overlap and,
+ * above all, <b>a failure belongs to the submission that failed</b>: an asynchronous fault is read
+ * from an event recorded after that submission's copies on that submission's stream, and no other
+ * thread synchronizes that stream meanwhile (with one shared stream, another thread's clean-up could
+ * clear the error between a copy and its event, and a copy that never happened was taken as done).
+ * Host-to-host copies (pinned memory to and from file mappings) go to a {@link HostCopyEngine}. The
+ * regions of a submission are enqueued as one {@code cudaMemcpyBatchAsync} where the runtime has it
+ * (otherwise one {@code cudaMemcpyAsync} per region: the runs are already coalesced).
+ *
+ * <p>Completion never depends on a host function alone: a {@code cudaLaunchHostFunc} after the
+ * copies completes the future on a kvtier thread when it runs, and whoever waits on the future
+ * ({@code join}, {@code get}) polls the event itself, so a host function that never runs (as after a
+ * device error) cannot hang a waiter. Every wait of this engine has a deadline (the transfer
+ * timeout): a copy that does not complete by then fails with {@link TransferTimeoutException}, and its
+ * stream is set aside, never reused or destroyed under the device.
  *
  * <p>A device copy whose host side lies in a staged DISK extent (one not registered with
- * {@code cudaHostRegister}, see {@link DiskTransferMode}) goes through {@link BounceBuffers}
- * instead: chunked, double-buffered, on the same stream as its direction, on the calling thread for
- * {@link #copyAndWait} and on a staging thread for {@link #submit}.
+ * {@code cudaHostRegister}) or in heap memory goes through {@link BounceBuffers} instead: chunked,
+ * double-buffered, on a pooled stream, on the calling thread for {@link #copyAndWait} and on a
+ * staging thread for {@link #submit}.
  *
  * <p>If enqueueing fails part-way (a {@code CudaException} naming the call and error), the copies
- * already enqueued are waited for before the returned future fails, so the caller may free both
- * sides as soon as it is done. Thread-safe. {@link #close()} lets staged copies finish, waits for
- * both streams, then destroys them and frees the bounce buffers.
+ * already enqueued are waited for (up to the deadline) before the returned future fails, so the
+ * caller may free both sides as soon as it is done. Thread-safe. {@link #close()} lets staged copies
+ * finish, waits (bounded) for every stream, destroys the idle ones and frees the bounce buffers.
  */
 final class CudaCopyEngine implements CopyEngine {
+    private static final System.Logger LOG = System.getLogger(CudaCopyEngine.class.getName());
+
     private final CudaRuntime cuda;
-    private final CudaStream toHost;
-    private final CudaStream toDevice;
     private final HostCopyEngine hostCopies;
     private final boolean batch;
+    private final long timeoutNanos;
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** Completed once no stream can still run a copy: at close, or later by the reaper. */
+    private final CompletableFuture<Void> quiescent = new CompletableFuture<>();
     private final ConcurrentLinkedQueue<CudaEvent> idleEvents = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<CudaStream> idleStreams = new ConcurrentLinkedQueue<>();
+    /** Events of copies that timed out: destroyed once every stream drained. */
+    private final ConcurrentLinkedQueue<CudaEvent> setAsideEvents = new ConcurrentLinkedQueue<>();
+    /** Every stream created and not destroyed; those in use are not in {@link #idleStreams}. */
+    private final Set<CudaStream> streams = ConcurrentHashMap.newKeySet();
     private final StagedHostMemory staged;
     private final BounceBuffers bounce;
     private final ExecutorService stagingThreads;
@@ -62,29 +85,19 @@ final class CudaCopyEngine implements CopyEngine {
      * @param hostCopyThreads  threads for host-to-host copies
      * @param batchSmallCopies whether several regions go in one {@code cudaMemcpyBatchAsync} (when
      *                         available); false forces one call per region (the benchmark's baseline)
+     * @param transferTimeout  the deadline of every wait, {@code > 0}
+     * @param staged           host memory whose device copies are staged; never staged when {@code bounce} is null
+     * @param bounce           the bounce buffers (closed by {@link #close()}), or null for none
      */
-    public CudaCopyEngine(CudaRuntime cuda, int hostCopyThreads, boolean batchSmallCopies) {
-        this(cuda, hostCopyThreads, batchSmallCopies, new StagedHostMemory(), null);
-    }
-
-    /**
-     * @param staged host memory whose device copies are staged; never staged when {@code bounce} is null
-     * @param bounce the bounce buffers (closed by {@link #close()}), or null for none
-     */
-    CudaCopyEngine(CudaRuntime cuda, int hostCopyThreads, boolean batchSmallCopies, StagedHostMemory staged,
-                   BounceBuffers bounce) {
+    CudaCopyEngine(CudaRuntime cuda, int hostCopyThreads, boolean batchSmallCopies, Duration transferTimeout,
+                   StagedHostMemory staged, BounceBuffers bounce) {
+        if (transferTimeout == null || transferTimeout.isNegative() || transferTimeout.isZero()) {
+            throw new IllegalArgumentException("transferTimeout must be > 0, was " + transferTimeout);
+        }
         this.cuda = cuda;
         this.staged = staged;
         this.bounce = bounce;
-        this.toHost = cuda.createStream(true);
-        CudaStream second;
-        try {
-            second = cuda.createStream(true);
-        } catch (RuntimeException e) {
-            toHost.close();
-            throw e;
-        }
-        this.toDevice = second;
+        this.timeoutNanos = transferTimeout.toNanos();
         this.hostCopies = new HostCopyEngine(hostCopyThreads);
         this.batch = batchSmallCopies;
         // As many threads as pairs: a staged copy holds a pair for its whole length.
@@ -117,10 +130,28 @@ final class CudaCopyEngine implements CopyEngine {
 
     private CompletableFuture<Void> submitStaged(CopyPlan plan) {
         MemcpyKind kind = kindOf(plan);
+        long deadline = System.nanoTime() + timeoutNanos;
         try {
-            return CompletableFuture.runAsync(() -> bounce.copy(kind, plan.regions(), streamFor(kind)), stagingThreads);
+            return CompletableFuture.runAsync(() -> copyStaged(kind, plan, deadline), stagingThreads);
         } catch (RejectedExecutionException e) {
             throw new IllegalStateException("the CUDA copy engine is closed", e);
+        }
+    }
+
+    /** A staged copy on a pooled stream; a stream that may still run work is set aside. */
+    private void copyStaged(MemcpyKind kind, CopyPlan plan, long deadline) {
+        CudaStream stream = takeStream();
+        boolean reusable = false;
+        try {
+            bounce.copy(kind, plan.regions(), stream, deadline, timeoutNanos);
+            reusable = true;
+        } catch (TransferTimeoutException e) {
+            throw e;
+        } catch (RuntimeException | InternalError e) {
+            reusable = true; // the bounce buffers drained the stream (bounded) before rethrowing
+            throw e;
+        } finally {
+            returnStream(stream, reusable);
         }
     }
 
@@ -130,13 +161,12 @@ final class CudaCopyEngine implements CopyEngine {
     }
 
     /**
-     * Enqueues every plan, batching each direction's regions into one call, with one completion for all.
+     * Enqueues every plan, the device copies of each direction on a stream of their own in one call,
+     * with one completion for all.
      */
     @Override
     public CompletableFuture<Void> submitAll(List<CopyPlan> plans) {
-        if (closed.get()) {
-            throw new IllegalStateException("the CUDA copy engine is closed");
-        }
+        ensureOpen();
         Map<MemcpyKind, List<CopyRegion>> byKind = new EnumMap<>(MemcpyKind.class);
         List<CompletableFuture<Void>> parts = new ArrayList<>();
         for (CopyPlan plan : plans) {
@@ -151,47 +181,46 @@ final class CudaCopyEngine implements CopyEngine {
         for (Map.Entry<MemcpyKind, List<CopyRegion>> entry : byKind.entrySet()) {
             parts.add(enqueue(entry.getKey(), entry.getValue()));
         }
+        if (parts.isEmpty()) {
+            return CompletableFuture.completedFuture(null);
+        }
         if (parts.size() == 1) {
             return parts.get(0);
         }
-        return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new));
+        return new AllOf(parts);
     }
 
     /**
-     * Host-to-host plans are copied on the calling thread; device copies are enqueued and waited for
-     * on this thread with {@code cudaEventSynchronize} (no host-function round trip).
+     * Host-to-host plans are copied on the calling thread; device copies are enqueued on a stream of
+     * their own and waited for on this thread by polling their event, up to the deadline.
      */
     @Override
-    public void copyAndWait(CopyPlan plan) {
-        if (closed.get()) {
-            throw new IllegalStateException("the CUDA copy engine is closed");
-        }
+    public void copyAndWait(CopyPlan plan, long timeoutNanos) {
+        ensureOpen();
+        long deadline = System.nanoTime() + timeoutNanos;
         if (plan.sourceKind() == MemoryKind.HOST && plan.destinationKind() == MemoryKind.HOST) {
-            hostCopies.copyAndWait(plan);
+            hostCopies.copyAndWait(plan, timeoutNanos);
         } else if (!plan.regions().isEmpty() && needsStaging(plan)) {
-            MemcpyKind kind = kindOf(plan);
             try {
-                bounce.copy(kind, plan.regions(), streamFor(kind));
+                copyStaged(kindOf(plan), plan, deadline);
+            } catch (TransferTimeoutException e) {
+                throw e;
             } catch (RuntimeException | InternalError failure) {
                 // InternalError: a fault while reading or writing a file mapping.
                 throw new CompletionException(failure);
             }
         } else if (!plan.regions().isEmpty()) {
-            // Blocking: wait on the event from this thread (cudaEventSynchronize), no callback hop.
             MemcpyKind kind = kindOf(plan);
-            CudaStream stream = streamFor(kind);
+            CudaStream stream = takeStream();
             CudaEvent marker;
             try {
                 marker = enqueueCopies(kind, plan.regions(), stream);
             } catch (RuntimeException enqueueFailure) {
-                failAfterDraining(stream, enqueueFailure).join();
-                return;
+                drainAndReturn(stream, enqueueFailure, deadline);
+                throw new CompletionException(enqueueFailure);
             }
-            try {
-                awaitMarker(marker, stream);
-            } catch (RuntimeException failure) {
-                throw new CompletionException(failure);
-            }
+            EventCompletion completion = new EventCompletion(marker, stream, plan.totalBytes());
+            completion.awaitUntil(deadline, timeoutNanos);
         }
     }
 
@@ -200,10 +229,6 @@ final class CudaCopyEngine implements CopyEngine {
             return plan.destinationKind() == MemoryKind.DEVICE ? MemcpyKind.DEVICE_TO_DEVICE : MemcpyKind.DEVICE_TO_HOST;
         }
         return MemcpyKind.HOST_TO_DEVICE;
-    }
-
-    private CudaStream streamFor(MemcpyKind kind) {
-        return kind == MemcpyKind.DEVICE_TO_HOST ? toHost : toDevice;
     }
 
     /**
@@ -236,63 +261,256 @@ final class CudaCopyEngine implements CopyEngine {
         }
     }
 
-    /** Asynchronous: completion by a host function, then the event says whether the copies succeeded. */
+    /** Asynchronous: completed by a host function when it runs, or by whoever waits, polling the event. */
     private CompletableFuture<Void> enqueue(MemcpyKind kind, List<CopyRegion> regions) {
-        CudaStream stream = streamFor(kind);
+        CudaStream stream = takeStream();
         CudaEvent marker;
         try {
             marker = enqueueCopies(kind, regions, stream);
         } catch (RuntimeException enqueueFailure) {
-            return failAfterDraining(stream, enqueueFailure);
+            drainAndReturn(stream, enqueueFailure, System.nanoTime() + timeoutNanos);
+            return CompletableFuture.failedFuture(enqueueFailure);
         }
-        CompletableFuture<Void> hostFunc;
+        long bytes = 0;
+        for (CopyRegion region : regions) {
+            bytes += region.byteSize();
+        }
+        EventCompletion completion = new EventCompletion(marker, stream, bytes);
         try {
-            hostFunc = stream.onComplete();
+            // Runs on a kvtier completer thread (never the CUDA callback thread), where CUDA calls are allowed.
+            completion.callback = stream.onComplete();
+            completion.callback.thenRun(completion::poll);
         } catch (RuntimeException launchFailure) {
-            recycle(marker, false);
-            return failAfterDraining(stream, launchFailure);
+            // Waiters poll the event themselves; the missing callback only costs an idle consumer latency.
+            LOG.log(System.Logger.Level.DEBUG, "cudaLaunchHostFunc failed, completion by polling: " + launchFailure);
         }
-        // Runs on a kvtier completer thread (never the CUDA callback thread), where CUDA calls are allowed.
-        return hostFunc.thenRun(() -> awaitMarker(marker, stream));
+        return completion;
     }
 
-    /** Waits for the event after a plan's copies; an asynchronous fault is thrown (and cleared from the stream). */
-    private void awaitMarker(CudaEvent marker, CudaStream stream) {
-        boolean healthy = false;
-        try {
-            marker.synchronize();
-            healthy = true;
-        } catch (RuntimeException asyncFault) {
-            PendingErrors.clear(stream, asyncFault);
-            throw asyncFault;
-        } finally {
-            recycle(marker, healthy);
-        }
+    /** After a failed enqueue: waits (bounded) for what was enqueued before it, then gives the stream back. */
+    private void drainAndReturn(CudaStream stream, RuntimeException failure, long deadline) {
+        returnStream(stream, StreamWaits.drain(stream, failure, deadline));
     }
 
-    /** Fails only once the copies enqueued before the failure cannot touch either side any more. */
-    private static CompletableFuture<Void> failAfterDraining(CudaStream stream, RuntimeException failure) {
-        CompletableFuture<Void> failed = new CompletableFuture<>();
-        CompletableFuture<Void> drained;
-        try {
-            drained = stream.onComplete();
-        } catch (RuntimeException alsoFailed) {
-            failure.addSuppressed(alsoFailed);
+    /**
+     * The completion of one submission's device copies: the event recorded after them on their own
+     * stream. Completed exactly once, by the host function's callback or by a waiter that sees the
+     * event complete; the one that completes it recycles the event and gives the stream back.
+     */
+    private final class EventCompletion extends CompletableFuture<Void> {
+        private final CudaEvent marker;
+        private final CudaStream stream;
+        private final long bytes;
+        private final AtomicBoolean claimed = new AtomicBoolean();
+        /** The host function launched after the marker, or null; it may still be queued when the marker is done. */
+        volatile CompletableFuture<Void> callback;
+
+        EventCompletion(CudaEvent marker, CudaStream stream, long bytes) {
+            this.marker = marker;
+            this.stream = stream;
+            this.bytes = bytes;
+        }
+
+        /** Completes this future if the copies are done (or failed); never blocks. */
+        void poll() {
+            if (isDone()) {
+                return;
+            }
+            boolean complete;
+            RuntimeException fault = null;
             try {
-                stream.synchronize();
-            } catch (RuntimeException syncFailed) {
-                failure.addSuppressed(syncFailed);
+                complete = marker.isComplete();
+            } catch (RuntimeException asyncFault) {
+                complete = true;
+                fault = asyncFault;
             }
-            drained = CompletableFuture.completedFuture(null);
+            if (complete && claimed.compareAndSet(false, true)) {
+                finish(fault);
+            }
         }
-        drained.whenComplete((ignored, drainFailure) -> {
-            if (drainFailure != null) {
-                failure.addSuppressed(drainFailure);
+
+        private void finish(RuntimeException fault) {
+            if (fault == null) {
+                recycle(marker, true);
+                giveBackWhenIdle();
+                complete(null);
+                return;
             }
-            PendingErrors.clear(stream, failure);
-            failed.completeExceptionally(failure);
-        });
-        return failed;
+            recycle(marker, false);
+            // Only this submission's work ran on the stream: draining it reads nobody else's error.
+            returnStream(stream, StreamWaits.drain(stream, fault, System.nanoTime() + timeoutNanos));
+            completeExceptionally(fault);
+        }
+
+        /**
+         * The copies are done, but the host function after them may still be queued (or have failed
+         * without running, leaving its error on the stream): the stream goes back only once nothing of
+         * this submission is left on it, clean, so the next submission inherits no work and no error.
+         */
+        private void giveBackWhenIdle() {
+            boolean idle;
+            try {
+                idle = stream.isIdle();
+            } catch (RuntimeException errorAfterTheCopies) {
+                idle = true; // the query read and cleared it; it was not the copies' (the marker was clean)
+            }
+            CompletableFuture<Void> pending = callback;
+            if (idle) {
+                returnStream(stream, true);
+            } else if (pending != null) {
+                pending.whenComplete((ignored, failure) -> giveBackWhenIdleAfterCallback());
+            } else {
+                setAside(stream);
+            }
+        }
+
+        private void giveBackWhenIdleAfterCallback() {
+            returnStream(stream, StreamWaits.drain(stream, new RuntimeException("after the host function"),
+                    System.nanoTime() + timeoutNanos));
+        }
+
+        /** Waits until done or {@code deadline}; on a timeout the stream is set aside and the copy may still run. */
+        void awaitUntil(long deadline, long timeout) {
+            boolean complete;
+            try {
+                complete = StreamWaits.await(marker, deadline);
+            } catch (RuntimeException asyncFault) {
+                if (claimed.compareAndSet(false, true)) {
+                    finish(asyncFault);
+                }
+                throw new CompletionException(asyncFault);
+            }
+            if (!complete) {
+                setAside(stream); // no callback was launched: nothing will give it back
+                setAsideEvents.add(marker);
+                throw new TransferTimeoutException("a device copy of " + bytes + " bytes", Duration.ofNanos(timeout));
+            }
+            poll();
+            join();
+        }
+
+        @Override
+        public Void get(long timeout, TimeUnit unit) throws InterruptedException, ExecutionException, TimeoutException {
+            long deadline = System.nanoTime() + unit.toNanos(timeout);
+            try {
+                if (!StreamWaits.await(marker, deadline)) {
+                    throw new TimeoutException("device copy of " + bytes + " bytes not complete");
+                }
+            } catch (RuntimeException asyncFault) {
+                // poll() below completes the future with it
+            }
+            poll();
+            return super.get(timeout, unit);
+        }
+
+        @Override
+        public Void get() throws InterruptedException, ExecutionException {
+            try {
+                return get(Long.MAX_VALUE / 2, TimeUnit.NANOSECONDS);
+            } catch (TimeoutException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+
+        @Override
+        public Void join() {
+            if (!isDone()) {
+                try {
+                    StreamWaits.await(marker, System.nanoTime() + Long.MAX_VALUE / 2);
+                } catch (RuntimeException asyncFault) {
+                    // poll() below completes the future with it
+                }
+                poll();
+            }
+            return super.join();
+        }
+
+        @Override
+        public <U> CompletableFuture<U> newIncompleteFuture() {
+            return new CompletableFuture<>();
+        }
+    }
+
+    /** Several submissions' completions as one future whose waits reach each part's own polling. */
+    private static final class AllOf extends CompletableFuture<Void> {
+        private final List<CompletableFuture<Void>> parts;
+
+        AllOf(List<CompletableFuture<Void>> parts) {
+            this.parts = parts;
+            CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new)).whenComplete((ignored, failure) -> {
+                if (failure == null) {
+                    complete(null);
+                } else {
+                    completeExceptionally(failure instanceof CompletionException && failure.getCause() != null
+                            ? failure.getCause() : failure);
+                }
+            });
+        }
+
+        @Override
+        public Void get(long timeout, TimeUnit unit) throws InterruptedException, ExecutionException, TimeoutException {
+            long deadline = System.nanoTime() + unit.toNanos(timeout);
+            for (CompletableFuture<Void> part : parts) {
+                try {
+                    part.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (ExecutionException e) {
+                    // the aggregate completes exceptionally with it once every part is done
+                }
+            }
+            return super.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        }
+
+        @Override
+        public Void join() {
+            for (CompletableFuture<Void> part : parts) {
+                try {
+                    part.join();
+                } catch (RuntimeException e) {
+                    // the aggregate completes exceptionally with it once every part is done
+                }
+            }
+            return super.join();
+        }
+
+        @Override
+        public <U> CompletableFuture<U> newIncompleteFuture() {
+            return new CompletableFuture<>();
+        }
+    }
+
+    private CudaStream takeStream() {
+        CudaStream stream = idleStreams.poll();
+        if (stream == null) {
+            stream = cuda.createStream(true);
+            streams.add(stream);
+        }
+        return stream;
+    }
+
+    /** Gives a stream back for the next submission, or sets it aside when work may still run on it. */
+    private void returnStream(CudaStream stream, boolean idle) {
+        if (!idle) {
+            setAside(stream);
+        } else if (closed.get()) {
+            destroy(stream);
+        } else {
+            idleStreams.offer(stream);
+        }
+    }
+
+    /** A stream a timed-out copy may still use: never reused, destroyed at close only if it drained by then. */
+    private void setAside(CudaStream stream) {
+        LOG.log(System.Logger.Level.WARNING, "a copy on " + stream + " did not complete in time; the stream is set aside");
+    }
+
+    private void destroy(CudaStream stream) {
+        if (streams.remove(stream)) {
+            try {
+                stream.close();
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.DEBUG, "could not destroy " + stream + ": " + e);
+            }
+        }
     }
 
     private CudaEvent takeEvent() {
@@ -312,6 +530,62 @@ final class CudaCopyEngine implements CopyEngine {
         }
     }
 
+    private void ensureOpen() {
+        if (closed.get()) {
+            throw new IllegalStateException("the CUDA copy engine is closed");
+        }
+    }
+
+    /** Runs {@code action} once every stream drained: at once if close() saw them drain, else by the reaper. */
+    @Override
+    public void whenQuiescent(Runnable action) {
+        quiescent.thenRun(() -> {
+            try {
+                action.run();
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.ERROR, "freeing memory after the last copy drained failed: " + e);
+            }
+        });
+    }
+
+    /**
+     * After close: polls the streams that were still running until each drains (then destroys it and,
+     * after the last, completes {@link #quiescent}), for at most {@link #REAPER_PATIENCE_TIMEOUTS}
+     * transfer timeouts; a device that never finishes keeps its memory for the life of the process.
+     */
+    private void reap(List<CudaStream> running) {
+        long giveUp = System.nanoTime() + REAPER_PATIENCE_TIMEOUTS * timeoutNanos;
+        List<CudaStream> left = new ArrayList<>(running);
+        while (!left.isEmpty() && System.nanoTime() - giveUp < 0) {
+            left.removeIf(stream -> {
+                if (StreamWaits.drain(stream, new RuntimeException("pending errors"), System.nanoTime())) {
+                    destroy(stream);
+                    return true;
+                }
+                return false;
+            });
+            if (!left.isEmpty()) {
+                java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+            }
+        }
+        if (left.isEmpty()) {
+            becameQuiescent();
+        } else {
+            LOG.log(System.Logger.Level.ERROR, left.size() + " stream(s) never drained; their memory stays allocated");
+        }
+    }
+
+    /** No copy can run any more: destroys the events set aside, then runs what waited for this. */
+    private void becameQuiescent() {
+        for (CudaEvent event = setAsideEvents.poll(); event != null; event = setAsideEvents.poll()) {
+            recycle(event, false);
+        }
+        quiescent.complete(null);
+    }
+
+    /** How many transfer timeouts the reaper waits for a wedged stream before it gives up. */
+    private static final int REAPER_PATIENCE_TIMEOUTS = 20;
+
     /** Whether regions are batched (and the runtime has {@code cudaMemcpyBatchAsync}). */
     public boolean batches() {
         return batch && cuda.isBatchCopyAvailable();
@@ -319,11 +593,16 @@ final class CudaCopyEngine implements CopyEngine {
 
     @Override
     public String description() {
-        return "cudaMemcpyAsync on a D2H and an H2D stream, "
+        return "cudaMemcpyAsync on a stream per submission, "
                 + (batches() ? "small copies batched (" + cuda.batchCopyPath() + ")" : "one call per run")
                 + ", host-to-host by " + hostCopies.description();
     }
 
+    /**
+     * Lets staged copies finish, then waits for every stream up to the transfer timeout and destroys
+     * those that drained; a stream a wedged copy still uses is left (logged) rather than destroyed
+     * under the device. Idempotent.
+     */
     @Override
     public void close() {
         if (!closed.compareAndSet(false, true)) {
@@ -331,18 +610,26 @@ final class CudaCopyEngine implements CopyEngine {
         }
         Cleanup cleanup = new Cleanup();
         if (stagingThreads != null) {
-            // Staged copies enqueue on the streams and hold bounce buffers: let them finish first.
+            // Staged copies enqueue on the streams and hold bounce buffers: let them finish (each is bounded).
             KvTierThreads.shutdownAndAwait(stagingThreads);
         }
-        for (CudaStream stream : new CudaStream[] {toHost, toDevice}) {
-            cleanup.run(() -> {
-                try {
-                    stream.synchronize();
-                } finally {
-                    stream.close();
-                }
-            });
+        long deadline = System.nanoTime() + timeoutNanos;
+        List<CudaStream> running = new ArrayList<>();
+        for (CudaStream stream : List.copyOf(streams)) {
+            if (StreamWaits.drain(stream, new RuntimeException("pending errors at close"), deadline)) {
+                destroy(stream);
+            } else {
+                running.add(stream);
+            }
         }
+        if (running.isEmpty()) {
+            becameQuiescent();
+        } else {
+            LOG.log(System.Logger.Level.ERROR, running.size() + " stream(s) still run a copy at close; they, and the"
+                    + " memory those copies may touch, are freed by a reaper thread once they drain");
+            KvTierThreads.factory("reaper").newThread(() -> reap(running)).start();
+        }
+        idleStreams.clear();
         hostCopies.close();
         if (bounce != null) {
             cleanup.run(bounce::close);

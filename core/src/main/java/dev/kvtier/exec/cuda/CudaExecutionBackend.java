@@ -7,6 +7,7 @@ import dev.kvtier.cuda.DeviceAttribute;
 import dev.kvtier.cuda.HostRegistration;
 import dev.kvtier.cuda.PinnedAllocation;
 import dev.kvtier.exec.ChunkAllocator;
+import dev.kvtier.exec.CopyEngine;
 import dev.kvtier.exec.ExecutionBackend;
 import dev.kvtier.exec.MappedFileChunkAllocator;
 import dev.kvtier.exec.MemoryChunk;
@@ -16,6 +17,7 @@ import dev.kvtier.exec.StorageKind;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongFunction;
 
@@ -54,12 +56,13 @@ public final class CudaExecutionBackend implements ExecutionBackend {
      * @param extentRegistration whether extents are registered or staged
      * @param bounceBufferBytes  bytes per pinned bounce buffer for staged copies, {@code > 0}
      * @param bouncePairs        pairs of bounce buffers, {@code >= 1}: staged copies that run at once
+     * @param transferTimeout    the deadline of every wait for the device, {@code > 0}
      * @param reason             why this backend was chosen, for the log line
      * @throws IllegalArgumentException naming the argument for a null registration or a bad bounce size or count
      */
     public CudaExecutionBackend(CudaRuntime cuda, Path diskDirectory, int hostCopyThreads, boolean batchSmallCopies,
                                 ExtentRegistration extentRegistration, long bounceBufferBytes, int bouncePairs,
-                                String reason) {
+                                Duration transferTimeout, String reason) {
         if (extentRegistration == null) {
             throw new IllegalArgumentException("extentRegistration must not be null");
         }
@@ -81,7 +84,7 @@ public final class CudaExecutionBackend implements ExecutionBackend {
         };
         this.disk = new DiskExtents(cuda, new MappedFileChunkAllocator(diskDirectory), register, staged,
                 bounce.description(), why);
-        this.engine = new CudaCopyEngine(cuda, hostCopyThreads, batchSmallCopies, staged, bounce);
+        this.engine = new CudaCopyEngine(cuda, hostCopyThreads, batchSmallCopies, transferTimeout, staged, bounce);
     }
 
     /** Whether the current device supports {@code cudaHostRegister}; if the query itself fails, try (and fall back per extent). */
@@ -115,7 +118,7 @@ public final class CudaExecutionBackend implements ExecutionBackend {
     }
 
     @Override
-    public CudaCopyEngine copyEngine() {
+    public CopyEngine copyEngine() {
         return engine;
     }
 

@@ -202,6 +202,13 @@ public final class HostCopyEngine implements CopyEngine {
             return super.get();
         }
 
+        @Override
+        public Void get(long timeout, java.util.concurrent.TimeUnit unit)
+                throws InterruptedException, java.util.concurrent.ExecutionException, java.util.concurrent.TimeoutException {
+            runOrAwaitBriefly();
+            return super.get(timeout, unit);
+        }
+
         /**
          * Runs the copy if no copy thread has claimed it; otherwise it is running on another core now,
          * and a short spin for its end beats parking and being woken. Bounded, so a long copy is
@@ -226,9 +233,12 @@ public final class HostCopyEngine implements CopyEngine {
         return true;
     }
 
-    /** Copies on the calling thread: a blocking caller gains nothing from another thread. */
+    /**
+     * Copies on the calling thread: a blocking caller gains nothing from another thread. The copy
+     * itself is not bounded by {@code timeoutNanos} (a {@code memcpy} cannot be abandoned halfway).
+     */
     @Override
-    public void copyAndWait(CopyPlan plan) {
+    public void copyAndWait(CopyPlan plan, long timeoutNanos) {
         if (closed) {
             throw new IllegalStateException("the host copy engine is closed");
         }

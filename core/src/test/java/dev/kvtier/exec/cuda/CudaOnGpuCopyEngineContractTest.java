@@ -1,5 +1,6 @@
 package dev.kvtier.exec.cuda;
 
+import dev.kvtier.KvTierConfig;
 import dev.kvtier.cuda.CudaProbe;
 import dev.kvtier.cuda.CudaRuntime;
 import dev.kvtier.exec.CopyEngineContract;
@@ -17,6 +18,6 @@ class CudaOnGpuCopyEngineContractTest extends CopyEngineContract {
         CudaProbe probe = CudaRuntime.probe();
         Assumptions.assumeTrue(probe.isUsable(), () -> "no usable CUDA device: " + probe.describe());
         return new CudaExecutionBackend(probe.runtime().orElseThrow(), directory, 2, true,
-                ExtentRegistration.WHERE_SUPPORTED, 64 << 10, 2, "contract test on a GPU");
+                ExtentRegistration.WHERE_SUPPORTED, 64 << 10, 2, KvTierConfig.DEFAULT_TRANSFER_TIMEOUT, "contract test on a GPU");
     }
 }

@@ -1,5 +1,6 @@
 package dev.kvtier.exec.cuda;
 
+import dev.kvtier.KvTierConfig;
 import dev.kvtier.cuda.CudaRuntime;
 import dev.kvtier.cuda.FakeCuda;
 import dev.kvtier.exec.ChunkAllocator;
@@ -25,7 +26,7 @@ class CudaOverFakeChunkAllocatorContractTest {
             fake = FakeCuda.open();
             fake.reset();
             CudaRuntime cuda = CudaRuntime.probe(fake.library()).runtime().orElseThrow();
-            backend = new CudaExecutionBackend(cuda, directory, 1, true, registration(), 64 << 10, 1, "contract test");
+            backend = new CudaExecutionBackend(cuda, directory, 1, true, registration(), 64 << 10, 1, KvTierConfig.DEFAULT_TRANSFER_TIMEOUT, "contract test");
             return backend.chunkAllocator(kind());
         }
 

@@ -1,5 +1,6 @@
 package dev.kvtier.exec.cuda;
 
+import dev.kvtier.KvTierConfig;
 import dev.kvtier.cuda.CudaRuntime;
 import dev.kvtier.cuda.FakeCuda;
 import dev.kvtier.exec.CopyEngineContract;
@@ -22,7 +23,7 @@ class CudaOverFakeCopyEngineContractTest extends CopyEngineContract {
         fake.reset();
         fake.configure("copydelayus=200");
         CudaRuntime cuda = CudaRuntime.probe(fake.library()).runtime().orElseThrow();
-        return new CudaExecutionBackend(cuda, directory, 2, true, registration(), 64 << 10, 2, "contract test");
+        return new CudaExecutionBackend(cuda, directory, 2, true, registration(), 64 << 10, 2, KvTierConfig.DEFAULT_TRANSFER_TIMEOUT, "contract test");
     }
 
     /** How mapped extents reach the device in this configuration. */

@@ -55,9 +55,9 @@ class StagedDiskCopyTest {
         fake.reset();
         CudaRuntime cuda = CudaRuntime.probe(fake.library()).runtime().orElseThrow();
         CudaExecutionBackend backend = new CudaExecutionBackend(cuda, directory, 2, true, ExtentRegistration.NEVER,
-                BOUNCE, 1, "test");
+                BOUNCE, 1, KvTierConfig.DEFAULT_TRANSFER_TIMEOUT, "test");
         executor = new TransferExecutor(backend, PAGE, Map.of(StorageKind.DEVICE, 4L << 20, StorageKind.PINNED_HOST, 1L << 20, StorageKind.MAPPED_FILE, EXTENT),
-                1L << 20);
+                1L << 20, KvTierConfig.DEFAULT_TRANSFER_TIMEOUT);
     }
 
     @AfterEach

@@ -116,7 +116,7 @@ class HostCopyEngineTest {
             IllegalStateException submit = assertThrows(IllegalStateException.class,
                     () -> engine.submit(plan(source, destination)));
             assertTrue(submit.getMessage().contains("closed"), submit.getMessage());
-            assertThrows(IllegalStateException.class, () -> engine.copyAndWait(plan(source, destination)));
+            assertThrows(IllegalStateException.class, () -> engine.copyAndWait(plan(source, destination), Long.MAX_VALUE));
             engine.close(); // idempotent
         }
     }
