@@ -2,10 +2,16 @@ package dev.kvtier;
 
 import dev.kvtier.cuda.CudaProbe;
 import dev.kvtier.cuda.CudaRuntime;
+import dev.kvtier.exec.ChunkAllocator;
+import dev.kvtier.exec.CopyEngine;
 import dev.kvtier.exec.CudaExecutionBackend;
+import dev.kvtier.exec.DiskDirectoryLock;
 import dev.kvtier.exec.ExecutionBackend;
 import dev.kvtier.exec.HostExecutionBackend;
+import dev.kvtier.store.Tier;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 
 /** Picks the executor backend for a configuration and says why (the reason goes into the one log line). */
@@ -13,7 +19,31 @@ final class BackendSelection {
     private BackendSelection() {
     }
 
+    /**
+     * The backend for {@code config}, owning {@code diskDirectory} (see {@link DiskDirectoryLock})
+     * until it is closed.
+     *
+     * @throws IllegalStateException if another cache holds the directory (the message names it and
+     *                               the holder), or CUDA was required and is not usable
+     * @throws UncheckedIOException  if the directory cannot be locked
+     */
     static ExecutionBackend open(KvTierConfig config, Path diskDirectory) {
+        DiskDirectoryLock lock;
+        try {
+            lock = DiskDirectoryLock.acquire(diskDirectory);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot lock the disk directory " + diskDirectory
+                    + " (set KvTierConfig.builder().diskDirectory(...) to a writable place): " + e.getMessage(), e);
+        }
+        try {
+            return new DiskOwningBackend(select(config, diskDirectory), lock);
+        } catch (RuntimeException | Error e) {
+            lock.close();
+            throw e;
+        }
+    }
+
+    private static ExecutionBackend select(KvTierConfig config, Path diskDirectory) {
         return switch (config.backend()) {
             case HOST -> new HostExecutionBackend(diskDirectory, config.copyThreads(), "HOST requested by configuration");
             case CUDA -> {
@@ -45,5 +75,45 @@ final class BackendSelection {
 
     private static CudaProbe probe(KvTierConfig config) {
         return config.cudaLibrary().map(CudaRuntime::probe).orElseGet(CudaRuntime::probe);
+    }
+
+    /** A backend that also owns the disk directory: closing it closes the backend, then gives the directory up. */
+    private static final class DiskOwningBackend implements ExecutionBackend {
+        private final ExecutionBackend inner;
+        private final DiskDirectoryLock lock;
+
+        DiskOwningBackend(ExecutionBackend inner, DiskDirectoryLock lock) {
+            this.inner = inner;
+            this.lock = lock;
+        }
+
+        @Override
+        public String description() {
+            return inner.description();
+        }
+
+        @Override
+        public ChunkAllocator chunkAllocator(Tier tier) {
+            return inner.chunkAllocator(tier);
+        }
+
+        @Override
+        public CopyEngine copyEngine() {
+            return inner.copyEngine();
+        }
+
+        @Override
+        public long chunkBytes(Tier tier, long budgetBytes, long pageSize) {
+            return inner.chunkBytes(tier, budgetBytes, pageSize);
+        }
+
+        @Override
+        public void close() {
+            try {
+                inner.close();
+            } finally {
+                lock.close(); // after the executor closed its memories: every extent is deleted by now
+            }
+        }
     }
 }
