@@ -22,17 +22,27 @@ public final class TruncatedExtentChild {
     private TruncatedExtentChild() {
     }
 
-    /** @param args the disk directory to use (empty, made if missing) */
+    /**
+     * @param args the disk directory to use (empty, made if missing), then optionally a libcudart to
+     *             run the CUDA backend over (the fake), else the host backend; or {@code zeros}: the
+     *             host backend with a segment of zeros (whose checksum still matches once the file's
+     *             pages read as zeros, so the copy after the check must fail safely)
+     */
     public static void main(String[] args) throws IOException {
         Path directory = Path.of(args[0]);
         int page = 4096;
-        KvTierConfig config = KvTierConfig.builder().backend(Backend.HOST)
+        KvTierConfig.Builder builder = KvTierConfig.builder().backend(Backend.HOST)
                 .gpuBudgetBytes(16L * page).cpuBudgetBytes(16L * page).pageSizeBytes(page)
-                .diskExtentBytes(16L * page).diskDirectory(directory).build();
+                .diskExtentBytes(16L * page).diskDirectory(directory);
+        boolean zeros = args.length > 1 && args[1].equals("zeros");
+        if (args.length > 1 && !zeros) {
+            builder.backend(Backend.CUDA).cudaLibrary(Path.of(args[1]));
+        }
+        KvTierConfig config = builder.build();
         int failures = 0;
         try (KvTierCache cache = KvTierCache.open(config)) {
             byte[] data = new byte[5 * page + 17];
-            for (int i = 0; i < data.length; i++) {
+            for (int i = 0; !zeros && i < data.length; i++) {
                 data[i] = (byte) (i * 31 + 7);
             }
             cache.put("victim", PositionRange.of(0, 5), MemorySegment.ofArray(data), Tier.DISK);
