@@ -3,6 +3,7 @@ package dev.kvtier.exec;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.zip.CRC32C;
 
 /**
@@ -23,7 +24,8 @@ import java.util.zip.CRC32C;
  * fault's bytes. Other runs (native memory that cannot vanish, heap arrays) go to the intrinsic as
  * before.
  *
- * <p>Stateless and thread-safe; each call allocates its own buffer (at most {@value #BUFFER} bytes).
+ * <p>Thread-safe. Each call borrows a {@value #BUFFER}-byte heap buffer from a small bounded pool
+ * (two per core) and gives it back.
  */
 public final class Checksums {
     private static final long MAX_PIECE = 1L << 30;
@@ -31,6 +33,8 @@ public final class Checksums {
     static final int BUFFER = 64 << 10;
     /** The granularity at which a faulting piece is retried: a page is what a fault takes away. */
     private static final int PAGE = 4096;
+    private static final ArrayBlockingQueue<byte[]> BUFFERS =
+            new ArrayBlockingQueue<>(2 * Runtime.getRuntime().availableProcessors());
 
     private Checksums() {
     }
@@ -45,29 +49,35 @@ public final class Checksums {
     public static int crc32c(List<MemorySegment> runs) {
         CRC32C crc = new CRC32C();
         byte[] buffer = null;
-        for (MemorySegment run : runs) {
-            if (run.isMapped()) {
-                if (buffer == null) {
-                    buffer = new byte[(int) Math.min(BUFFER, Math.max(1, totalMapped(runs)))];
+        try {
+            for (MemorySegment run : runs) {
+                if (run.isMapped()) {
+                    if (buffer == null) {
+                        buffer = takeBuffer();
+                    }
+                    guardedUpdate(crc, run, buffer);
+                    continue;
                 }
-                guardedUpdate(crc, run, buffer);
-                continue;
+                for (long offset = 0; offset < run.byteSize(); offset += MAX_PIECE) {
+                    crc.update(run.asSlice(offset, Math.min(MAX_PIECE, run.byteSize() - offset)).asByteBuffer());
+                }
             }
-            for (long offset = 0; offset < run.byteSize(); offset += MAX_PIECE) {
-                crc.update(run.asSlice(offset, Math.min(MAX_PIECE, run.byteSize() - offset)).asByteBuffer());
+        } finally {
+            if (buffer != null) {
+                BUFFERS.offer(buffer); // dropped when the pool is full
             }
         }
         return (int) crc.getValue();
     }
 
-    private static long totalMapped(List<MemorySegment> runs) {
-        long total = 0;
-        for (MemorySegment run : runs) {
-            if (run.isMapped()) {
-                total += run.byteSize();
-            }
-        }
-        return total;
+    /**
+     * A pooled buffer: allocating (and zeroing) 64 KiB per call cost as much as the checksum itself
+     * for small segments (measured by the benchmark named above); the pool is bounded, so it holds at
+     * most a few buffers per core however many threads checksum.
+     */
+    private static byte[] takeBuffer() {
+        byte[] buffer = BUFFERS.poll();
+        return buffer != null ? buffer : new byte[BUFFER];
     }
 
     /** Feeds a mapped run to {@code crc} through {@code buffer}, a piece at a time, never touching the mapping unguarded. */
