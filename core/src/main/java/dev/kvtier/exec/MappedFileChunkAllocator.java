@@ -76,7 +76,7 @@ public final class MappedFileChunkAllocator implements ChunkAllocator {
             Files.createDirectories(directory);
             long usable = usableSpace.bytes(directory);
             if (usable < bytes) {
-                throw new IOException("could not create a " + bytes + "-byte disk extent in " + directory + ": only "
+                throw new ExplainedFailure("could not create a " + bytes + "-byte disk extent in " + directory + ": only "
                         + usable + " bytes are usable there (free space in " + directory
                         + ", configure another disk directory, or put less on DISK)");
             }
@@ -89,7 +89,7 @@ public final class MappedFileChunkAllocator implements ChunkAllocator {
             try {
                 mapping = channel.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena);
             } catch (IOException e) {
-                throw new IOException("could not map " + bytes + " bytes of " + file
+                throw new ExplainedFailure("could not map " + bytes + " bytes of " + file
                         + " (if the limit on mappings was hit, raise vm.max_map_count or configure larger disk extents): "
                         + e.getMessage(), e);
             }
@@ -121,13 +121,25 @@ public final class MappedFileChunkAllocator implements ChunkAllocator {
         }
     }
 
+    /** A failure whose message already names the file or directory and the fix. */
+    private static final class ExplainedFailure extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        ExplainedFailure(String message) {
+            super(message);
+        }
+
+        ExplainedFailure(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
     /**
-     * The one place extent failures get their message: our own ({@code "could not ..."}) pass as they
-     * are; an interrupt says so (its exception has no message); anything else names the file and the fix.
+     * The one place extent failures get their message: our own pass as they are; an interrupt says
+     * so (its exception has no message at all); anything else names the file and the fix.
      */
     private IOException explain(IOException io, Path file, long bytes) {
-        String message = io.getMessage();
-        if (message != null && message.startsWith("could not")) {
+        if (io instanceof ExplainedFailure) {
             return io;
         }
         if (io instanceof ClosedByInterruptException) {
