@@ -49,7 +49,7 @@ import java.util.zip.CRC32C;
  * guardedCopyThenCrc     242,658 +-  4,365   3,323 +- 264   (0.73x, 0.71x: ~14-16 GB/s)
  * fileChannelRead        166,556 +-  3,651   2,327 +- 139   (0.50x, 0.50x)
  * </pre>
- * The guarded copy costs ~1.4 us per 64 KiB over the unsafe path, far less than the page-cache or
+ * The guarded copy costs ~1.1-1.3 us more per 64 KiB than the unsafe path (~86 us per 4 MiB), far less than the page-cache or
  * device copy of the same bytes that follows it; per-call (unpooled) buffers had cost ~4x.
  */
 @State(Scope.Benchmark)
