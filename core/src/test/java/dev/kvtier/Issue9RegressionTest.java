@@ -69,6 +69,7 @@ class Issue9RegressionTest {
         }
         if (mountPoint != null) {
             run("umount", mountPoint.toString());
+            Files.deleteIfExists(mountPoint);
         }
     }
 
