@@ -4,10 +4,13 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
+import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.security.SecureRandom;
+import java.util.HexFormat;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -15,50 +18,85 @@ import java.util.concurrent.atomic.AtomicInteger;
  * DISK tier chunks: each chunk is a file extent under one directory, mapped read-write with
  * {@link FileChannel#map(FileChannel.MapMode, long, long, Arena)} and owned by its own arena.
  *
- * <p>Each new extent is first filled with zeros by positional writes. That allocates its blocks
- * up front, so a full disk surfaces here as an {@link IOException} naming the directory (never as
- * a fault in the middle of a copy into a sparse mapping), and it puts the pages in the page cache
- * so the first copies into the mapping take no allocation faults. Extents are reused page by page
- * by {@link PagedMemory} and deleted when closed. Thread-safe.
+ * <p>Each new extent is first checked against the usable space of the directory's file system, then
+ * filled with zeros by positional writes. The check refuses an extent that cannot fit before a byte
+ * is written (so a put larger than the disk never fills it up for other programs); the zero fill
+ * allocates the blocks up front, so a full disk surfaces here as an {@link IOException} naming the
+ * directory (never as a fault in the middle of a copy into a sparse mapping), and it puts the pages
+ * in the page cache so the first copies into the mapping take no allocation faults. An extent that
+ * cannot be made is deleted at once, with whatever it took; extents are reused page by page by
+ * {@code PagedMemory} and deleted when closed.
+ *
+ * <p>Extent files are named {@code kvtier-<instance>-<n>.extent}: a random 64-bit instance id per
+ * allocator, never the pid (a restarted process may get the pid of a dead one, and two containers
+ * can share a pid on one host directory). This allocator deletes only files it created itself.
+ * Exclusive use of the directory is {@link DiskDirectoryLock}'s job, held by whoever opens the
+ * directory for a cache; the lock also deletes extents a dead owner left.
+ *
+ * <p>Interrupts: creating an extent on an interrupted thread fails with an {@link IOException}
+ * whose cause is the channel's {@link ClosedByInterruptException}; the thread's interrupt flag stays
+ * set. Thread-safe.
  */
 public final class MappedFileChunkAllocator implements ChunkAllocator {
     private static final int ZERO_BLOCK = 1 << 20;
-    private static final AtomicInteger INSTANCES = new AtomicInteger();
+    private static final SecureRandom INSTANCE_IDS = new SecureRandom();
+
+    /** How many bytes a new file in a directory can still take; injectable so tests can fake a small disk. */
+    @FunctionalInterface
+    interface UsableSpace {
+        long bytes(Path directory) throws IOException;
+    }
 
     private final Path directory;
     private final String filePrefix;
+    private final UsableSpace usableSpace;
     private final AtomicInteger extents = new AtomicInteger();
 
     /** @param directory where extent files are created (made if missing) */
     public MappedFileChunkAllocator(Path directory) {
+        this(directory, dir -> Files.getFileStore(dir).getUsableSpace());
+    }
+
+    MappedFileChunkAllocator(Path directory, UsableSpace usableSpace) {
         if (directory == null) {
             throw new IllegalArgumentException("directory must not be null");
         }
         this.directory = directory;
-        this.filePrefix = "kvtier-" + ProcessHandle.current().pid() + "-" + INSTANCES.incrementAndGet() + "-";
+        this.usableSpace = usableSpace;
+        this.filePrefix = "kvtier-" + HexFormat.of().toHexDigits(INSTANCE_IDS.nextLong()) + "-";
     }
 
     @Override
     public MemoryChunk allocate(long bytes) throws IOException {
         Path file = directory.resolve(filePrefix + extents.incrementAndGet() + ".extent");
         FileChannel channel = null;
+        boolean created = false;
         Arena arena = null;
         try {
             Files.createDirectories(directory);
+            long usable = usableSpace.bytes(directory);
+            if (usable < bytes) {
+                throw new ExplainedFailure("could not create a " + bytes + "-byte disk extent in " + directory + ": only "
+                        + usable + " bytes are usable there (free space in " + directory
+                        + ", configure another disk directory, or put less on DISK)");
+            }
             channel = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
                     StandardOpenOption.WRITE);
+            created = true;
             preallocate(channel, bytes);
             arena = Arena.ofShared();
             MemorySegment mapping;
             try {
                 mapping = channel.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena);
             } catch (IOException e) {
-                throw new IOException("could not map " + bytes + " bytes of " + file
+                throw new ExplainedFailure("could not map " + bytes + " bytes of " + file
                         + " (if the limit on mappings was hit, raise vm.max_map_count or configure larger disk extents): "
                         + e.getMessage(), e);
             }
             return new MappedExtent(file, channel, arena, mapping);
         } catch (IOException | RuntimeException e) {
+            // Release in order: the mapping (none yet unless map itself failed), the channel, then the
+            // file, so its blocks really go back to the file system (an open channel would keep them).
             if (arena != null) {
                 arena.close();
             }
@@ -69,17 +107,48 @@ public final class MappedFileChunkAllocator implements ChunkAllocator {
                     e.addSuppressed(suppressed);
                 }
             }
-            try {
-                Files.deleteIfExists(file);
-            } catch (IOException suppressed) {
-                e.addSuppressed(suppressed);
+            if (created) { // never delete a file another owner made under this name
+                try {
+                    Files.deleteIfExists(file);
+                } catch (IOException suppressed) {
+                    e.addSuppressed(suppressed);
+                }
             }
-            if (e instanceof IOException io && !io.getMessage().startsWith("could not")) {
-                throw new IOException("could not create a " + bytes + "-byte disk extent " + file
-                        + " (free space in " + directory + " or configure another disk directory): " + e, e);
+            if (e instanceof IOException io) {
+                throw explain(io, file, bytes);
             }
             throw e;
         }
+    }
+
+    /** A failure whose message already names the file or directory and the fix. */
+    private static final class ExplainedFailure extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        ExplainedFailure(String message) {
+            super(message);
+        }
+
+        ExplainedFailure(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
+    /**
+     * The one place extent failures get their message: our own pass as they are; an interrupt says
+     * so (its exception has no message at all); anything else names the file and the fix.
+     */
+    private IOException explain(IOException io, Path file, long bytes) {
+        if (io instanceof ExplainedFailure) {
+            return io;
+        }
+        if (io instanceof ClosedByInterruptException) {
+            // The channel closed itself and left the interrupt flag set; we keep it set for the caller.
+            return new IOException("interrupted while creating the " + bytes + "-byte disk extent " + file
+                    + "; nothing was created (the thread's interrupt flag is still set)", io);
+        }
+        return new IOException("could not create a " + bytes + "-byte disk extent " + file + " (check that "
+                + directory + " is writable and has space, or configure another disk directory): " + io, io);
     }
 
     private static void preallocate(FileChannel channel, long bytes) throws IOException {

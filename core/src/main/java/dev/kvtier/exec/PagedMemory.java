@@ -10,7 +10,8 @@ import java.util.List;
  * One kind of memory cut into fixed-size pages, grown lazily a chunk at a time from a
  * {@link ChunkAllocator}. A segment gets any free pages, preferring one contiguous run, so
  * allocation never fails for fragmentation: it fails only when the allocator cannot supply
- * another chunk (device out of memory, disk full). Freed pages are reused before the memory grows;
+ * another chunk (device out of memory, disk full), and then gives back the chunks it grew for that
+ * request. Freed pages are reused before the memory grows;
  * chunks are kept until {@link #close()} (growing is what is slow: pinning, mapping).
  *
  * <p>Thread-safe: every method is atomic. The caller guarantees that pages are released only
@@ -72,12 +73,28 @@ final class PagedMemory implements AutoCloseable {
         }
         ensureOpen();
         long needed = (bytes + pageSize - 1) / pageSize;
-        while (freePageCount < needed) {
-            MemoryChunk memory = allocator.allocate((long) pagesPerChunk * pageSize);
-            BitSet free = new BitSet(pagesPerChunk);
-            free.set(0, pagesPerChunk);
-            chunks.add(new Chunk(memory, free));
-            freePageCount += pagesPerChunk;
+        int chunksBefore = chunks.size();
+        try {
+            while (freePageCount < needed) {
+                MemoryChunk memory = allocator.allocate((long) pagesPerChunk * pageSize);
+                BitSet free = new BitSet(pagesPerChunk);
+                free.set(0, pagesPerChunk);
+                chunks.add(new Chunk(memory, free));
+                freePageCount += pagesPerChunk;
+            }
+        } catch (IOException | RuntimeException e) {
+            // Nothing was allocated: give back the chunks grown for this request (an oversized DISK put
+            // must not keep the extents it made, and the disk space with them, until close).
+            while (chunks.size() > chunksBefore) {
+                Chunk grown = chunks.remove(chunks.size() - 1);
+                freePageCount -= pagesPerChunk;
+                try {
+                    grown.memory().close();
+                } catch (RuntimeException suppressed) {
+                    e.addSuppressed(suppressed);
+                }
+            }
+            throw e;
         }
         List<int[]> runs = takePages(needed);
         List<MemorySegment> segments = new ArrayList<>(runs.size());

@@ -3,11 +3,15 @@ package dev.kvtier.tiering;
 import dev.kvtier.KvTierConfig;
 import dev.kvtier.cuda.CudaProbe;
 import dev.kvtier.cuda.CudaRuntime;
+import dev.kvtier.exec.DirectoryOwningBackend;
+import dev.kvtier.exec.DiskDirectoryLock;
 import dev.kvtier.exec.ExecutionBackend;
 import dev.kvtier.exec.cuda.CudaExecutionBackend;
 import dev.kvtier.exec.cuda.ExtentRegistration;
 import dev.kvtier.exec.host.HostExecutionBackend;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 
 /** Picks the executor backend for a configuration and says why (the reason goes into the one log line). */
@@ -16,12 +20,30 @@ public final class BackendSelection {
     }
 
     /**
-     * Opens the backend {@code config} asks for ({@link dev.kvtier.Backend#AUTO}: CUDA when a device
-     * is usable, else the host backend, the reason kept for the log line).
+     * The backend for {@code config}, owning {@code diskDirectory} (see {@link DiskDirectoryLock})
+     * until it is closed.
      *
-     * @throws IllegalStateException if CUDA was asked for and is not usable (the reason says why)
+     * @throws IllegalStateException if another cache holds the directory (the message names it and
+     *                               the holder), or CUDA was required and is not usable
+     * @throws UncheckedIOException  if the directory cannot be locked
      */
     public static ExecutionBackend open(KvTierConfig config, Path diskDirectory) {
+        DiskDirectoryLock lock;
+        try {
+            lock = DiskDirectoryLock.acquire(diskDirectory);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot lock the disk directory " + diskDirectory
+                    + " (set KvTierConfig.builder().diskDirectory(...) to a writable place): " + e.getMessage(), e);
+        }
+        try {
+            return new DirectoryOwningBackend(select(config, diskDirectory), lock);
+        } catch (RuntimeException | Error e) {
+            lock.close();
+            throw e;
+        }
+    }
+
+    private static ExecutionBackend select(KvTierConfig config, Path diskDirectory) {
         return switch (config.backend()) {
             case HOST -> new HostExecutionBackend(diskDirectory, config.copyThreads(), "HOST requested by configuration");
             case CUDA -> {
