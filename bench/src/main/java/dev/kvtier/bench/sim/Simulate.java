@@ -123,7 +123,7 @@ public final class Simulate {
         }
         try {
             CacheUnderTest.Settings settings = new CacheUnderTest.Settings(gpuBudgetBytes,
-                    options.cpuBudget().resolve(workload.peakLiveBytes()), diskDirectory, options.pageSizeBytes(),
+                    options.cpuBudget().resolve(workload.peakLiveBytes()), diskDirectory, options.effectivePageSizeBytes(),
                     options.policy(), options.backend());
             try {
                 return SimulationRun.run(options, workload, factory, settings, progress);
