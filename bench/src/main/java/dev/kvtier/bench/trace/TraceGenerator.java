@@ -103,8 +103,10 @@ public final class TraceGenerator {
     }
 
     private List<TraceRequest> chat(int requests) {
-        int prompts = 4;
-        int active = 24;
+        // Many users with long pauses between their turns: a turn's blocks come back after many other
+        // users' turns, as in production chat traces (a small pool would make the working set fit anywhere).
+        int prompts = 6;
+        int active = 256;
         ZipfSampler promptPopularity = new ZipfSampler(prompts, 1.0);
         Context[] promptContexts = new Context[prompts];
         int[] promptTokens = new int[prompts];
@@ -116,10 +118,10 @@ public final class TraceGenerator {
         for (int i = 0; i < requests; i++) {
             int slot = random.nextInt(active);
             if (pool[slot] == null) {
-                pool[slot] = new Conversation(promptPopularity.sample(random), between(2, 12));
+                pool[slot] = new Conversation(promptPopularity.sample(random), between(2, 16));
             }
             Conversation c = pool[slot];
-            int user = between(20, 600);
+            int user = between(30, 1200);
             if (c.context == null) {
                 int p = c.prompt;
                 if (promptContexts[p] == null) {
@@ -129,7 +131,7 @@ public final class TraceGenerator {
             } else {
                 c.context = extend(c.context, c.context.tokens + c.lastOutput + user);
             }
-            c.lastOutput = between(30, 600);
+            c.lastOutput = between(50, 800);
             out.add(request(c.context, c.lastOutput));
             if (--c.turnsLeft == 0) {
                 pool[slot] = null;
@@ -153,8 +155,8 @@ public final class TraceGenerator {
     }
 
     private List<TraceRequest> toolAgent(int requests) {
-        int specs = 3;
-        int active = 8;
+        int specs = 4;
+        int active = 48;
         ZipfSampler specPopularity = new ZipfSampler(specs, 1.0);
         Context[] specContexts = new Context[specs];
         int[] specTokens = new int[specs];
@@ -194,7 +196,7 @@ public final class TraceGenerator {
     // ------------------------------------------------------------------ document QA
 
     private List<TraceRequest> docQa(int requests) {
-        int documents = 400;
+        int documents = 1000;
         int systemTokens = 700;
         ZipfSampler popularity = new ZipfSampler(documents, 1.0);
         Context system = null;
