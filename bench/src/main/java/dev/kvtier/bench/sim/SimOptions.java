@@ -148,6 +148,10 @@ public record SimOptions(
                         + " makes segments of up to " + ByteSizes.format(largestSegment)
                         + "; the simulator needs segments under 2 GiB: lower --turn-tokens or the model's shape");
             }
+            if (c.generateTrace != null && c.trace == null) {
+                throw new UsageException("--generate-trace " + c.generateTrace.optionValue() + " needs --trace FILE to write"
+                        + " the trace to, or --workload trace to play it");
+            }
             if (c.trace != null && c.generateTrace == null) {
                 throw new UsageException("--trace " + c.trace + " is read only with --workload trace"
                         + " (or written with --generate-trace KIND)");

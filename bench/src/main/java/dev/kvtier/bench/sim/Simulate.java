@@ -22,9 +22,11 @@ import dev.kvtier.bench.trace.TraceRequest;
 import dev.kvtier.store.Tier;
 
 /**
- * The main job: plays a multi-turn chat serving workload against kvtier's cache and prints a summary
- * (see {@link SimOptions#usage()}). Exit status 0 when every byte checked out, 1 on any failure, 2 on
- * bad arguments.
+ * The main job: plays a serving workload (the generated multi-turn chat, or a block-level trace) against
+ * kvtier's cache and prints a summary, or runs a budget sweep, or writes a generated trace (see
+ * {@link SimOptions#usage()}). Exit status 0 when every byte checked out, 1 on any failure, 2 on bad
+ * arguments (a trace that does not parse included). An instance holds only its streams and cache factory;
+ * {@link #run} may be called again, from one thread at a time.
  */
 public final class Simulate {
     /** Exit status: no failure. */

@@ -199,6 +199,7 @@ class SimOptionsTest {
     @CsvSource(delimiter = '|', value = {
             "--workload trace                     | --workload trace needs --trace FILE",
             "--trace t.jsonl                      | --trace t.jsonl is read only with --workload trace",
+            "--generate-trace chat                | --generate-trace chat needs --trace FILE to write the trace to, or --workload trace",
             "--workload list                      | bad value for --workload: 'list' (expected one of chat, trace)",
             "--generate-trace poems --trace x     | bad value for --generate-trace: 'poems' (expected one of chat, tool-agent, doc-qa)",
             "--block-bytes 8                      | bad value for --block-bytes: '8' (expected a size between 16 B and 256 MiB)",
