@@ -121,6 +121,26 @@ class SimulateTraceTest {
         return hits;
     }
 
+    /**
+     * Prefix counting on a hand-checked trace over the fake's LRU with room for 2 blocks. Request 1 [0, 1]:
+     * both new. Request 2 [2, 1]: 2 is new and pushes 0 to CPU; 1 is on GPU. Request 3 [0, 1]: 0 comes from
+     * CPU (pushing 2 out, the least recently used), 1 is still on GPU. So 2 of 6 references hit the GPU, but
+     * none lies in a prefix found on the GPU; request 3's two blocks are its cached prefix.
+     */
+    @Test
+    void prefixHitsCountOnlyLeadingBlocks() throws Exception {
+        Path file = temp.resolve("hand.jsonl");
+        MooncakeTrace.writeAll(file, List.of(new TraceRequest(0, 1024, 1, new long[] {0, 1}),
+                new TraceRequest(1, 1024, 1, new long[] {2, 1}), new TraceRequest(2, 1024, 1, new long[] {0, 1})));
+        Outcome o = simulate(FakeCache::new, "--workload", "trace", "--trace", file.toString(), "--gpu-budget", "8KiB",
+                "--cpu-budget", "8KiB", "--progress", "off");
+        assertEquals(Simulate.OK, o.status(), o.err() + o.out());
+        assertTrue(o.out().contains("on GPU 33.3%, from CPU 16.7%, from disk 0.0%, missing 50.0%"), o.out());
+        assertTrue(o.out().contains("33.3% of block references in their request's cached prefix (any tier), 0.0% in its prefix on GPU"), o.out());
+        // The optimum keeps 1 through request 2 and has 0 back for request 3 by evicting 2 (never used again): 2 hits too.
+        assertTrue(o.out().contains("policy 33.3% / optimum 33.3% = 1.00  (Belady, 2 blocks)"), o.out());
+    }
+
     @Test
     void everyGeneratorKindPlaysCleanInMemory() {
         for (TraceGenerator.Kind kind : TraceGenerator.Kind.values()) {
