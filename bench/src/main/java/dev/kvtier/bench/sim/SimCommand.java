@@ -74,7 +74,7 @@ final class SimCommand {
     TraceGenerator.Kind generateTrace;
 
     @Option(names = "--block-bytes", paramLabel = "SIZE", defaultValue = "4KiB", converter = BlockBytesConverter.class,
-            description = "bytes of KV per trace block (one hash id)  (default 4 KiB)")
+            description = "bytes of KV per trace block (one hash id), or 'model': 512 tokens of --model  (default 4 KiB)")
     int blockBytes;
 
     @Option(names = "--model", paramLabel = "NAME", defaultValue = "tiny", converter = ModelConverter.class,
@@ -399,12 +399,20 @@ final class SimCommand {
         }
     }
 
+    /** {@code --block-bytes model}: resolved against the model once every option is known. */
+    static final int BLOCK_BYTES_OF_MODEL = 0;
+    /** The largest block the simulator plays. */
+    static final int MAX_BLOCK_BYTES = 256 << 20;
+
     static final class BlockBytesConverter extends Expecting<Integer> {
         @Override
         Integer parse(String value) {
+            if (value.strip().equalsIgnoreCase("model")) {
+                return BLOCK_BYTES_OF_MODEL;
+            }
             long size = ByteSizes.parse(value);
-            if (size < 16 || size > (256 << 20)) {
-                throw new IllegalArgumentException("expected a size between 16 B and 256 MiB");
+            if (size < 16 || size > MAX_BLOCK_BYTES) {
+                throw new IllegalArgumentException("expected a size between 16 B and 256 MiB, or 'model'");
             }
             return (int) size;
         }

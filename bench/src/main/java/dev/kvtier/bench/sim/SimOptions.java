@@ -39,7 +39,7 @@ import picocli.CommandLine.ParseResult;
  * @param workload      which workload: the generated chat, or a block-level trace
  * @param trace         the trace file: played with {@code --workload trace}, written with {@code --generate-trace}
  * @param generateTrace generate a trace of this kind ({@link #requests} requests from {@link #seed})
- * @param blockBytes    bytes of KV per trace block
+ * @param blockBytes    bytes of KV per trace block ({@code --block-bytes model}: 512 tokens of the model)
  * @param sweepBudgets  GPU budgets the sweep runs instead of the {@link #sweepSteps}; empty = the steps
  * @param help          print the usage and exit 0
  */
@@ -160,11 +160,20 @@ public record SimOptions(
             throw new UsageException("--workload trace needs --trace FILE (a Mooncake trace) or --generate-trace KIND"
                     + " (one of chat, tool-agent, doc-qa)");
         }
+        int blockBytes = c.blockBytes;
+        if (blockBytes == SimCommand.BLOCK_BYTES_OF_MODEL) {
+            long bytes = (long) BlockTrace.tokensPerBlock() * model.bytesPerToken();
+            if (bytes > SimCommand.MAX_BLOCK_BYTES) {
+                throw new UsageException("--block-bytes model with model " + model.describe() + " makes blocks of "
+                        + ByteSizes.format(bytes) + "; the simulator plays blocks of at most 256 MiB: give a size");
+            }
+            blockBytes = (int) bytes;
+        }
         return new SimOptions(model, c.sessions, c.requests, c.turnLengths, c.maxTurns, c.zipfExponent, c.gpuBudget,
                 c.cpuBudget, Optional.ofNullable(c.diskDirectory), c.pageSizeBytes == null ? 0 : c.pageSizeBytes,
                 c.policy, c.backend, c.seed, c.threads, c.verify, c.maxSeconds, c.progress, c.sweep, c.sweepSteps,
                 c.sweepPolicies.policies(), c.outDirectory, c.workload, Optional.ofNullable(c.trace),
-                Optional.ofNullable(c.generateTrace), c.blockBytes,
+                Optional.ofNullable(c.generateTrace), blockBytes,
                 c.sweepBudgets == null ? List.of() : c.sweepBudgets.budgets(), c.help);
     }
 

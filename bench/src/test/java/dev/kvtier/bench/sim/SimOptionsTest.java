@@ -187,6 +187,13 @@ class SimOptionsTest {
         assertEquals(512, SimOptions.parse("--workload=trace", "--generate-trace=chat", "--block-bytes=100").effectivePageSizeBytes());
         assertEquals(65536, SimOptions.parse("--workload=trace", "--generate-trace=chat", "--block-bytes=1MiB").effectivePageSizeBytes());
         assertEquals(8192, SimOptions.parse("--workload=trace", "--generate-trace=chat", "--page-size=8KiB").effectivePageSizeBytes());
+        assertEquals(512 * 1024, SimOptions.parse("--workload=trace", "--generate-trace=chat", "--block-bytes=model").blockBytes(),
+                "512 tokens of the tiny model's 1 KiB");
+        assertEquals(64 << 20, SimOptions.parse("--block-bytes", "Model", "--model", "llama-3.1-8b", "--workload=trace",
+                "--generate-trace=chat").blockBytes());
+        assertTrue(assertThrows(UsageException.class, () -> SimOptions.parse("--block-bytes", "model", "--model",
+                "llama-3.1-70b", "--layers", "1024", "--workload=trace", "--generate-trace=chat")).getMessage()
+                .contains("at most 256 MiB"));
         assertEquals(65536, SimOptions.defaults().effectivePageSizeBytes());
         assertEquals(4096, SimOptions.defaults().blockBytes());
         assertEquals(SimOptions.WorkloadKind.CHAT, SimOptions.defaults().workload());
@@ -202,7 +209,7 @@ class SimOptionsTest {
             "--generate-trace chat                | --generate-trace chat needs --trace FILE to write the trace to, or --workload trace",
             "--workload list                      | bad value for --workload: 'list' (expected one of chat, trace)",
             "--generate-trace poems --trace x     | bad value for --generate-trace: 'poems' (expected one of chat, tool-agent, doc-qa)",
-            "--block-bytes 8                      | bad value for --block-bytes: '8' (expected a size between 16 B and 256 MiB)",
+            "--block-bytes 8                      | bad value for --block-bytes: '8' (expected a size between 16 B and 256 MiB, or",
             "--sweep-budgets 5%,0                 | bad value for --sweep-budgets: '5%,0' (a comma-separated list of budgets; '0': budget must be positive",
     })
     void badTraceOptions(String commandLine, String expected) {
