@@ -1,6 +1,7 @@
 package dev.kvtier.prefix;
 
 import java.util.HexFormat;
+import java.util.Objects;
 
 /**
  * The 128-bit name of a KV block (see {@link BlockHasher} for how it is computed). A value: immutable,
@@ -53,7 +54,7 @@ public record BlockHash(long high, long low) implements Comparable<BlockHash> {
      * @throws IndexOutOfBoundsException when fewer than 16 bytes follow {@code offset}
      */
     public static BlockHash fromBytes(byte[] bytes, int offset) {
-        java.util.Objects.checkFromIndexSize(offset, BYTES, bytes.length);
+        Objects.checkFromIndexSize(offset, BYTES, bytes.length);
         return new BlockHash(bigEndianLong(bytes, offset), bigEndianLong(bytes, offset + 8));
     }
 
@@ -78,7 +79,7 @@ public record BlockHash(long high, long low) implements Comparable<BlockHash> {
 
     /** Writes the 16 bytes of {@link #toBytes()} into {@code destination} at {@code offset}. */
     public void writeTo(byte[] destination, int offset) {
-        java.util.Objects.checkFromIndexSize(offset, BYTES, destination.length);
+        Objects.checkFromIndexSize(offset, BYTES, destination.length);
         for (int i = 0; i < 8; i++) {
             destination[offset + i] = (byte) (high >>> (56 - 8 * i));
             destination[offset + 8 + i] = (byte) (low >>> (56 - 8 * i));

@@ -1,5 +1,6 @@
 package dev.kvtier.bench.sim;
 
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -60,8 +61,8 @@ public final class BlockTrace {
                     block = dense.size();
                     dense.put(id, block);
                     if (block == hashIdOf.length) {
-                        hashIdOf = java.util.Arrays.copyOf(hashIdOf, 2 * block);
-                        depthOf = java.util.Arrays.copyOf(depthOf, 2 * block);
+                        hashIdOf = Arrays.copyOf(hashIdOf, 2 * block);
+                        depthOf = Arrays.copyOf(depthOf, 2 * block);
                     }
                     hashIdOf[block] = id;
                     depthOf[block] = i;
@@ -72,7 +73,7 @@ public final class BlockTrace {
         requestStart[requests.size()] = n;
         int unique = dense.size();
         return new BlockTrace(source, requests.size(), references, requestStart,
-                java.util.Arrays.copyOf(hashIdOf, unique), java.util.Arrays.copyOf(depthOf, unique));
+                Arrays.copyOf(hashIdOf, unique), Arrays.copyOf(depthOf, unique));
     }
 
     /** Where the trace came from. */
@@ -127,7 +128,7 @@ public final class BlockTrace {
 
     /** The first {@code count} references as dense block numbers (a copy), for the offline optimum. */
     int[] referenceSequence(int count) {
-        return java.util.Arrays.copyOf(references, count);
+        return Arrays.copyOf(references, count);
     }
 
     /** Tokens per block (the Mooncake format's). */

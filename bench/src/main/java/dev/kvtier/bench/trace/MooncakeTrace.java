@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -238,7 +239,7 @@ public final class MooncakeTrace {
                 skipWhitespace();
                 long id = wholeNumber(field + "[" + n + "]", 0, Long.MAX_VALUE);
                 if (n == ids.length) {
-                    ids = java.util.Arrays.copyOf(ids, 2 * n);
+                    ids = Arrays.copyOf(ids, 2 * n);
                 }
                 ids[n++] = id;
                 skipWhitespace();
@@ -247,7 +248,7 @@ public final class MooncakeTrace {
                     continue;
                 }
                 expect(']', field, "',' or ']' in the array");
-                return java.util.Arrays.copyOf(ids, n);
+                return Arrays.copyOf(ids, n);
             }
         }
 
