@@ -26,6 +26,15 @@ public final class SegmentContent {
         return z == 0 ? 0x9E37_79B9_7F4A_7C15L : z;
     }
 
+    /**
+     * The content seed of a trace block from the run seed and the block's hash id: the same block has the
+     * same bytes every time it is written, in every run with the same seed. Session -1 keeps these seeds
+     * apart from the chat workload's.
+     */
+    public static long forBlock(long runSeed, long hashId) {
+        return mix(runSeed, -1, (int) (hashId >>> 32), (int) hashId);
+    }
+
     private static long splitMix(long x) {
         long z = x + 0x9E37_79B9_7F4A_7C15L;
         z = (z ^ (z >>> 30)) * 0xBF58_476D_1CE4_E5B9L;

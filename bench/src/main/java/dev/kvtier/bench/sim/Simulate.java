@@ -15,12 +15,18 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 import java.util.stream.Stream;
 
+import dev.kvtier.bench.trace.MooncakeTrace;
+import dev.kvtier.bench.trace.TraceFormatException;
+import dev.kvtier.bench.trace.TraceGenerator;
+import dev.kvtier.bench.trace.TraceRequest;
 import dev.kvtier.store.Tier;
 
 /**
- * The main job: plays a multi-turn chat serving workload against kvtier's cache and prints a summary
- * (see {@link SimOptions#usage()}). Exit status 0 when every byte checked out, 1 on any failure, 2 on
- * bad arguments.
+ * The main job: plays a serving workload (the generated multi-turn chat, or a block-level trace) against
+ * kvtier's cache and prints a summary, or runs a budget sweep, or writes a generated trace (see
+ * {@link SimOptions#usage()}). Exit status 0 when every byte checked out, 1 on any failure, 2 on bad
+ * arguments (a trace that does not parse included). An instance holds only its streams and cache factory;
+ * {@link #run} may be called again, from one thread at a time.
  */
 public final class Simulate {
     /** Exit status: no failure. */
@@ -59,29 +65,226 @@ public final class Simulate {
     /** Runs the command line and returns the exit status; prints to the streams given at construction. */
     public int run(String... args) {
         SimOptions options;
-        Workload workload;
+        Workload workload = null;
         try {
             options = SimOptions.parse(args);
             if (options.help()) {
                 out.print(SimOptions.usage());
                 return OK;
             }
-            workload = Workload.generate(options);
-            if (!options.sweep()) {
-                checkBudget("--gpu-budget", options.gpuBudget(), workload);
+            if (options.workload() == SimOptions.WorkloadKind.CHAT && options.generateTrace().isEmpty()) {
+                workload = Workload.generate(options);
+                if (!options.sweep()) {
+                    checkBudget("--gpu-budget", options.gpuBudget(), workload);
+                }
+                checkBudget("--cpu-budget", options.cpuBudget(), workload);
             }
-            checkBudget("--cpu-budget", options.cpuBudget(), workload);
         } catch (UsageException e) {
-            err.println("simulate: " + e.getMessage());
-            err.println();
-            err.print(SimOptions.usage());
-            return USAGE;
+            return usageError(e);
         }
         try {
-            return options.sweep() ? sweep(options, workload) : simulateOnce(options, workload);
+            if (workload != null) {
+                return options.sweep() ? sweep(options, workload) : simulateOnce(options, workload);
+            }
+            return traceMode(options);
         } catch (IOException | UncheckedIOException e) {
             err.println("simulate: I/O error: " + e);
             return FAILED;
+        }
+    }
+
+    private int usageError(UsageException e) {
+        err.println("simulate: " + e.getMessage());
+        err.println();
+        err.print(SimOptions.usage());
+        return USAGE;
+    }
+
+    /** {@code --generate-trace} and {@code --workload trace}: write a generated trace, play a trace, or both. */
+    private int traceMode(SimOptions options) throws IOException {
+        List<TraceRequest> requests = null;
+        String source = null;
+        if (options.generateTrace().isPresent()) {
+            TraceGenerator.Kind kind = options.generateTrace().get();
+            requests = TraceGenerator.generate(kind, options.requests(), options.seed());
+            source = String.format(Locale.ROOT, "generated %s trace (%,d requests, seed %d)", kind.optionValue(),
+                    options.requests(), options.seed());
+            if (options.trace().isPresent()) {
+                Path file = options.trace().get();
+                MooncakeTrace.writeAll(file, requests);
+                BlockTrace written = BlockTrace.of(requests, file.toString());
+                out.printf(Locale.ROOT, "simulate: wrote %s: %,d requests, %,d block references, %,d unique blocks%n",
+                        file, written.requests(), written.references(), written.uniqueBlocks());
+                out.flush();
+            }
+            if (options.workload() == SimOptions.WorkloadKind.CHAT) {
+                return OK;
+            }
+        }
+        if (requests == null) {
+            Path file = options.trace().orElseThrow();
+            try {
+                requests = MooncakeTrace.readAll(file);
+            } catch (TraceFormatException e) {
+                err.println("simulate: bad trace: " + e.getMessage());
+                return USAGE;
+            } catch (IOException e) {
+                err.println("simulate: cannot read --trace " + file + ": " + e);
+                return USAGE;
+            }
+            source = file.toString();
+        }
+        BlockTrace trace = BlockTrace.of(requests, source);
+        try {
+            if (trace.references() == 0) {
+                throw new UsageException("--trace " + source + " has no block references: nothing to play");
+            }
+            if (!options.sweep()) {
+                checkTraceBudget("--gpu-budget", options.gpuBudget(), options, trace);
+            }
+            checkTraceBudget("--cpu-budget", options.cpuBudget(), options, trace);
+        } catch (UsageException e) {
+            return usageError(e);
+        }
+        return options.sweep() ? traceSweep(options, trace) : traceOnce(options, trace);
+    }
+
+    private static long uniqueBytes(SimOptions options, BlockTrace trace) {
+        return (long) trace.uniqueBlocks() * options.blockBytes();
+    }
+
+    /** A budget below one block could never make a block resident: say so before starting. */
+    private static void checkTraceBudget(String option, Budget budget, SimOptions options, BlockTrace trace)
+            throws UsageException {
+        long bytes = budget.resolve(uniqueBytes(options, trace));
+        long footprint = TraceRun.blockFootprintBytes(options.blockBytes(), options.effectivePageSizeBytes());
+        if (bytes < footprint) {
+            throw new UsageException("bad value for " + option + ": '" + budget.spec() + "' (" + ByteSizes.format(bytes)
+                    + " is smaller than one block of this trace, " + ByteSizes.format(footprint) + " with "
+                    + ByteSizes.format(options.effectivePageSizeBytes()) + " pages; give at least that)");
+        }
+    }
+
+    private int traceOnce(SimOptions options, BlockTrace trace) throws IOException {
+        long unique = uniqueBytes(options, trace);
+        err.printf(Locale.ROOT, "simulate (Java %s): trace %s, %,d requests, %,d block references, %,d unique blocks of %s; GPU budget %s, CPU budget %s%n",
+                Runtime.version().feature(), trace.source(), trace.requests(), trace.references(), trace.uniqueBlocks(),
+                ByteSizes.format(options.blockBytes()), ByteSizes.format(options.gpuBudget().resolve(unique)),
+                ByteSizes.format(options.cpuBudget().resolve(unique)));
+        TraceResult result = runTraceOnce(options, trace, options.gpuBudget().resolve(unique),
+                Progress.Sink.of(options.progress(), err), new TraceRun.Optimum());
+        if (result == null) {
+            return FAILED;
+        }
+        out.print(result.summary());
+        out.flush();
+        result.failure().ifPresent(f -> err.println("simulate: FAILED: " + f));
+        return result.failures() == 0 ? OK : FAILED;
+    }
+
+    private TraceResult runTraceOnce(SimOptions options, BlockTrace trace, long gpuBudgetBytes, Progress.Sink progress,
+                                     TraceRun.Optimum optimum) throws IOException {
+        return inDiskDirectory(options, diskDirectory -> TraceRun.run(options, trace, factory,
+                new CacheUnderTest.Settings(gpuBudgetBytes, options.cpuBudget().resolve(uniqueBytes(options, trace)),
+                        diskDirectory, options.effectivePageSizeBytes(), options.policy(), options.backend()),
+                progress, optimum));
+    }
+
+    private int traceSweep(SimOptions options, BlockTrace trace) throws IOException {
+        long unique = uniqueBytes(options, trace);
+        long footprint = TraceRun.blockFootprintBytes(options.blockBytes(), options.effectivePageSizeBytes());
+        List<Budget> budgets = sweepBudgets(options);
+        err.printf(Locale.ROOT, "simulate --sweep: trace %s, %d GPU budgets x %d policies, %,d unique blocks (%s)%n",
+                trace.source(), budgets.size(), options.sweepPolicies().size(), trace.uniqueBlocks(), ByteSizes.format(unique));
+        Level libraryLevel = LIBRARY_LOG.getLevel();
+        TraceRun.Optimum optimum = new TraceRun.Optimum();
+        List<TraceSweep.Point> points = new ArrayList<>();
+        String backend = "";
+        try {
+            for (PolicyChoice policy : options.sweepPolicies()) {
+                for (Budget budget : budgets) {
+                    long bytes = Math.max(footprint, budget.resolve(unique));
+                    SimOptions pointOptions = options.withGpuBudgetAndPolicy(new Budget.Bytes(bytes), policy);
+                    TraceResult result = runTraceOnce(pointOptions, trace, bytes, Progress.Sink.off(), optimum);
+                    if (result == null) {
+                        return FAILED;
+                    }
+                    backend = result.backend();
+                    LIBRARY_LOG.setLevel(Level.WARNING);
+                    TraceSweep.Point point = new TraceSweep.Point(policy, result);
+                    points.add(point);
+                    err.printf(Locale.ROOT, "  %-4s GPU %5.1f%% (%,7d blocks): on GPU %5.1f%%, optimum %5.1f%%, ratio %.2f, "
+                                    + "prefix hit %5.1f%%, %,.0f refs/s, failures %d%n", policy.optionValue(),
+                            100 * point.gpuShare(), result.gpuCapacityBlocks(), 100 * result.foundOnShare(Tier.GPU),
+                            100 * result.optimumGpuShare(), result.ratioToOptimum(), 100 * result.prefixHitShare(),
+                            result.referencesPerSecond(), result.failures());
+                    if (result.failures() != 0) {
+                        out.print(result.summary());
+                        err.println("simulate --sweep: stopped at the first failure; nothing written");
+                        return FAILED;
+                    }
+                }
+            }
+        } finally {
+            LIBRARY_LOG.setLevel(libraryLevel);
+        }
+        List<String> subtitle = List.of(
+                String.format(Locale.ROOT, "trace %s: %,d requests, %,d block references, %,d unique blocks of %s",
+                        trace.source(), trace.requests(), trace.references(), trace.uniqueBlocks(),
+                        ByteSizes.format(options.blockBytes())),
+                String.format(Locale.ROOT, "CPU budget %s of unique; backend %s; optimum = Belady at the GPU capacity; %s",
+                        options.cpuBudget().spec(), backend.split(" ")[0], Instant.now().truncatedTo(ChronoUnit.SECONDS)));
+        Path csv = options.outDirectory().resolve("sim-trace-sweep.csv");
+        Path svg = options.outDirectory().resolve("sim-trace-sweep.svg");
+        AtomicFiles.write(csv, TraceSweep.csv(points));
+        AtomicFiles.write(svg, TraceSweep.chart(points, subtitle));
+        out.println("simulate --sweep: backend " + backend);
+        out.println("simulate --sweep: wrote " + csv + " and " + svg + " (" + points.size() + " runs, 0 failures)");
+        return OK;
+    }
+
+    /** The sweep's GPU budgets: {@code --sweep-budgets}, or 1/steps .. steps/steps of the working set. */
+    private static List<Budget> sweepBudgets(SimOptions options) {
+        if (!options.sweepBudgets().isEmpty()) {
+            return options.sweepBudgets();
+        }
+        List<Budget> budgets = new ArrayList<>();
+        for (int step = 1; step <= options.sweepSteps(); step++) {
+            budgets.add(new Budget.ShareOfWorkingSet((double) step / options.sweepSteps()));
+        }
+        return budgets;
+    }
+
+    /** Something run with a disk directory: the given one (created), or a temporary one deleted after. */
+    @FunctionalInterface
+    private interface InDiskDirectory<R> {
+        R run(Path diskDirectory) throws IOException;
+    }
+
+    /** Runs {@code body} in the run's disk directory; null (reported) when the cache could not be opened or closed. */
+    private <R> R inDiskDirectory(SimOptions options, InDiskDirectory<R> body) throws IOException {
+        Path diskDirectory = options.diskDirectory().orElse(null);
+        boolean temporary = diskDirectory == null;
+        if (temporary) {
+            diskDirectory = Files.createTempDirectory("kvtier-sim-");
+        } else {
+            Files.createDirectories(diskDirectory);
+        }
+        try {
+            try {
+                return body.run(diskDirectory);
+            } catch (RuntimeException e) {
+                err.println("simulate: could not open or close the cache (backend "
+                        + SimOptions.optionValue(options.backend()) + "): " + e);
+                for (Throwable cause = e.getCause(); cause != null; cause = cause.getCause()) {
+                    err.println("  caused by " + cause);
+                }
+                return null;
+            }
+        } finally {
+            if (temporary) {
+                deleteRecursively(diskDirectory);
+            }
         }
     }
 
@@ -114,39 +317,17 @@ public final class Simulate {
     /** One run on a fresh cache in its own disk directory; null when the cache could not be opened. */
     private RunResult runOnce(SimOptions options, Workload workload, long gpuBudgetBytes, Progress.Sink progress)
             throws IOException {
-        Path diskDirectory = options.diskDirectory().orElse(null);
-        boolean temporary = diskDirectory == null;
-        if (temporary) {
-            diskDirectory = Files.createTempDirectory("kvtier-sim-");
-        } else {
-            Files.createDirectories(diskDirectory);
-        }
-        try {
-            CacheUnderTest.Settings settings = new CacheUnderTest.Settings(gpuBudgetBytes,
-                    options.cpuBudget().resolve(workload.peakLiveBytes()), diskDirectory, options.pageSizeBytes(),
-                    options.policy(), options.backend());
-            try {
-                return SimulationRun.run(options, workload, factory, settings, progress);
-            } catch (RuntimeException e) {
-                err.println("simulate: could not open or close the cache (backend "
-                        + SimOptions.optionValue(options.backend()) + "): " + e);
-                for (Throwable cause = e.getCause(); cause != null; cause = cause.getCause()) {
-                    err.println("  caused by " + cause);
-                }
-                return null;
-            }
-        } finally {
-            if (temporary) {
-                deleteRecursively(diskDirectory);
-            }
-        }
+        return inDiskDirectory(options, diskDirectory -> SimulationRun.run(options, workload, factory,
+                new CacheUnderTest.Settings(gpuBudgetBytes, options.cpuBudget().resolve(workload.peakLiveBytes()),
+                        diskDirectory, options.effectivePageSizeBytes(), options.policy(), options.backend()),
+                progress));
     }
 
     private int sweep(SimOptions options, Workload workload) throws IOException {
         List<SweepPoint> points = new ArrayList<>();
         long peak = workload.peakLiveBytes();
         err.printf(Locale.ROOT, "simulate --sweep: %d GPU budgets x %d policies, peak working set %s%n",
-                options.sweepSteps(), options.sweepPolicies().size(), ByteSizes.format(peak));
+                sweepBudgets(options).size(), options.sweepPolicies().size(), ByteSizes.format(peak));
         Level libraryLevel = LIBRARY_LOG.getLevel();
         try {
             return sweepPoints(options, workload, points);
@@ -159,9 +340,9 @@ public final class Simulate {
         long peak = workload.peakLiveBytes();
         String backend = "";
         for (PolicyChoice policy : options.sweepPolicies()) {
-            for (int step = 1; step <= options.sweepSteps(); step++) {
-                double share = (double) step / options.sweepSteps();
-                long budget = Math.max(workload.largestSegmentBytes(), (long) Math.ceil(share * peak));
+            for (Budget requested : sweepBudgets(options)) {
+                long budget = Math.max(workload.largestSegmentBytes(), requested.resolve(peak));
+                double share = (double) requested.resolve(peak) / peak;
                 SimOptions pointOptions = options.withGpuBudgetAndPolicy(new Budget.Bytes(budget), policy);
                 RunResult result = runOnce(pointOptions, workload, budget, Progress.Sink.off());
                 if (result == null) {

@@ -361,7 +361,7 @@ final class SimulationRun {
         failure.compareAndSet(null, message);
     }
 
-    private static String describe(Throwable e) {
+    static String describe(Throwable e) {
         StringBuilder sb = new StringBuilder(e.toString());
         for (Throwable cause = e.getCause(); cause != null && cause != cause.getCause(); cause = cause.getCause()) {
             sb.append("; caused by ").append(cause);

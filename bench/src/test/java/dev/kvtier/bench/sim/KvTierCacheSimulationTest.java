@@ -61,6 +61,35 @@ class KvTierCacheSimulationTest {
     }
 
     @Test
+    void aGeneratedTraceOnTheHostBackendPlaysCleanAgainstTheOptimum() {
+        Outcome o = simulate("--backend", "host", "--workload", "trace", "--generate-trace", "chat", "--requests", "250",
+                "--gpu-budget", "5%", "--cpu-budget", "10%", "--progress", "off");
+        assertEquals(Simulate.OK, o.status(), o.err() + o.out());
+        assertTrue(o.out().contains("failures          0"), o.out());
+        assertTrue(o.out().contains("page 4 KiB"), "a trace's pages are its blocks: " + o.out());
+        Matcher gpu = Pattern.compile("GPU hit rate\\s+policy ([0-9.]+)% / optimum ([0-9.]+)%").matcher(o.out());
+        assertTrue(gpu.find(), o.out());
+        assertTrue(Double.parseDouble(gpu.group(2)) >= Double.parseDouble(gpu.group(1)), o.out());
+        assertTrue(o.out().contains("disk -> GPU"), o.out());
+    }
+
+    @Test
+    @Tag("gpu")
+    void aGeneratedTraceOnTheCudaBackend() {
+        CacheUnderTest.Settings probe = new CacheUnderTest.Settings(1 << 20, 1 << 20, temp, 64 << 10, PolicyChoice.LFU,
+                Backend.CUDA);
+        try (CacheUnderTest cache = KvTierCacheAdapter.open(probe)) {
+            cache.backendDescription();
+        } catch (IllegalStateException e) {
+            Assumptions.abort("no usable CUDA device: " + e.getMessage());
+        }
+        Outcome o = simulate("--backend", "cuda", "--workload", "trace", "--generate-trace", "tool-agent",
+                "--requests", "200", "--gpu-budget", "5%", "--cpu-budget", "10%", "--progress", "off");
+        assertEquals(Simulate.OK, o.status(), o.err() + o.out());
+        assertTrue(o.out().contains("backend           cuda"), o.out());
+    }
+
+    @Test
     @Tag("gpu")
     void theLlamaShapeOnTheCudaBackend() {
         CacheUnderTest.Settings probe = new CacheUnderTest.Settings(1 << 20, 1 << 20, temp, 64 << 10, PolicyChoice.LFU,

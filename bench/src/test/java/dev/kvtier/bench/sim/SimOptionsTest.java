@@ -164,8 +164,62 @@ class SimOptionsTest {
         for (String option : List.of("--model", "--layers", "--kv-heads", "--head-dim", "--dtype-bytes", "--sessions",
                 "--requests", "--turn-tokens", "--max-turns", "--zipf", "--seed", "--threads", "--max-seconds",
                 "--gpu-budget", "--cpu-budget", "--disk-dir", "--page-size", "--policy", "--backend", "--verify",
-                "--progress", "--sweep", "--sweep-steps", "--sweep-policies", "--out", "--help")) {
+                "--progress", "--sweep", "--sweep-steps", "--sweep-policies", "--out", "--help", "--workload",
+                "--trace", "--generate-trace", "--block-bytes", "--sweep-budgets")) {
             assertTrue(usage.contains(option), option);
         }
+        // picocli formats descriptions with String.format: a lone % would print the raw text with a warning.
+        assertTrue(usage.contains("(default 25%)") && usage.contains("2%,5%,10%") && !usage.contains("%%"), usage);
+    }
+
+    @Test
+    void traceOptions() throws Exception {
+        SimOptions o = SimOptions.parse("--workload", "trace", "--trace", "/tmp/t.jsonl", "--block-bytes", "16KiB",
+                "--sweep-budgets", "2%,5%,64MiB");
+        assertEquals(SimOptions.WorkloadKind.TRACE, o.workload());
+        assertEquals(Optional.of(Path.of("/tmp/t.jsonl")), o.trace());
+        assertEquals(Optional.empty(), o.generateTrace());
+        assertEquals(16384, o.blockBytes());
+        assertEquals(List.of(new Budget.ShareOfWorkingSet(0.02), new Budget.ShareOfWorkingSet(0.05),
+                new Budget.Bytes(64L << 20)), o.sweepBudgets());
+        assertEquals(16384, o.effectivePageSizeBytes(), "a trace's pages are its blocks");
+        assertEquals(4096, SimOptions.parse("--workload=TRACE", "--generate-trace=doc-qa").effectivePageSizeBytes());
+        assertEquals(512, SimOptions.parse("--workload=trace", "--generate-trace=chat", "--block-bytes=100").effectivePageSizeBytes());
+        assertEquals(65536, SimOptions.parse("--workload=trace", "--generate-trace=chat", "--block-bytes=1MiB").effectivePageSizeBytes());
+        assertEquals(8192, SimOptions.parse("--workload=trace", "--generate-trace=chat", "--page-size=8KiB").effectivePageSizeBytes());
+        assertEquals(512 * 1024, SimOptions.parse("--workload=trace", "--generate-trace=chat", "--block-bytes=model").blockBytes(),
+                "512 tokens of the tiny model's 1 KiB");
+        assertEquals(64 << 20, SimOptions.parse("--block-bytes", "Model", "--model", "llama-3.1-8b", "--workload=trace",
+                "--generate-trace=chat").blockBytes());
+        assertTrue(assertThrows(UsageException.class, () -> SimOptions.parse("--block-bytes", "model", "--model",
+                "llama-3.1-70b", "--layers", "1024", "--workload=trace", "--generate-trace=chat")).getMessage()
+                .contains("at most 256 MiB"));
+        assertEquals(65536, SimOptions.defaults().effectivePageSizeBytes());
+        assertEquals(4096, SimOptions.defaults().blockBytes());
+        assertEquals(SimOptions.WorkloadKind.CHAT, SimOptions.defaults().workload());
+        SimOptions generate = SimOptions.parse("--generate-trace", "Tool-Agent", "--trace", "/tmp/g.jsonl");
+        assertEquals(Optional.of(dev.kvtier.bench.trace.TraceGenerator.Kind.TOOL_AGENT), generate.generateTrace());
+        assertEquals(SimOptions.WorkloadKind.CHAT, generate.workload());
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+            "--workload trace                     | --workload trace needs --trace FILE",
+            "--trace t.jsonl                      | --trace t.jsonl is read only with --workload trace",
+            "--generate-trace chat                | --generate-trace chat needs --trace FILE to write the trace to, or --workload trace",
+            "--workload list                      | bad value for --workload: 'list' (expected one of chat, trace)",
+            "--generate-trace poems --trace x     | bad value for --generate-trace: 'poems' (expected one of chat, tool-agent, doc-qa)",
+            "--block-bytes 8                      | bad value for --block-bytes: '8' (expected a size between 16 B and 256 MiB, or",
+            "--sweep-budgets 5%,0                 | bad value for --sweep-budgets: '5%,0' (a comma-separated list of budgets; '0': budget must be positive",
+    })
+    void badTraceOptions(String commandLine, String expected) {
+        UsageException e = assertThrows(UsageException.class, () -> SimOptions.parse(commandLine.split(" ")));
+        assertTrue(e.getMessage().startsWith(expected), e.getMessage());
+    }
+
+    @Test
+    void theLastValueOfARepeatedOptionCounts() throws Exception {
+        assertEquals(9, SimOptions.parse("--sessions", "3", "--sessions=9").sessions());
+        assertEquals(1_000_000, SimOptions.parse("--requests", "1_000_000").requests());
     }
 }

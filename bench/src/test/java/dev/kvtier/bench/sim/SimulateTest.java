@@ -221,6 +221,17 @@ class SimulateTest {
     }
 
     @Test
+    void theSweepTakesExplicitBudgets() throws Exception {
+        Path out = temp.resolve("budgets");
+        Outcome o = simulate(FakeCache::new, with(SMALL, "--threads", "1", "--sweep", "--sweep-budgets", "20%,100%",
+                "--sweep-policies", "lru", "--out", out.toString()));
+        assertEquals(Simulate.OK, o.status(), o.err() + o.out());
+        List<String> csv = Files.readAllLines(out.resolve("sim-sweep.csv"));
+        assertEquals(List.of("lru,0.2000,", "lru,1.0000,"), csv.subList(1, csv.size()).stream()
+                .map(r -> r.substring(0, r.indexOf(',', 4) + 1)).toList(), String.join("\n", csv));
+    }
+
+    @Test
     void aFailingSweepWritesNothing() {
         Path out = temp.resolve("nothing");
         Outcome o = simulate(s -> new FakeCache(s, Tier.DISK, FakeCache.Damage.FLIP_BYTE),

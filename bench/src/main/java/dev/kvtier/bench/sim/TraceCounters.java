@@ -1,0 +1,61 @@
+package dev.kvtier.bench.sim;
+
+import java.util.concurrent.TimeUnit;
+
+import org.HdrHistogram.Histogram;
+
+import dev.kvtier.store.Tier;
+
+/**
+ * What a trace run counts. Written by the one thread that plays the trace; the few fields the progress
+ * line reads from another thread are volatile and published once per request. Not otherwise thread-safe.
+ */
+final class TraceCounters {
+    /** Time-to-resident is recorded in nanoseconds up to an hour with 3 significant digits. */
+    static final long HISTOGRAM_MAX_NANOS = TimeUnit.HOURS.toNanos(1);
+
+    /** Block references played. */
+    long references;
+    /** Per tier ({@link Tier#ordinal()}): references that found their block there. */
+    final long[] foundOn = new long[Tier.values().length];
+    /** References whose block was not cached anywhere (its first use: the disk tier is unbounded). */
+    long missing;
+    /** Summed over requests: leading blocks found cached on some tier, up to the first that was not. */
+    long prefixCached;
+    /** Summed over requests: leading blocks found on the GPU, up to the first that was not. */
+    long prefixOnGpu;
+    /** New blocks put and their bytes. */
+    long blocksWritten;
+    long bytesWritten;
+    /** Read-backs that matched and their bytes. */
+    long readBacks;
+    long bytesVerified;
+    /** Blocks removed at the end. */
+    long blocksRemoved;
+    /** ensureResident latency, nanoseconds. */
+    final Histogram timeToResident = new Histogram(HISTOGRAM_MAX_NANOS, 3);
+
+    private String failure;
+
+    /** For the progress line. */
+    volatile long publishedRequests;
+    volatile long publishedReferences;
+    volatile long publishedOnGpu;
+
+    void fail(String message) {
+        if (failure == null) {
+            failure = message;
+        }
+    }
+
+    /** The first failure, or null. */
+    String failure() {
+        return failure;
+    }
+
+    void publish(long requestsDone) {
+        publishedReferences = references;
+        publishedOnGpu = foundOn[Tier.GPU.ordinal()];
+        publishedRequests = requestsDone;
+    }
+}

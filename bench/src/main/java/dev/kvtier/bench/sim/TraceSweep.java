@@ -1,0 +1,189 @@
+package dev.kvtier.bench.sim;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.ToDoubleFunction;
+
+import dev.kvtier.store.Tier;
+
+/**
+ * The trace sweep's output: a CSV row per (policy, GPU budget) with the offline optimum beside each policy,
+ * and a self-contained SVG with two panels against the GPU budget (share of unique blocks): the share of
+ * block references found on the GPU, one line per policy and a dashed one for the optimum, and each policy's
+ * share of the optimum. Stateless.
+ */
+final class TraceSweep {
+    private static final int WIDTH = 1000;
+    private static final int HEIGHT = 490;
+    private static final int PLOT_TOP = 120;
+    private static final int PLOT_HEIGHT = 290;
+    private static final int PLOT_WIDTH = 370;
+    private static final int[] PANEL_LEFT = {80, 580};
+    private static final String[] COLOURS = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"};
+    private static final String OPTIMUM = "optimum";
+
+    private TraceSweep() {
+    }
+
+    /**
+     * One run of the sweep.
+     *
+     * @param policy the policy
+     * @param result the run (its settings hold the GPU budget used)
+     */
+    record Point(PolicyChoice policy, TraceResult result) {
+        /** The GPU budget used, as a share of the trace's unique blocks. */
+        double gpuShare() {
+            long unique = result.uniqueBytes();
+            return unique == 0 ? 0 : (double) result.settings().gpuBudgetBytes() / unique;
+        }
+    }
+
+    /** RFC 4180 CSV, header row, one row per point, {@code \n} line ends. */
+    static String csv(List<Point> points) {
+        StringBuilder sb = new StringBuilder("policy,gpu_budget_share,gpu_budget_bytes,gpu_blocks,cpu_budget_bytes,"
+                + "unique_blocks,block_bytes,requests,block_references,on_gpu_share,from_cpu_share,from_disk_share,"
+                + "missing_share,prefix_hit_share,prefix_on_gpu_share,optimum_gpu_share,ratio_to_optimum,"
+                + "block_refs_per_s,ttr_p50_us,ttr_p99_us,transfers,bytes_verified,failures,wall_s\n");
+        for (Point p : points) {
+            TraceResult r = p.result();
+            sb.append(String.format(Locale.ROOT,
+                    "%s,%.4f,%d,%d,%d,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.4f,%.1f,%.1f,%.1f,%d,%d,%d,%.3f\n",
+                    p.policy().optionValue(), p.gpuShare(), r.settings().gpuBudgetBytes(), r.gpuCapacityBlocks(),
+                    r.settings().cpuBudgetBytes(), r.trace().uniqueBlocks(), r.options().blockBytes(), r.requestsDone(),
+                    r.references(), r.foundOnShare(Tier.GPU), r.foundOnShare(Tier.CPU), r.foundOnShare(Tier.DISK),
+                    r.missingShare(), r.prefixHitShare(), r.prefixOnGpuShare(), r.optimumGpuShare(), r.ratioToOptimum(),
+                    r.referencesPerSecond(), r.timeToResidentMicros(50), r.timeToResidentMicros(99),
+                    r.cacheCounters().transfers(), r.counters().bytesVerified, r.failures(), r.playedNanos() / 1e9));
+        }
+        return sb.toString();
+    }
+
+    /** A series: a name and its (x %, y) points in x order. */
+    private record Series(String name, String colour, boolean dashed, List<double[]> xy) {
+    }
+
+    /** The SVG; {@code subtitle} lines go under the title. */
+    static String chart(List<Point> points, List<String> subtitle) {
+        Map<PolicyChoice, List<Point>> byPolicy = new LinkedHashMap<>();
+        for (Point p : points) {
+            byPolicy.computeIfAbsent(p.policy(), k -> new ArrayList<>()).add(p);
+        }
+        byPolicy.values().forEach(list -> list.sort((a, b) -> Double.compare(a.gpuShare(), b.gpuShare())));
+        List<Series> hits = new ArrayList<>();
+        List<Series> ratios = new ArrayList<>();
+        TreeMap<Double, Double> optimum = new TreeMap<>();
+        int i = 0;
+        for (Map.Entry<PolicyChoice, List<Point>> e : byPolicy.entrySet()) {
+            String colour = COLOURS[i++ % COLOURS.length];
+            List<double[]> h = new ArrayList<>();
+            List<double[]> r = new ArrayList<>();
+            for (Point p : e.getValue()) {
+                double x = 100 * p.gpuShare();
+                h.add(new double[] {x, 100 * p.result().foundOnShare(Tier.GPU)});
+                r.add(new double[] {x, p.result().ratioToOptimum()});
+                optimum.put(x, 100 * p.result().optimumGpuShare());
+            }
+            hits.add(new Series(e.getKey().optionValue(), colour, false, h));
+            ratios.add(new Series(e.getKey().optionValue(), colour, false, r));
+        }
+        List<double[]> o = new ArrayList<>();
+        optimum.forEach((x, y) -> o.add(new double[] {x, y}));
+        hits.add(new Series(OPTIMUM, "#000000", true, o));
+
+        double xMax = points.stream().mapToDouble(p -> 100 * p.gpuShare()).max().orElse(100);
+        double xStep = SweepChart.niceStep(Math.max(xMax, 1e-3), 10);
+        xMax = Math.max(xStep, Math.ceil(xMax / xStep) * xStep);
+        double hitMax = hits.stream().flatMap(s -> s.xy().stream()).mapToDouble(p -> p[1]).max().orElse(0);
+        double hitStep = SweepChart.niceStep(Math.max(hitMax, 1), 5);
+        double ratioMax = Math.max(1, ratios.stream().flatMap(s -> s.xy().stream()).mapToDouble(p -> p[1])
+                .filter(Double::isFinite).max().orElse(1));
+        double ratioStep = SweepChart.niceStep(ratioMax, 5);
+
+        StringBuilder svg = new StringBuilder();
+        svg.append("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+        svg.append(String.format(Locale.ROOT,
+                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+                        + "font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n", WIDTH, HEIGHT, WIDTH, HEIGHT));
+        svg.append("<title>kvtier simulator: trace GPU budget sweep against the offline optimum</title>\n");
+        svg.append(String.format(Locale.ROOT, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", WIDTH, HEIGHT));
+        svg.append("<text x=\"20\" y=\"30\" font-size=\"18\" font-weight=\"bold\">kvtier simulator: GPU hit rate vs GPU budget, policy against optimum</text>\n");
+        for (int line = 0; line < subtitle.size(); line++) {
+            svg.append(String.format(Locale.ROOT, "<text x=\"20\" y=\"%d\" fill=\"#555555\">", 52 + 17 * line))
+                    .append(SweepChart.escape(subtitle.get(line))).append("</text>\n");
+        }
+        panel(svg, 0, "Block references found on GPU", "share of block references (%)", xMax, xStep,
+                Math.max(hitStep, Math.ceil(hitMax / hitStep) * hitStep), hitStep, hits);
+        panel(svg, 1, "Policy / optimum", "GPU hits of the policy / of the optimum", xMax, xStep,
+                Math.ceil(ratioMax / ratioStep) * ratioStep, ratioStep, ratios);
+        int legendX = WIDTH - 20 - 110 * hits.size();
+        for (int k = 0; k < hits.size(); k++) {
+            Series s = hits.get(k);
+            int x = legendX + 110 * k;
+            svg.append(String.format(Locale.ROOT,
+                    "<line x1=\"%d\" y1=\"92\" x2=\"%d\" y2=\"92\" stroke=\"%s\" stroke-width=\"2.5\"%s/>"
+                            + "<text x=\"%d\" y=\"96\">%s</text>\n",
+                    x, x + 28, s.colour(), s.dashed() ? " stroke-dasharray=\"6 4\"" : "", x + 34,
+                    SweepChart.escape(s.name())));
+        }
+        svg.append("</svg>\n");
+        return svg.toString();
+    }
+
+    private static void panel(StringBuilder svg, int index, String title, String yLabel, double xMax, double xStep,
+                              double yMax, double yStep, List<Series> series) {
+        int left = PANEL_LEFT[index];
+        int bottom = PLOT_TOP + PLOT_HEIGHT;
+        svg.append(String.format(Locale.ROOT, "<g id=\"panel-%d\">\n", index + 1));
+        svg.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" font-size=\"14\" font-weight=\"bold\">%s</text>\n",
+                left, PLOT_TOP - 12, SweepChart.escape(title)));
+        for (double v = 0; v <= yMax + yStep / 1e6; v += yStep) {
+            double py = bottom - v / yMax * PLOT_HEIGHT;
+            svg.append(String.format(Locale.ROOT,
+                    "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#e5e5e5\"/>"
+                            + "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
+                    left, py, left + PLOT_WIDTH, py, left - 6, py + 4, tick(v, yStep)));
+        }
+        for (double v = 0; v <= xMax + xStep / 1e6; v += xStep) {
+            double px = left + v / xMax * PLOT_WIDTH;
+            svg.append(String.format(Locale.ROOT,
+                    "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#333333\"/>"
+                            + "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n",
+                    px, bottom, px, bottom + 5, px, bottom + 19, tick(v, xStep)));
+        }
+        svg.append(String.format(Locale.ROOT,
+                "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333333\"/>"
+                        + "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333333\"/>\n",
+                left, PLOT_TOP, left, bottom, left, bottom, left + PLOT_WIDTH, bottom));
+        svg.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">GPU budget (%% of unique blocks)</text>\n",
+                left + PLOT_WIDTH / 2, bottom + 40));
+        svg.append(String.format(Locale.ROOT,
+                "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" transform=\"rotate(-90 %d %d)\">%s</text>\n",
+                left - 48, PLOT_TOP + PLOT_HEIGHT / 2, left - 48, PLOT_TOP + PLOT_HEIGHT / 2, SweepChart.escape(yLabel)));
+        for (Series s : series) {
+            StringBuilder coordinates = new StringBuilder();
+            StringBuilder markers = new StringBuilder();
+            for (double[] p : s.xy()) {
+                double y = Double.isFinite(p[1]) ? Math.min(p[1], yMax) : 0;
+                double px = left + p[0] / xMax * PLOT_WIDTH;
+                double py = bottom - y / yMax * PLOT_HEIGHT;
+                coordinates.append(coordinates.isEmpty() ? "" : " ").append(String.format(Locale.ROOT, "%.1f,%.1f", px, py));
+                markers.append(String.format(Locale.ROOT, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>", px, py, s.colour()));
+            }
+            svg.append(String.format(Locale.ROOT,
+                    "<polyline class=\"series\" data-series=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2.5\"%s points=\"%s\"/>\n",
+                    SweepChart.escape(s.name()), s.colour(), s.dashed() ? " stroke-dasharray=\"6 4\"" : "", coordinates));
+            svg.append(markers).append('\n');
+        }
+        svg.append("</g>\n");
+    }
+
+    private static String tick(double value, double step) {
+        int decimals = step >= 1 ? 0 : (int) Math.ceil(-Math.log10(step));
+        return String.format(Locale.ROOT, "%." + decimals + "f", value);
+    }
+}

@@ -1,0 +1,251 @@
+package dev.kvtier.bench.trace;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.SplittableRandom;
+
+import dev.kvtier.bench.sim.ZipfSampler;
+
+/**
+ * Generates block-level traces in the Mooncake form ({@link TraceRequest}) from a seed: the same kind, count
+ * and seed give the same trace on every machine. Three workloads, each a mix of requests from several
+ * concurrent users interleaved in arrival order (Poisson arrivals, {@value #MEAN_GAP_MS} ms apart on average):
+ * <ul>
+ *   <li>{@link Kind#CHAT}: multi-turn conversations over a few shared system prompts (Zipf popularity);
+ *       each turn's input is the previous turn's input, its answer and a new user message.</li>
+ *   <li>{@link Kind#TOOL_AGENT}: agents with a long shared tool specification, then short loops of tool
+ *       call and tool result appended step by step; a finished agent sometimes reruns the same task.</li>
+ *   <li>{@link Kind#DOC_QA}: questions over documents with Zipf popularity behind one shared system prompt.</li>
+ * </ul>
+ * Ids follow the format's rule: a block of 512 input tokens keeps its id as long as the tokens before and in
+ * it are the same. So a turn shares the previous turn's <em>full</em> blocks; the previous turn's partial last
+ * block gets a new id (it has more tokens now), as do all new blocks. Fresh ids count up from 0 in order of
+ * first appearance. Stateless; thread-safe.
+ */
+public final class TraceGenerator {
+    /** Mean time between arrivals. */
+    public static final int MEAN_GAP_MS = 250;
+
+    private static final int BLOCK = MooncakeTrace.TOKENS_PER_BLOCK;
+
+    /** The workloads the generator knows. */
+    public enum Kind {
+        /** Multi-turn chat over a few shared system prompts. */
+        CHAT("chat"),
+        /** Tool-using agents: a long shared tool specification, then short call/result loops. */
+        TOOL_AGENT("tool-agent"),
+        /** Document QA: Zipf popularity over documents behind a shared system prompt. */
+        DOC_QA("doc-qa");
+
+        private final String optionValue;
+
+        Kind(String optionValue) {
+            this.optionValue = optionValue;
+        }
+
+        /** The spelling on the command line, e.g. {@code tool-agent}. */
+        public String optionValue() {
+            return optionValue;
+        }
+
+        /** The kind spelled {@code text} (case-insensitive), if any. */
+        public static Optional<Kind> of(String text) {
+            String wanted = text.strip().toLowerCase(Locale.ROOT);
+            return Arrays.stream(values()).filter(k -> k.optionValue.equals(wanted)).findFirst();
+        }
+    }
+
+    private final SplittableRandom random;
+    private long nextId;
+    private long clockMs;
+
+    private TraceGenerator(long seed) {
+        this.random = new SplittableRandom(seed);
+    }
+
+    /**
+     * {@code requests} requests of workload {@code kind}.
+     *
+     * @throws IllegalArgumentException naming the value when {@code requests < 0}
+     */
+    public static List<TraceRequest> generate(Kind kind, int requests, long seed) {
+        if (requests < 0) {
+            throw new IllegalArgumentException("requests must be at least 0, got " + requests);
+        }
+        TraceGenerator g = new TraceGenerator(seed);
+        return switch (kind) {
+            case CHAT -> g.chat(requests);
+            case TOOL_AGENT -> g.toolAgent(requests);
+            case DOC_QA -> g.docQa(requests);
+        };
+    }
+
+    /** What a user's context holds so far: its blocks' ids and its input tokens. */
+    private record Context(long[] ids, int tokens) {
+        static final Context EMPTY = new Context(new long[0], 0);
+    }
+
+    // ------------------------------------------------------------------ chat
+
+    private static final class Conversation {
+        final int prompt;
+        Context context;
+        int lastOutput;
+        int turnsLeft;
+
+        Conversation(int prompt, int turns) {
+            this.prompt = prompt;
+            this.turnsLeft = turns;
+        }
+    }
+
+    private List<TraceRequest> chat(int requests) {
+        // Many users with long pauses between their turns: a turn's blocks come back after many other
+        // users' turns, as in production chat traces (a small pool would make the working set fit anywhere).
+        int prompts = 6;
+        int active = 256;
+        ZipfSampler promptPopularity = new ZipfSampler(prompts, 1.0);
+        Context[] promptContexts = new Context[prompts];
+        int[] promptTokens = new int[prompts];
+        for (int p = 0; p < prompts; p++) {
+            promptTokens[p] = between(600, 3000);
+        }
+        Conversation[] pool = new Conversation[active];
+        List<TraceRequest> out = new ArrayList<>(requests);
+        for (int i = 0; i < requests; i++) {
+            int slot = random.nextInt(active);
+            if (pool[slot] == null) {
+                pool[slot] = new Conversation(promptPopularity.sample(random), between(2, 16));
+            }
+            Conversation c = pool[slot];
+            int user = between(30, 1200);
+            if (c.context == null) {
+                int p = c.prompt;
+                if (promptContexts[p] == null) {
+                    promptContexts[p] = fullBlocks(Context.EMPTY, promptTokens[p]);
+                }
+                c.context = extend(promptContexts[p], promptTokens[p] + user);
+            } else {
+                c.context = extend(c.context, c.context.tokens + c.lastOutput + user);
+            }
+            c.lastOutput = between(50, 800);
+            out.add(request(c.context, c.lastOutput));
+            if (--c.turnsLeft == 0) {
+                pool[slot] = null;
+            }
+        }
+        return out;
+    }
+
+    // ------------------------------------------------------------------ tool agent
+
+    private static final class Agent {
+        final Context task;
+        Context context;
+        int lastOutput;
+        int stepsLeft;
+
+        Agent(Context task, int steps) {
+            this.task = task;
+            this.stepsLeft = steps;
+        }
+    }
+
+    private List<TraceRequest> toolAgent(int requests) {
+        int specs = 4;
+        int active = 48;
+        ZipfSampler specPopularity = new ZipfSampler(specs, 1.0);
+        Context[] specContexts = new Context[specs];
+        int[] specTokens = new int[specs];
+        for (int s = 0; s < specs; s++) {
+            specTokens[s] = between(4000, 12000);
+        }
+        Agent[] pool = new Agent[active];
+        List<TraceRequest> out = new ArrayList<>(requests);
+        for (int i = 0; i < requests; i++) {
+            int slot = random.nextInt(active);
+            Agent a = pool[slot];
+            if (a == null) {
+                int s = specPopularity.sample(random);
+                if (specContexts[s] == null) {
+                    specContexts[s] = fullBlocks(Context.EMPTY, specTokens[s]);
+                }
+                a = pool[slot] = new Agent(extend(specContexts[s], specTokens[s] + between(100, 800)), between(3, 15));
+            }
+            if (a.context == null) {
+                a.context = a.task;
+            } else {
+                int toolCall = a.lastOutput;
+                int toolResult = between(50, 1500);
+                a.context = extend(a.context, a.context.tokens + toolCall + toolResult);
+            }
+            a.lastOutput = between(20, 200);
+            out.add(request(a.context, a.lastOutput));
+            if (--a.stepsLeft == 0) {
+                // A third of finished agents rerun the same task (a retry or the next item of a batch): the
+                // specification and the task's blocks come back; the loop's blocks are new.
+                pool[slot] = random.nextInt(3) == 0 ? new Agent(a.task, between(3, 15)) : null;
+            }
+        }
+        return out;
+    }
+
+    // ------------------------------------------------------------------ document QA
+
+    private List<TraceRequest> docQa(int requests) {
+        int documents = 1000;
+        int systemTokens = 700;
+        ZipfSampler popularity = new ZipfSampler(documents, 1.0);
+        Context system = null;
+        Context[] documentContexts = new Context[documents];
+        int[] documentTokens = new int[documents];
+        List<TraceRequest> out = new ArrayList<>(requests);
+        for (int i = 0; i < requests; i++) {
+            int d = popularity.sample(random);
+            if (documentContexts[d] == null) {
+                if (system == null) {
+                    system = fullBlocks(Context.EMPTY, systemTokens);
+                }
+                documentTokens[d] = between(1000, 12000);
+                documentContexts[d] = fullBlocks(system, systemTokens + documentTokens[d]);
+            }
+            Context question = extend(documentContexts[d], systemTokens + documentTokens[d] + between(16, 128));
+            out.add(request(question, between(20, 300)));
+        }
+        return out;
+    }
+
+    // ------------------------------------------------------------------ blocks
+
+    /**
+     * The context grown to {@code tokens}: the full blocks of {@code before} keep their ids, every other
+     * block (a partial last block of {@code before} included) gets a fresh id.
+     */
+    private Context extend(Context before, int tokens) {
+        int keep = Math.min(before.ids.length, before.tokens / BLOCK);
+        int total = Math.ceilDiv(tokens, BLOCK);
+        long[] ids = Arrays.copyOf(before.ids, total);
+        for (int b = keep; b < total; b++) {
+            ids[b] = nextId++;
+        }
+        return new Context(ids, tokens);
+    }
+
+    /** As {@link #extend}, but only the full blocks: a shared prefix (prompt, document) whose tail is never requested alone. */
+    private Context fullBlocks(Context before, int tokens) {
+        Context grown = extend(before, tokens - tokens % BLOCK);
+        return new Context(grown.ids, tokens);
+    }
+
+    private TraceRequest request(Context context, int outputTokens) {
+        clockMs += Math.round(-Math.log(1 - random.nextDouble()) * MEAN_GAP_MS);
+        return new TraceRequest(clockMs, context.tokens, outputTokens, context.ids);
+    }
+
+    private int between(int min, int max) {
+        return min + random.nextInt(max - min + 1);
+    }
+}
