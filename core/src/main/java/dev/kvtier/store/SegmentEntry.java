@@ -10,7 +10,7 @@ package dev.kvtier.store;
  * random object to read on {@code get} (a fresh one is a young, cache-hot allocation), and keeping
  * the tier and the latest move as bytes makes the entry smaller and holds no transfer alive.
  */
-final class SegmentEntry implements DemotionPolicy.Usage {
+final class SegmentEntry implements DemotionPolicy.Segment {
     private static final Tier[] TIERS = Tier.values();
     /** {@link #lastMoveFrom} when no move is booked (or the latest was rolled back). */
     private static final byte NO_MOVE = -1;
@@ -32,6 +32,15 @@ final class SegmentEntry implements DemotionPolicy.Usage {
     /** The bucket it had on the tier it left last: a hint for when it comes back. */
     UsageBucketIndex.Bucket formerBucket;
     boolean outOfOrder;
+    /**
+     * The {@link #lastUse} the entry had when it was appended to its bucket's recency list. A touch
+     * leaves a listed entry where it is (see UsageBucketIndex): while {@code lastUse != filedLastUse}
+     * its list position is stale and is repaired when candidates are read.
+     */
+    long filedLastUse;
+
+    /** The tracker's own node for this segment (DemotionPolicy.Segment). */
+    private Object policyNode;
 
     // Registration order (EntryTable), for TieredStore.segments().
     SegmentEntry olderRegistered;
@@ -105,5 +114,20 @@ final class SegmentEntry implements DemotionPolicy.Usage {
     @Override
     public long lastUse() {
         return lastUse;
+    }
+
+    @Override
+    public Object policyNode() {
+        return policyNode;
+    }
+
+    @Override
+    public void policyNode(Object node) {
+        policyNode = node;
+    }
+
+    @Override
+    public String toString() {
+        return "SegmentEntry[" + key + ", tier=" + tier() + ", accessCount=" + accessCount + ", lastUse=" + lastUse + "]";
     }
 }

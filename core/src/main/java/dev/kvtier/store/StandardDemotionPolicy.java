@@ -30,8 +30,13 @@ final class StandardDemotionPolicy implements DemotionPolicy {
      * which {@link UsageBucketIndex} maintains in O(1) per use instead of a tree's O(log n); the
      * property tests check it against {@link #demotionOrder()} sorted naively.
      */
-    TierIndex newTierIndex(int emptyBucketSlack) {
+    UsageBucketIndex newTierIndex(int emptyBucketSlack) {
         return new UsageBucketIndex(bucketByAccessCount, emptyBucketSlack);
+    }
+
+    @Override
+    public DemotionPolicy.Tracker newTracker(long gpuBudget, long cpuBudget) {
+        return OrderTracker.of(this, UsageBucketIndex.DEFAULT_EMPTY_BUCKET_SLACK);
     }
 
     @Override

@@ -1,8 +1,6 @@
 package dev.kvtier.store;
 
-import java.util.Collections;
 import java.util.Comparator;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -18,6 +16,10 @@ import java.util.TreeSet;
  * stays sorted by last use at O(1) cost. Demotion and rollback keep a segment's older tick (they
  * are not uses), so a segment arriving that way may belong in the middle of the list; those go
  * into a tree sorted by last use instead, and reading candidates merges the two sorted sequences.
+ *
+ * <p>Why a touch does not move a segment (lazy repair): see {@link #used}. Both parts are sorted by
+ * the last use each member was <em>filed</em> under ({@link SegmentEntry#filedLastUse}); a listed
+ * member touched since is stale and is re-filed when {@link #collectCandidates} reaches it.
  *
  * <p>Why buckets are found through their neighbours and die lazily: a touch moves a segment from
  * bucket c to bucket c+1, which is the next bucket in the list or a new one right after it, so no
@@ -57,7 +59,8 @@ final class UsageBucketIndex implements TierIndex {
      * counts) does not free and re-create a bucket per visit; small enough to bound the garbage.
      */
     static final int DEFAULT_EMPTY_BUCKET_SLACK = 1_024;
-    private static final Comparator<SegmentEntry> BY_LAST_USE = Comparator.comparingLong(e -> e.lastUse);
+    /** Trees are keyed by what their members were filed under (a use is reported after the change). */
+    private static final Comparator<SegmentEntry> BY_LAST_USE = Comparator.comparingLong(e -> e.filedLastUse);
 
     private final boolean bucketByAccessCount;
     private final int emptyBucketSlack;
@@ -90,8 +93,11 @@ final class UsageBucketIndex implements TierIndex {
             emptyBuckets--;
             liveBuckets++;
         }
-        if (bucket.tail == null || bucket.tail.lastUse < entry.lastUse) {
+        // The list is sorted by the last use each member had when it was filed (a member touched
+        // since then keeps its old place until candidates are read), so compare with that.
+        if (bucket.tail == null || bucket.tail.filedLastUse < entry.lastUse) {
             entry.outOfOrder = false;
+            entry.filedLastUse = entry.lastUse;
             entry.previous = bucket.tail;
             entry.next = null;
             if (bucket.tail == null) {
@@ -105,8 +111,34 @@ final class UsageBucketIndex implements TierIndex {
                 bucket.outOfOrder = new TreeSet<>(BY_LAST_USE);
             }
             entry.outOfOrder = true;
+            entry.filedLastUse = entry.lastUse;
             bucket.outOfOrder.add(entry);
         }
+    }
+
+    /**
+     * A use only raises a segment's key (access count and last use both grow), so a listed entry
+     * may stay where it is: every entry's current key is then at least the key it was filed under,
+     * and {@link #collectCandidates} re-files the stale ones it meets before it relies on their
+     * place (the lazy priority-queue argument: the smallest filed key whose entry is not stale is
+     * the smallest current key). This is what makes a touch cost no index writes at all: unlinking
+     * from a recency list wrote two random neighbours, ~240 ns of a ~520 ns touch at 10^6
+     * segments. An entry in a bucket's tree is re-filed at once (rare: it arrived by demotion).
+     */
+    @Override
+    public boolean used(SegmentEntry entry) {
+        Bucket bucket = entry.bucket;
+        if (bucket == null || bucket.owner != this || !bucket.linked || bucket.size == 0) {
+            return false;
+        }
+        if (!entry.outOfOrder) {
+            return true;
+        }
+        if (!detach(entry, bucket)) {
+            return false;
+        }
+        add(entry);
+        return true;
     }
 
     /**
@@ -178,6 +210,17 @@ final class UsageBucketIndex implements TierIndex {
         if (bucket == null || bucket.owner != this || !bucket.linked || bucket.size == 0) {
             return false;
         }
+        if (!detach(entry, bucket)) {
+            return false;
+        }
+        if (bucket.size == 0 && emptyBuckets > liveBuckets + emptyBucketSlack) {
+            sweepEmptyBuckets();
+        }
+        return true;
+    }
+
+    /** Takes {@code entry} out of {@code bucket}, which holds it; never sweeps (safe mid-walk). */
+    private boolean detach(SegmentEntry entry, Bucket bucket) {
         if (entry.outOfOrder) {
             if (!bucket.outOfOrder.remove(entry)) {
                 return false;
@@ -200,9 +243,6 @@ final class UsageBucketIndex implements TierIndex {
         if (--bucket.size == 0) {
             liveBuckets--;
             emptyBuckets++;
-            if (emptyBuckets > liveBuckets + emptyBucketSlack) {
-                sweepEmptyBuckets();
-            }
         }
         return true;
     }
@@ -222,24 +262,44 @@ final class UsageBucketIndex implements TierIndex {
         // Counting down from a positive value by non-negative sizes cannot overflow.
         long stillNeeded = needed;
         for (Bucket bucket = lowest; bucket != null; ) {
-            Bucket higher = bucket.higher;
             if (bucket.size == 0) {
+                Bucket higher = bucket.higher;
                 unlink(bucket); // pays for the walk past it, once
                 bucket = higher;
                 continue;
             }
+            // The tree is walked with higher() rather than an iterator: re-filing a stale list
+            // entry may add to this very bucket's tree (plain LRU has one bucket).
+            TreeSet<SegmentEntry> tree = bucket.outOfOrder;
             SegmentEntry inList = bucket.head;
-            Iterator<SegmentEntry> late = bucket.outOfOrder == null
-                    ? Collections.emptyIterator() : bucket.outOfOrder.iterator();
-            SegmentEntry inTree = late.hasNext() ? late.next() : null;
+            SegmentEntry inTree = tree == null || tree.isEmpty() ? null : tree.first();
             while (inList != null || inTree != null) {
+                if (inList != null && inList.lastUse != inList.filedLastUse) {
+                    // Used since it was filed: its key grew, so it belongs further on. Re-file it
+                    // (the list after it is still sorted) and look again.
+                    SegmentEntry stale = inList;
+                    inList = stale.next;
+                    detach(stale, bucket);
+                    add(stale);
+                    if (stale.bucket == bucket) { // plain LRU: back into this bucket, further on
+                        if (stale.outOfOrder) {
+                            tree = bucket.outOfOrder;
+                            if (inTree == null || stale.lastUse < inTree.filedLastUse) {
+                                inTree = stale;
+                            }
+                        } else if (inList == null) {
+                            inList = stale; // appended as the tail, after everything walked
+                        }
+                    }
+                    continue;
+                }
                 SegmentEntry next;
-                if (inTree == null || (inList != null && inList.lastUse < inTree.lastUse)) {
+                if (inTree == null || (inList != null && inList.lastUse < inTree.filedLastUse)) {
                     next = inList;
                     inList = inList.next;
                 } else {
                     next = inTree;
-                    inTree = late.hasNext() ? late.next() : null;
+                    inTree = tree.higher(inTree);
                 }
                 keys.add(next.key);
                 stillNeeded -= next.sizeBytes;
@@ -247,7 +307,8 @@ final class UsageBucketIndex implements TierIndex {
                     return;
                 }
             }
-            bucket = higher;
+            // Read only now: re-filing may have linked a new bucket right after this one.
+            bucket = bucket.higher;
         }
     }
 }
