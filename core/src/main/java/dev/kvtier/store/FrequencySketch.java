@@ -11,7 +11,11 @@ final class FrequencySketch {
     private static final long[] SEEDS = {
             0xc3a5c85c97cb3127L, 0xb492b66fbe98f273L, 0x9ae16a3b2f90404fL, 0xcbf29ce484222325L};
     private static final long RESET_MASK = 0x7777_7777_7777_7777L;
-    private static final int MIN_WIDTH = 64;
+    /**
+     * 8 KiB to start with: growing restarts the counts, so a store of up to ~1,000 segments should
+     * never have to.
+     */
+    private static final int MIN_WIDTH = 1 << 10;
     /** Beyond this the table stops growing (8 MiB of longs); estimates only get coarser. */
     private static final int MAX_WIDTH = 1 << 20;
 

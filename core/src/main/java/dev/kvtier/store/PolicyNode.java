@@ -17,6 +17,8 @@ final class PolicyNode {
     Queue queue;
     /** S3-FIFO's use counter (0..3). */
     int uses;
+    /** W-TinyLFU: entered probation from the window and not used since (an admission candidate). */
+    boolean fromWindow;
 
     PolicyNode(DemotionPolicy.Segment segment) {
         this.key = segment.key();

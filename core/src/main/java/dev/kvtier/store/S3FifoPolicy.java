@@ -149,7 +149,7 @@ final class S3FifoPolicy implements DemotionPolicy {
             long stillNeeded = needed;
             while (stillNeeded > 0 && (inSmall != null || inMain != null)) {
                 PolicyNode victim = null;
-                if (inSmall != null && (inMain == null || smallLeft * SMALL_SHARE_DIVISOR >= total)) {
+                if (inSmall != null && (inMain == null || smallLeft >= total / SMALL_SHARE_DIVISOR)) {
                     while (inSmall != null) {
                         PolicyNode node = inSmall;
                         inSmall = node.next;

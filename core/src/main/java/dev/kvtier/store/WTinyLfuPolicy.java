@@ -8,22 +8,23 @@ import java.util.List;
  * store; reached through {@link DemotionPolicy#wTinyLfu()}. Immutable and thread-safe; its trackers
  * are not (each belongs to one store and runs under its lock).
  *
- * <p>Per tier: segments arriving on the tier enter a small LRU <em>window</em> (1% of the tier's
- * bytes); behind it a segmented LRU main space, <em>probation</em> and <em>protected</em> (at most
- * 80% of main's bytes; a use in probation moves a segment to protected, whose oldest then fall back
- * to probation). Registration, touch and promotion count a use of the key in a {@link
- * FrequencySketch} shared by the tiers, so popularity survives moves between tiers. To name
- * candidates: while the window holds more than its share, its oldest segment is the candidate
- * and main's oldest (probation first) the victim; the candidate is admitted into main (moved to
- * probation) and the victim named if the sketch says the candidate is more popular, else the
- * candidate is named. Once the window is within its share, main's oldest are named. Why it suits a
- * tight GPU budget: a burst of one-time segments cannot flush popular ones, because they must beat
- * them on frequency to get past the window.
+ * <p>Per tier: segments arriving on the tier enter a small LRU <em>window</em>; when the window
+ * holds more than 1% of the tier's bytes its oldest move on to <em>probation</em>, flagged as
+ * admission candidates. Main space is a segmented LRU, probation and <em>protected</em> (at most 80%
+ * of main's bytes; a use in probation moves a segment to protected, whose oldest then fall back to
+ * probation). Registration, touch and promotion count a use of the key in a {@link FrequencySketch}
+ * shared by the tiers, so popularity survives moves between tiers. To name candidates, the tier is
+ * drained as W-TinyLFU evicts when over capacity: the newest candidates (probation's newest end)
+ * duel probation's oldest (the victims), and whichever the sketch rates less popular is named (a
+ * tie names the candidate: admission must be earned); once no candidate is left, the rest of
+ * probation, then protected, then the window are named oldest first. Why it suits a tight GPU
+ * budget: a burst of one-time segments cannot flush popular ones, because each must beat them on
+ * frequency to stay.
  *
- * <p>Arriving by promotion, demotion or rollback counts as arriving (into the window). Queries
- * move admitted candidates into probation but name segments without removing them; answers are a
- * function of the history of events and queries. O(1) per event (the sketch: four counters), O(1)
- * per candidate.
+ * <p>Arriving by promotion, demotion or rollback counts as arriving (into the window). Queries name
+ * segments without moving or removing them, so asking twice gives the same answer. O(1) per event
+ * (amortised: window overflow moves each arrival on once; the sketch: four counters), O(1) per
+ * candidate.
  */
 final class WTinyLfuPolicy implements DemotionPolicy {
     static final WTinyLfuPolicy INSTANCE = new WTinyLfuPolicy();
@@ -57,7 +58,21 @@ final class WTinyLfuPolicy implements DemotionPolicy {
         final PolicyNode.Queue probation = new PolicyNode.Queue("probation");
         final PolicyNode.Queue protectedQueue = new PolicyNode.Queue("protected");
 
+        /** {@code node} arrives on this tier: into the window, whose oldest overflow into probation. */
+        void arrive(PolicyNode node) {
+            node.fromWindow = false;
+            window.append(node);
+            long total = window.bytes + probation.bytes + protectedQueue.bytes;
+            while (window.size > 1 && window.bytes > total / WINDOW_SHARE_DIVISOR) { // division: no overflow
+                PolicyNode oldest = window.head;
+                window.unlink(oldest);
+                oldest.fromWindow = true;
+                probation.append(oldest);
+            }
+        }
+
         void leave(PolicyNode node) {
+            node.fromWindow = false;
             PolicyNode.Queue queue = node.queue;
             if (queue != window && queue != probation && queue != protectedQueue) {
                 throw new IllegalStateException("segment " + node.key + " is not queued on this tier");
@@ -68,10 +83,11 @@ final class WTinyLfuPolicy implements DemotionPolicy {
         void hit(PolicyNode node) {
             PolicyNode.Queue queue = node.queue;
             if (queue == probation) {
+                node.fromWindow = false;
                 probation.unlink(node);
                 protectedQueue.append(node);
                 long mainBytes = probation.bytes + protectedQueue.bytes;
-                while (protectedQueue.size > 1 && protectedQueue.bytes * 100 > mainBytes * PROTECTED_PERCENT) {
+                while (protectedQueue.size > 1 && protectedQueue.bytes > mainBytes / 100 * PROTECTED_PERCENT) {
                     PolicyNode oldest = protectedQueue.head;
                     protectedQueue.unlink(oldest);
                     probation.append(oldest);
@@ -102,7 +118,7 @@ final class WTinyLfuPolicy implements DemotionPolicy {
             segment.policyNode(node);
             sketch.ensureCapacity(++segments);
             sketch.increment(node.hash);
-            tiers[tier.ordinal()].window.append(node);
+            tiers[tier.ordinal()].arrive(node);
         }
 
         @Override
@@ -131,7 +147,7 @@ final class WTinyLfuPolicy implements DemotionPolicy {
 
         private void move(PolicyNode node, Tier from, Tier to) {
             tiers[from.ordinal()].leave(node);
-            tiers[to.ordinal()].window.append(node);
+            tiers[to.ordinal()].arrive(node);
         }
 
         @Override
@@ -144,41 +160,35 @@ final class WTinyLfuPolicy implements DemotionPolicy {
         @Override
         public void collectCandidates(Tier tier, long needed, List<String> keys) {
             TierQueues q = tiers[tier.ordinal()];
-            // Named segments stay where they are; the cursors mark how far each queue was examined.
-            PolicyNode inWindow = q.window.head;
-            PolicyNode inProbation = q.probation.head;
-            PolicyNode inProtected = q.protectedQueue.head;
-            long windowShare = (q.window.bytes + q.probation.bytes + q.protectedQueue.bytes) / WINDOW_SHARE_DIVISOR;
-            long windowLeft = q.window.bytes;
             long stillNeeded = needed;
-            while (stillNeeded > 0 && (inWindow != null || inProbation != null || inProtected != null)) {
+            // Probation is named from both ends: victims from the oldest end, candidates from the
+            // newest; [victim, lastUnnamed] is what is left of it. Nothing moves.
+            PolicyNode victim = q.probation.head;
+            PolicyNode lastUnnamed = q.probation.tail;
+            while (stillNeeded > 0 && victim != null) {
+                PolicyNode candidate = lastUnnamed != victim && lastUnnamed.fromWindow ? lastUnnamed : null;
                 PolicyNode named;
-                PolicyNode mainOldest = inProbation != null ? inProbation : inProtected;
-                if (inWindow != null && (windowLeft > windowShare || mainOldest == null)) {
-                    PolicyNode candidate = inWindow;
-                    inWindow = candidate.next;
-                    windowLeft -= candidate.sizeBytes;
-                    if (mainOldest != null && sketch.frequency(candidate.hash) > sketch.frequency(mainOldest.hash)) {
-                        q.window.unlink(candidate); // admitted: it displaces main's oldest
-                        q.probation.append(candidate);
-                        if (inProbation == null) { // probation was used up: the newcomer is next
-                            inProbation = candidate;
-                        }
-                        named = mainOldest;
-                    } else {
-                        named = candidate;
-                    }
+                if (candidate != null && sketch.frequency(candidate.hash) <= sketch.frequency(victim.hash)) {
+                    named = candidate; // not admitted
+                    lastUnnamed = candidate.previous;
                 } else {
-                    named = mainOldest;
-                }
-                if (named == inProbation) {
-                    inProbation = named.next;
-                } else if (named == inProtected) {
-                    inProtected = named.next;
+                    named = victim;
+                    victim = victim == lastUnnamed ? null : victim.next;
                 }
                 keys.add(named.key);
                 stillNeeded -= named.sizeBytes;
             }
+            stillNeeded = nameOldestFirst(q.protectedQueue.head, stillNeeded, keys);
+            nameOldestFirst(q.window.head, stillNeeded, keys);
+        }
+
+        /** Names {@code from} and the nodes after it until {@code stillNeeded} is met; returns what is left. */
+        private static long nameOldestFirst(PolicyNode from, long stillNeeded, List<String> keys) {
+            for (PolicyNode node = from; node != null && stillNeeded > 0; node = node.next) {
+                keys.add(node.key);
+                stillNeeded -= node.sizeBytes;
+            }
+            return stillNeeded;
         }
 
         @Override
