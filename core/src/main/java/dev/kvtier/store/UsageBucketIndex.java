@@ -127,12 +127,12 @@ final class UsageBucketIndex implements TierIndex {
      */
     @Override
     public boolean used(SegmentEntry entry) {
+        if (!entry.outOfOrder) {
+            return true; // the hot path reads nothing but the entry (no check of its bucket either)
+        }
         Bucket bucket = entry.bucket;
         if (bucket == null || bucket.owner != this || !bucket.linked || bucket.size == 0) {
             return false;
-        }
-        if (!entry.outOfOrder) {
-            return true;
         }
         if (!detach(entry, bucket)) {
             return false;
@@ -163,6 +163,14 @@ final class UsageBucketIndex implements TierIndex {
                     return link(new Bucket(this, count), near);
                 }
             }
+        }
+        // A new segment (count 0, or its registered count) usually joins the lowest bucket: no search.
+        Bucket first = lowest;
+        if (first == null || count < first.accessCount) {
+            return link(new Bucket(this, count), null);
+        }
+        if (first.accessCount == count) {
+            return first;
         }
         Bucket existing = directory.get(count);
         if (existing != null) {
