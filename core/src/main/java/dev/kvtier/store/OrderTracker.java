@@ -27,7 +27,7 @@ final class OrderTracker implements DemotionPolicy.Tracker {
         OrderTracker tracker = new OrderTracker(policy.name());
         if (policy instanceof StandardDemotionPolicy standard) {
             for (Tier tier : Tier.values()) {
-                tracker.indexes[tier.ordinal()] = standard.newTierIndex(emptyBucketSlack);
+                tracker.indexes[tier.ordinal()] = standard.newTierIndex(emptyBucketSlack, tier);
             }
             return tracker;
         }
@@ -44,7 +44,7 @@ final class OrderTracker implements DemotionPolicy.Tracker {
 
     @Override
     public void registered(DemotionPolicy.Segment segment, Tier tier) {
-        indexes[tier.ordinal()].add((SegmentEntry) segment);
+        indexes[tier.ordinal()].arrived((SegmentEntry) segment);
     }
 
     @Override
@@ -71,8 +71,12 @@ final class OrderTracker implements DemotionPolicy.Tracker {
 
     @Override
     public void removed(DemotionPolicy.Segment segment, Tier tier) {
-        if (!indexes[tier.ordinal()].remove((SegmentEntry) segment)) {
+        SegmentEntry entry = (SegmentEntry) segment;
+        if (!indexes[tier.ordinal()].left(entry)) {
             throw lost(segment);
+        }
+        for (TierIndex index : indexes) {
+            index.forget(entry);
         }
     }
 
@@ -83,10 +87,10 @@ final class OrderTracker implements DemotionPolicy.Tracker {
 
     private void move(DemotionPolicy.Segment segment, Tier from, Tier to) {
         SegmentEntry entry = (SegmentEntry) segment;
-        if (!indexes[from.ordinal()].remove(entry)) {
+        if (!indexes[from.ordinal()].left(entry)) {
             throw lost(segment);
         }
-        indexes[to.ordinal()].add(entry);
+        indexes[to.ordinal()].arrived(entry);
     }
 
     private IllegalStateException lost(DemotionPolicy.Segment segment) {

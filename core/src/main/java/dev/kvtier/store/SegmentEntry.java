@@ -1,9 +1,9 @@
 package dev.kvtier.store;
 
 /**
- * The store's mutable record of one registered segment; guarded by the store's lock. Its usage
- * ({@link #accessCount}, {@link #lastUse}) changes only while it is out of its tier's index, and
- * the link fields belong to whichever {@link TierIndex} holds it.
+ * The store's mutable record of one registered segment; guarded by the store's lock. The tracker
+ * is told of every change of its usage ({@link #accessCount}, {@link #lastUse}) or tier after
+ * the change; the record fields belong to the built-in order index of each tier.
  *
  * <p>Why no cached snapshot and no references beyond the index links: at 10^6 segments every op
  * is bound by cache misses on randomly placed entries. A snapshot cached in the entry is one more
@@ -25,19 +25,10 @@ final class SegmentEntry implements DemotionPolicy.Segment {
     private byte lastMoveFrom = NO_MOVE;
     private byte lastMoveTo = NO_MOVE;
 
-    // Index bookkeeping (UsageBucketIndex): an intrusive recency list and the bucket holding it.
-    SegmentEntry previous;
-    SegmentEntry next;
-    UsageBucketIndex.Bucket bucket;
-    /** The bucket it had on the tier it left last: a hint for when it comes back. */
-    UsageBucketIndex.Bucket formerBucket;
-    boolean outOfOrder;
-    /**
-     * The {@link #lastUse} the entry had when it was appended to its bucket's recency list. A touch
-     * leaves a listed entry where it is (see UsageBucketIndex): while {@code lastUse != filedLastUse}
-     * its list position is stale and is repaired when candidates are read.
-     */
-    long filedLastUse;
+    // The built-in order index's records on each tier (UsageBucketIndex), or null.
+    private UsageBucketIndex.Record gpuRecord;
+    private UsageBucketIndex.Record cpuRecord;
+    private UsageBucketIndex.Record diskRecord;
 
     /** The tracker's own node for this segment (DemotionPolicy.Segment). */
     private Object policyNode;
@@ -58,6 +49,28 @@ final class SegmentEntry implements DemotionPolicy.Segment {
     /** The tier the segment is booked on. */
     Tier tier() {
         return TIERS[tierOrdinal];
+    }
+
+    /** The ordinal of the tier the segment is booked on. */
+    int tierOrdinal() {
+        return tierOrdinal;
+    }
+
+    /** Its record in the index of the tier with {@code ordinal}, or null. */
+    UsageBucketIndex.Record record(int ordinal) {
+        return switch (ordinal) {
+            case 0 -> gpuRecord;
+            case 1 -> cpuRecord;
+            default -> diskRecord;
+        };
+    }
+
+    void record(int ordinal, UsageBucketIndex.Record record) {
+        switch (ordinal) {
+            case 0 -> gpuRecord = record;
+            case 1 -> cpuRecord = record;
+            default -> diskRecord = record;
+        }
     }
 
     /** Puts the segment on {@code newTier}. */

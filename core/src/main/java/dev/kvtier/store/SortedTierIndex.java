@@ -59,23 +59,23 @@ final class SortedTierIndex implements TierIndex {
     }
 
     @Override
-    public void add(SegmentEntry entry) {
+    public void arrived(SegmentEntry entry) {
         Node node = new Node(entry);
         entry.policyNode(node);
         nodes.add(node);
     }
 
     @Override
-    public boolean remove(SegmentEntry entry) {
+    public boolean left(SegmentEntry entry) {
         return entry.policyNode() instanceof Node node && node.entry == entry && nodes.remove(node);
     }
 
     @Override
     public boolean used(SegmentEntry entry) {
-        if (!remove(entry)) {
+        if (!left(entry)) {
             return false;
         }
-        add(entry);
+        arrived(entry);
         return true;
     }
 
