@@ -31,18 +31,20 @@ import java.util.Optional;
  * a register, touch or promote stamped from a monotonic counter, so one history always gives one
  * list. Each tier keeps an index in that order, so nothing is sorted per call. With the built-in
  * order policies it is the LFU bucket scheme (frequency buckets, each ordered by recency) with lazy
- * repair: a touch only updates the segment's own record (O(1), no index writes), and a candidates
- * query re-files the touched segments it meets before relying on their place, so k candidates cost
- * O(k) plus the repairs, each paid for by one earlier touch (amortised O(log m) per touch, m below);
- * get is O(1) expected (a hash lookup); promote and remove are O(1) expected and amortised (a list
- * splice, the next bucket found through its neighbour), with an O(log b) directory look-up among
- * the b distinct access counts of the tier when no neighbour fits (register, a first arrival on a
- * tier). A segment that arrived by demote or rollback keeps its older recency, so it waits in a
- * small per-bucket tree: demote and rollback, and the next move or touch of such a segment, cost
- * O(log m) for the m such segments in its bucket. A custom order gets a red-black tree: O(log n) per
- * update, O(k + log n) for k candidates. A tracker policy ({@link DemotionPolicy#newTracker}) costs
- * what it documents ({@link DemotionPolicy#s3Fifo()} and {@link DemotionPolicy#wTinyLfu()}: O(1)
- * per event, amortised O(1) per candidate). {@link #segments()} is O(n).
+ * repair: a touch only updates the segment's own record, and a demote or promote files nothing
+ * either when the segment still has its record from an earlier stay on the target tier (filed at
+ * or below its present key); a candidates query drops the records of segments that left the tier
+ * and re-files the stale ones it meets before relying on their place. So touch is O(1) with no
+ * index writes; get is O(1) expected (a hash lookup); demote, promote and register are O(1)
+ * expected and amortised, with an O(log b) directory look-up among the b distinct access counts of
+ * the tier when no neighbouring bucket fits, and O(log m) when a record must join a bucket's tree
+ * of the m records filed out of recency order (arrivals by demote or rollback); remove drops the
+ * segment's records on every tier, O(1) each. k candidates cost O(k) plus the repairs met, each
+ * paid for by one earlier touch or move (amortised O(1), O(log m) into a tree). A custom order gets
+ * a red-black tree: O(log n) per update, O(k + log n) for k candidates. A tracker policy
+ * ({@link DemotionPolicy#newTracker}) costs what it documents ({@link DemotionPolicy#s3Fifo()} and
+ * {@link DemotionPolicy#wTinyLfu()}: O(1) per event, amortised O(1) per candidate).
+ * {@link #segments()} is O(n).
  *
  * <h2>Thread safety</h2>
  * Thread-safe. Every public method is atomic: it runs entirely under one lock, so other threads

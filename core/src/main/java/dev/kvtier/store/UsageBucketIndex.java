@@ -113,15 +113,20 @@ final class UsageBucketIndex implements TierIndex {
 
     @Override
     public void arrived(SegmentEntry entry) {
-        Record record = entry.record(tierOrdinal);
-        if (record == null) {
-            record = new Record(entry);
-            entry.record(tierOrdinal, record);
-        } else if (filedAtMostCurrent(record)) {
-            return; // its old record is a valid lower bound: repaired when a walk reaches it
-        } else {
-            detach(record); // only after a rollback lowered the count: file it again now
+        if (entry.record(tierOrdinal) != null) {
+            // Its record from an earlier stay is still filed here, at or below its present key, so
+            // it is a valid lower bound, repaired when a walk reaches it; not even read (at 10^6
+            // segments reading it would be one more cache miss per move). Why "at or below": the
+            // key (access count, last use) never decreases but for a rollback of a promotion, which
+            // returns the count to what it was before that promotion (with the later last use) and
+            // the segment to the tier it came from; a record is only ever filed under the key the
+            // segment had then, and every key it had on any tier before is at most that. The
+            // property tests check the whole order against a model after every step, rollbacks
+            // included.
+            return;
         }
+        Record record = new Record(entry);
+        entry.record(tierOrdinal, record);
         file(record);
     }
 
@@ -154,14 +159,6 @@ final class UsageBucketIndex implements TierIndex {
                 sweepEmptyBuckets();
             }
         }
-    }
-
-    private boolean filedAtMostCurrent(Record record) {
-        SegmentEntry entry = record.entry;
-        if (bucketByAccessCount && record.filedCount != entry.accessCount) {
-            return record.filedCount < entry.accessCount;
-        }
-        return record.filedLastUse <= entry.lastUse;
     }
 
     private boolean isStale(Record record) {
