@@ -1,26 +1,33 @@
 package dev.kvtier.store;
 
 import java.util.Comparator;
+import java.util.List;
 
 /**
- * Decides in which order the segments on one tier are offered for demotion by
- * {@link TieredStore#candidatesForDemotion}: the first in {@link #demotionOrder()} is demoted
- * first.
+ * Decides which segments of a tier {@link TieredStore#candidatesForDemotion} offers for demotion,
+ * first to demote first.
  *
- * <p>The store keeps, per tier, an index in this order, so a policy is a comparator rather than a
- * procedure: the store re-positions a segment when its usage changes and reads {@code k}
- * candidates off the front of the index, never sorting a tier. For any policy that index is a
- * red-black tree (O(log n) per update, O(k + log n) per query); the two built-in policies are
- * served by the equivalent O(1) frequency/recency bucket index instead. The store breaks every tie
- * the comparator leaves by {@link Usage#lastUse()}, which is unique per segment, so one history
- * always yields one list.
- *
- * <p>Implementations must be stateless and thread-safe, and their comparator must be a total
- * preorder that depends only on the {@link Usage} values it is given (it is called under the
- * store's lock, so it must also be cheap and must not call back into the store).
+ * <h2>Two ways to write a policy</h2>
+ * <ul>
+ *   <li><b>An order</b> (the special case): implement {@link #name()} and {@link #demotionOrder()}.
+ *       The store keeps, per tier, an index in that order (a red-black tree, O(log n) per update,
+ *       O(k + log n) for k candidates; the two built-in orders get an O(1) bucket index), breaks
+ *       every tie by {@link Usage#lastUse()} and never sorts a tier. The comparator must be a total
+ *       preorder depending only on the {@link Usage} values it is given, cheap, stateless and
+ *       thread-safe, and must not call back into the store.</li>
+ *   <li><b>A tracker</b> (anything else: admission, ghost entries, frequency sketches, adaptation):
+ *       override {@link #newTracker(long, long)}. Each store asks for its own {@link Tracker},
+ *       tells it every event (registered, used, demoted, promoted, rolled back, removed, with the
+ *       tiers and the segment's size and usage) and asks it for candidates per tier. Built in:
+ *       {@link #s3Fifo()} and {@link #wTinyLfu()}.</li>
+ * </ul>
+ * A policy object itself must be immutable and thread-safe (one may serve many stores); a tracker
+ * belongs to one store and is only ever called under that store's lock, one call at a time.
  *
  * @see #leastAccessedFirst()
  * @see #leastRecentlyUsed()
+ * @see #s3Fifo()
+ * @see #wTinyLfu()
  */
 public interface DemotionPolicy {
 
@@ -46,15 +53,91 @@ public interface DemotionPolicy {
         long lastUse();
     }
 
+    /**
+     * A segment as a {@link Tracker} sees it: its current usage (already updated by the event being
+     * reported) and one slot where the tracker may keep its own per-segment node, so that it needs
+     * no map of its own. The view is the store's live record: valid until the segment's
+     * {@link Tracker#removed} returns; do not retain it beyond that, and do not call the store from it.
+     */
+    interface Segment extends Usage {
+        /** The tracker's node for this segment, or null before the tracker set one. */
+        Object policyNode();
+
+        /** Keeps {@code node} for this segment (the store never reads it). */
+        void policyNode(Object node);
+    }
+
+    /**
+     * One store's policy state. The store calls every method under its lock, one at a time, after it
+     * has checked the operation is valid; a tracker is never shared between stores.
+     *
+     * <p>Contract (checked for the built-in trackers by property tests): {@link #collectCandidates}
+     * names only segments that are on the asked tier, each once, never a removed one, in the order
+     * to demote them, stopping as soon as their sizes add up to {@code needed} (all of the tier's
+     * segments if they do not); the answers depend only on the sequence of events and queries, so
+     * one history gives one answer. A tracker may reorganise its own state while answering (e.g.
+     * move a segment between its queues) but must not change anything the store can see.
+     *
+     * <p>Errors: a tracker should not throw. If it does, the store undoes its own change (for
+     * register, touch, demote, promote and rollback; remove is reported before anything changes)
+     * and throws an {@link IllegalStateException} naming the policy and the event, with the
+     * tracker's exception as its cause.
+     */
+    interface Tracker {
+        /** {@code segment} was registered on {@code tier} (a use). */
+        void registered(Segment segment, Tier tier);
+
+        /** {@code segment}, which stays on {@code tier}, was touched (an access and a use). */
+        void used(Segment segment, Tier tier);
+
+        /** {@code segment} was booked from {@code from} down to {@code to} (not a use). */
+        void demoted(Segment segment, Tier from, Tier to);
+
+        /** {@code segment} was booked from {@code from} up to {@code to} (an access and a use). */
+        void promoted(Segment segment, Tier from, Tier to);
+
+        /**
+         * The latest move of {@code segment} was rolled back: it went from {@code from} back to
+         * {@code to}, where it was before the move (a promotion's access is taken back).
+         */
+        void rolledBack(Segment segment, Tier from, Tier to);
+
+        /** {@code segment}, on {@code tier}, is about to be removed; forget it. */
+        void removed(Segment segment, Tier tier);
+
+        /**
+         * Appends to {@code keys} the keys to demote from {@code tier} until their sizes add up to
+         * at least {@code needed} ({@code > 0}), or all of the tier's keys.
+         */
+        void collectCandidates(Tier tier, long needed, List<String> keys);
+    }
+
     /** A short stable name for logs and benchmark labels, e.g. {@code "least-accessed-first"}. */
     String name();
 
-    /** The demotion order: segments that compare smaller are demoted first. */
-    Comparator<Usage> demotionOrder();
+    /**
+     * The demotion order of an order policy: segments that compare smaller are demoted first.
+     * Tracker policies return null (the default).
+     */
+    default Comparator<Usage> demotionOrder() {
+        return null;
+    }
+
+    /**
+     * A fresh tracker for one store with these budgets. The default serves {@link #demotionOrder()}
+     * through an index per tier (the comparator adapter); tracker policies override it.
+     *
+     * @param gpuBudget the store's GPU budget in bytes, {@code >= 0}
+     * @param cpuBudget the store's CPU budget in bytes, {@code >= 0} (disk is unbounded)
+     * @throws IllegalArgumentException (from the default) if {@link #demotionOrder()} is null
+     */
+    default Tracker newTracker(long gpuBudget, long cpuBudget) {
+        return OrderTracker.of(this, UsageBucketIndex.DEFAULT_EMPTY_BUCKET_SLACK);
+    }
 
     /**
      * The default: least accessed first (the seed's order), ties broken by least recently used.
-     * This is the LFU-with-LRU-tie-break order.
+     * This is the LFU-with-LRU-tie-break order; the store's access counts are kept across tiers.
      */
     static DemotionPolicy leastAccessedFirst() {
         return StandardDemotionPolicy.LEAST_ACCESSED_FIRST;
@@ -63,5 +146,44 @@ public interface DemotionPolicy {
     /** Plain least recently used first; access counts are ignored. */
     static DemotionPolicy leastRecentlyUsed() {
         return StandardDemotionPolicy.LEAST_RECENTLY_USED;
+    }
+
+    /**
+     * S3-FIFO per tier (Yang et al., SOSP 2023): a small FIFO (10% of the tier's bytes) that new
+     * arrivals enter, a main FIFO with a 2-bit use counter per segment (reinserted while the counter
+     * is positive, decremented each time), and a ghost FIFO of keys recently demoted out of the small
+     * queue that sends them straight to main when they come back. O(1) per event, amortised O(1)
+     * per candidate. Name {@code "s3-fifo"}.
+     */
+    static DemotionPolicy s3Fifo() {
+        return S3FifoPolicy.INSTANCE;
+    }
+
+    /**
+     * W-TinyLFU per tier (Einziger, Friedman and Manes 2017, as in Caffeine): a small LRU window
+     * (1% of the tier's bytes) in front of a segmented LRU main space (probation and protected,
+     * 80% protected), with admission from the window into main decided by a count-min sketch of
+     * each key's recent popularity (4-bit counters, halved periodically; one sketch per store, so
+     * popularity is kept across tiers). O(1) per event and per candidate. Name {@code "w-tinylfu"}.
+     */
+    static DemotionPolicy wTinyLfu() {
+        return WTinyLfuPolicy.INSTANCE;
+    }
+
+    /**
+     * The built-in policy called {@code name}: {@code "least-accessed-first"},
+     * {@code "least-recently-used"}, {@code "s3-fifo"} or {@code "w-tinylfu"} (for command lines
+     * and benchmark parameters).
+     *
+     * @throws IllegalArgumentException naming the value and the known names if there is none
+     */
+    static DemotionPolicy named(String name) {
+        for (DemotionPolicy policy : List.of(leastAccessedFirst(), leastRecentlyUsed(), s3Fifo(), wTinyLfu())) {
+            if (policy.name().equals(name)) {
+                return policy;
+            }
+        }
+        throw new IllegalArgumentException("no built-in demotion policy is named \"" + name
+                + "\"; known: least-accessed-first, least-recently-used, s3-fifo, w-tinylfu");
     }
 }

@@ -1,16 +1,16 @@
 package dev.kvtier.store;
 
 /**
- * The store's mutable record of one registered segment; guarded by the store's lock. Its usage
- * ({@link #accessCount}, {@link #lastUse}) changes only while it is out of its tier's index, and
- * the link fields belong to whichever {@link TierIndex} holds it.
+ * The store's mutable record of one registered segment; guarded by the store's lock. The tracker
+ * is told of every change of its usage ({@link #accessCount}, {@link #lastUse}) or tier after
+ * the change; the record fields belong to the built-in order index of each tier.
  *
  * <p>Why no cached snapshot and no references beyond the index links: at 10^6 segments every op
  * is bound by cache misses on randomly placed entries. A snapshot cached in the entry is one more
  * random object to read on {@code get} (a fresh one is a young, cache-hot allocation), and keeping
  * the tier and the latest move as bytes makes the entry smaller and holds no transfer alive.
  */
-final class SegmentEntry implements DemotionPolicy.Usage {
+final class SegmentEntry implements DemotionPolicy.Segment {
     private static final Tier[] TIERS = Tier.values();
     /** {@link #lastMoveFrom} when no move is booked (or the latest was rolled back). */
     private static final byte NO_MOVE = -1;
@@ -25,13 +25,13 @@ final class SegmentEntry implements DemotionPolicy.Usage {
     private byte lastMoveFrom = NO_MOVE;
     private byte lastMoveTo = NO_MOVE;
 
-    // Index bookkeeping (UsageBucketIndex): an intrusive recency list and the bucket holding it.
-    SegmentEntry previous;
-    SegmentEntry next;
-    UsageBucketIndex.Bucket bucket;
-    /** The bucket it had on the tier it left last: a hint for when it comes back. */
-    UsageBucketIndex.Bucket formerBucket;
-    boolean outOfOrder;
+    // The built-in order index's records on each tier (UsageBucketIndex), or null.
+    private UsageBucketIndex.Record gpuRecord;
+    private UsageBucketIndex.Record cpuRecord;
+    private UsageBucketIndex.Record diskRecord;
+
+    /** The tracker's own node for this segment (DemotionPolicy.Segment). */
+    private Object policyNode;
 
     // Registration order (EntryTable), for TieredStore.segments().
     SegmentEntry olderRegistered;
@@ -49,6 +49,28 @@ final class SegmentEntry implements DemotionPolicy.Usage {
     /** The tier the segment is booked on. */
     Tier tier() {
         return TIERS[tierOrdinal];
+    }
+
+    /** The ordinal of the tier the segment is booked on. */
+    int tierOrdinal() {
+        return tierOrdinal;
+    }
+
+    /** Its record in the index of the tier with {@code ordinal}, or null. */
+    UsageBucketIndex.Record record(int ordinal) {
+        return switch (ordinal) {
+            case 0 -> gpuRecord;
+            case 1 -> cpuRecord;
+            default -> diskRecord;
+        };
+    }
+
+    void record(int ordinal, UsageBucketIndex.Record record) {
+        switch (ordinal) {
+            case 0 -> gpuRecord = record;
+            case 1 -> cpuRecord = record;
+            default -> diskRecord = record;
+        }
     }
 
     /** Puts the segment on {@code newTier}. */
@@ -105,5 +127,20 @@ final class SegmentEntry implements DemotionPolicy.Usage {
     @Override
     public long lastUse() {
         return lastUse;
+    }
+
+    @Override
+    public Object policyNode() {
+        return policyNode;
+    }
+
+    @Override
+    public void policyNode(Object node) {
+        policyNode = node;
+    }
+
+    @Override
+    public String toString() {
+        return "SegmentEntry[" + key + ", tier=" + tier() + ", accessCount=" + accessCount + ", lastUse=" + lastUse + "]";
     }
 }

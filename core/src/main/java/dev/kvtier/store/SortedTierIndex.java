@@ -5,37 +5,87 @@ import java.util.List;
 import java.util.TreeSet;
 
 /**
- * A {@link TierIndex} for any policy: a red-black tree in the policy's order, ties by last use
- * (unique per segment, so the order is total). O(log n) per add or remove; k candidates cost
- * O(k + log n).
+ * A {@link TierIndex} for any order policy: a red-black tree in the policy's order, ties by last
+ * use (unique per segment, so the order is total). O(log n) per add, remove or use; k candidates
+ * cost O(k + log n). Not thread-safe: the store calls it under its lock.
+ *
+ * <p>Why the tree holds snapshots rather than the entries: the store tells its tracker about a
+ * use after the entry's usage has changed, and a tree keyed by live fields could no longer find
+ * the entry then. Each node freezes the usage it was filed under, so the comparator always sees
+ * the values the node was placed by.
  */
 final class SortedTierIndex implements TierIndex {
-    private final TreeSet<SegmentEntry> entries;
+
+    /** One filing of an entry: its usage frozen when filed. */
+    private static final class Node implements DemotionPolicy.Usage {
+        final SegmentEntry entry;
+        final long accessCount;
+        final long lastUse;
+
+        Node(SegmentEntry entry) {
+            this.entry = entry;
+            this.accessCount = entry.accessCount;
+            this.lastUse = entry.lastUse;
+        }
+
+        @Override
+        public String key() {
+            return entry.key;
+        }
+
+        @Override
+        public long sizeBytes() {
+            return entry.sizeBytes;
+        }
+
+        @Override
+        public long accessCount() {
+            return accessCount;
+        }
+
+        @Override
+        public long lastUse() {
+            return lastUse;
+        }
+    }
+
+    private final TreeSet<Node> nodes;
 
     SortedTierIndex(Comparator<DemotionPolicy.Usage> policyOrder) {
-        this.entries = new TreeSet<>((a, b) -> {
+        this.nodes = new TreeSet<>((a, b) -> {
             int byPolicy = policyOrder.compare(a, b);
             return byPolicy != 0 ? byPolicy : Long.compare(a.lastUse, b.lastUse);
         });
     }
 
     @Override
-    public void add(SegmentEntry entry) {
-        entries.add(entry);
+    public void arrived(SegmentEntry entry) {
+        Node node = new Node(entry);
+        entry.policyNode(node);
+        nodes.add(node);
     }
 
     @Override
-    public boolean remove(SegmentEntry entry) {
-        return entries.remove(entry);
+    public boolean left(SegmentEntry entry) {
+        return entry.policyNode() instanceof Node node && node.entry == entry && nodes.remove(node);
+    }
+
+    @Override
+    public boolean used(SegmentEntry entry) {
+        if (!left(entry)) {
+            return false;
+        }
+        arrived(entry);
+        return true;
     }
 
     @Override
     public void collectCandidates(long needed, List<String> keys) {
         // Counting down from a positive value by non-negative sizes cannot overflow.
         long stillNeeded = needed;
-        for (SegmentEntry entry : entries) {
-            keys.add(entry.key);
-            stillNeeded -= entry.sizeBytes;
+        for (Node node : nodes) {
+            keys.add(node.entry.key);
+            stillNeeded -= node.entry.sizeBytes;
             if (stillNeeded <= 0) {
                 return;
             }

@@ -26,12 +26,17 @@ final class StandardDemotionPolicy implements DemotionPolicy {
     }
 
     /**
-     * A fresh index for one tier. Both built-in orders are (access count or nothing, then last use),
+     * A fresh index for {@code tier}. Both built-in orders are (access count or nothing, then last use),
      * which {@link UsageBucketIndex} maintains in O(1) per use instead of a tree's O(log n); the
      * property tests check it against {@link #demotionOrder()} sorted naively.
      */
-    TierIndex newTierIndex(int emptyBucketSlack) {
-        return new UsageBucketIndex(bucketByAccessCount, emptyBucketSlack);
+    UsageBucketIndex newTierIndex(int emptyBucketSlack, Tier tier) {
+        return new UsageBucketIndex(bucketByAccessCount, emptyBucketSlack, tier);
+    }
+
+    @Override
+    public DemotionPolicy.Tracker newTracker(long gpuBudget, long cpuBudget) {
+        return OrderTracker.of(this, UsageBucketIndex.DEFAULT_EMPTY_BUCKET_SLACK);
     }
 
     @Override

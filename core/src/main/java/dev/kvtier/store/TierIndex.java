@@ -3,25 +3,39 @@ package dev.kvtier.store;
 import java.util.List;
 
 /**
- * The segments of one tier in a {@link DemotionPolicy}'s order, ties broken by
- * {@link SegmentEntry#lastUse}. Not thread-safe: the store calls it under its lock. An entry's
- * usage must not change while it is indexed: remove, change, add.
+ * The segments of one tier in an order policy's order, ties broken by {@link SegmentEntry#lastUse}:
+ * the per-tier half of {@link OrderTracker}. Not thread-safe: the store calls it under its lock.
+ * Every call comes after the entry's usage and tier have changed.
  */
 interface TierIndex {
 
-    /** Adds {@code entry}, which is not in any index. */
-    void add(SegmentEntry entry);
+    /** {@code entry} is now on this tier (registered, or moved here). */
+    void arrived(SegmentEntry entry);
 
     /**
-     * Removes {@code entry}, which this index holds.
+     * {@code entry}, which this index held, is no longer on this tier (moved away, or about to be
+     * removed from the store).
      *
      * @return false if it could not be found (only an inconsistent custom order can cause that)
      */
-    boolean remove(SegmentEntry entry);
+    boolean left(SegmentEntry entry);
+
+    /**
+     * {@code entry}, which this index holds, was just used: its access count grew by one and its
+     * last use is the store's newest tick. The index re-files it now or, if it can repair the
+     * position later, when it next reads it in order.
+     *
+     * @return false if it could not be found (only an inconsistent custom order can cause that)
+     */
+    boolean used(SegmentEntry entry);
+
+    /** {@code entry} is being removed from the store: drop anything still kept for it. */
+    default void forget(SegmentEntry entry) {
+    }
 
     /**
      * Appends keys to {@code keys} in demotion order until their sizes add up to at least
-     * {@code needed} ({@code > 0}) or the tier is exhausted. O(k) plus a lookup of the first.
+     * {@code needed} ({@code > 0}) or the tier is exhausted.
      */
     void collectCandidates(long needed, List<String> keys);
 }

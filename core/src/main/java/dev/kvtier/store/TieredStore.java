@@ -1,7 +1,6 @@
 package dev.kvtier.store;
 
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 
@@ -31,15 +30,21 @@ import java.util.Optional;
  * {@link DemotionPolicy#leastAccessedFirst()}). Ties are broken by least recent use, where a use is
  * a register, touch or promote stamped from a monotonic counter, so one history always gives one
  * list. Each tier keeps an index in that order, so nothing is sorted per call. With the built-in
- * policies it is the LFU bucket scheme (frequency buckets, each ordered by recency): k candidates
- * cost O(k) plus O(log m) per bucket visited (m below); get is O(1) expected (a hash lookup);
- * touch, promote and remove are O(1) expected and amortised (a list splice, the next bucket found
- * through its neighbour), with an O(log b) directory look-up among the b distinct access counts of
- * the tier when no neighbour fits (register, a first arrival on a tier). A segment that arrived by
- * demote or rollback keeps its older recency, so it waits in a small per-bucket tree: demote and
- * rollback, and the next move of such a segment, cost O(log m) for the m such segments in its
- * bucket. A custom policy gets a
- * red-black tree: O(log n) per update, O(k + log n) for k candidates. {@link #segments()} is O(n).
+ * order policies it is the LFU bucket scheme (frequency buckets, each ordered by recency) with lazy
+ * repair: a touch only updates the segment's own record, and a demote or promote files nothing
+ * either when the segment still has its record from an earlier stay on the target tier (filed at
+ * or below its present key); a candidates query drops the records of segments that left the tier
+ * and re-files the stale ones it meets before relying on their place. So touch is O(1) with no
+ * index writes; get is O(1) expected (a hash lookup); demote, promote and register are O(1)
+ * expected and amortised, with an O(log b) directory look-up among the b distinct access counts of
+ * the tier when no neighbouring bucket fits, and O(log m) when a record must join a bucket's tree
+ * of the m records filed out of recency order (arrivals by demote or rollback); remove drops the
+ * segment's records on every tier, O(1) each. k candidates cost O(k) plus the repairs met, each
+ * paid for by one earlier touch or move (amortised O(1), O(log m) into a tree). A custom order gets
+ * a red-black tree: O(log n) per update, O(k + log n) for k candidates. A tracker policy
+ * ({@link DemotionPolicy#newTracker}) costs what it documents ({@link DemotionPolicy#s3Fifo()} and
+ * {@link DemotionPolicy#wTinyLfu()}: O(1) per event, amortised O(1) per candidate).
+ * {@link #segments()} is O(n).
  *
  * <h2>Thread safety</h2>
  * Thread-safe. Every public method is atomic: it runs entirely under one lock, so other threads
@@ -54,15 +59,13 @@ import java.util.Optional;
  */
 public final class TieredStore {
 
-    /** Budget, usage and the demotion-ordered index of one tier. */
+    /** Budget and usage of one tier. */
     private static final class TierState {
         final long budget;
         long used;
-        final TierIndex index;
 
-        TierState(long budget, TierIndex index) {
+        TierState(long budget) {
             this.budget = budget;
-            this.index = index;
         }
 
         /** {@code used <= budget} always holds, so {@code budget - used} cannot overflow. */
@@ -75,6 +78,8 @@ public final class TieredStore {
     private final long gpuBudget;
     private final long cpuBudget;
     private final DemotionPolicy policy;
+    /** This store's half of the policy: told every event, asked for candidates; under the lock. */
+    private final DemotionPolicy.Tracker tracker;
     /** Registration order, so {@link #segments()} is deterministic too. */
     private final EntryTable entries = new EntryTable();
     private final TierState[] tiers = new TierState[Tier.values().length];
@@ -97,14 +102,18 @@ public final class TieredStore {
      *
      * @param gpuBudget bytes that may live on {@link Tier#GPU}, {@code >= 0}
      * @param cpuBudget bytes that may live on {@link Tier#CPU}, {@code >= 0}
-     * @param policy    the demotion order; see {@link DemotionPolicy} for what it must promise
-     * @throws IllegalArgumentException if a budget is negative or {@code policy} (or its order) is null
+     * @param policy    the demotion policy; see {@link DemotionPolicy} for what it must promise
+     * @throws IllegalArgumentException if a budget is negative, {@code policy} is null, or it is an
+     *                                  order policy with a null order, or its tracker is null
      */
     public TieredStore(long gpuBudget, long cpuBudget, DemotionPolicy policy) {
-        this(gpuBudget, cpuBudget, policy, UsageBucketIndex.DEFAULT_EMPTY_BUCKET_SLACK);
+        this(gpuBudget, cpuBudget, policy, -1);
     }
 
-    /** For tests: {@code emptyBucketSlack} tunes the built-in policies' index (see UsageBucketIndex). */
+    /**
+     * For tests: {@code emptyBucketSlack} tunes the built-in order policies' index (see
+     * UsageBucketIndex); negative means the policy's own tracker, as the public constructor.
+     */
     TieredStore(long gpuBudget, long cpuBudget, DemotionPolicy policy, int emptyBucketSlack) {
         if (gpuBudget < 0) {
             throw new IllegalArgumentException("gpuBudget must be >= 0, was " + gpuBudget);
@@ -115,16 +124,19 @@ public final class TieredStore {
         if (policy == null) {
             throw new IllegalArgumentException("policy must not be null");
         }
-        Comparator<DemotionPolicy.Usage> policyOrder = policy.demotionOrder();
-        if (policyOrder == null) {
-            throw new IllegalArgumentException("policy " + policy.name() + " returned a null demotionOrder()");
+        DemotionPolicy.Tracker newTracker = emptyBucketSlack >= 0 && policy instanceof StandardDemotionPolicy
+                ? OrderTracker.of(policy, emptyBucketSlack) : policy.newTracker(gpuBudget, cpuBudget);
+        if (newTracker == null) {
+            throw new IllegalArgumentException("policy " + policy.name() + " returned a null tracker from newTracker("
+                    + gpuBudget + ", " + cpuBudget + ")");
         }
         this.gpuBudget = gpuBudget;
         this.cpuBudget = cpuBudget;
         this.policy = policy;
-        tiers[Tier.GPU.ordinal()] = new TierState(gpuBudget, newTierIndex(policy, policyOrder, emptyBucketSlack));
-        tiers[Tier.CPU.ordinal()] = new TierState(cpuBudget, newTierIndex(policy, policyOrder, emptyBucketSlack));
-        tiers[Tier.DISK.ordinal()] = new TierState(Long.MAX_VALUE, newTierIndex(policy, policyOrder, emptyBucketSlack));
+        this.tracker = newTracker;
+        tiers[Tier.GPU.ordinal()] = new TierState(gpuBudget);
+        tiers[Tier.CPU.ordinal()] = new TierState(cpuBudget);
+        tiers[Tier.DISK.ordinal()] = new TierState(Long.MAX_VALUE);
     }
 
     /**
@@ -144,10 +156,15 @@ public final class TieredStore {
             if (entries.get(meta.key()) != null || !target.fits(meta.sizeBytes())) {
                 return false;
             }
-            SegmentEntry entry = new SegmentEntry(meta, tier, ++clock);
+            SegmentEntry entry = new SegmentEntry(meta, tier, clock + 1);
+            try {
+                tracker.registered(entry, tier); // first, so a failing tracker leaves nothing behind
+            } catch (RuntimeException e) {
+                throw trackerFailed("register", entry, e);
+            }
+            clock++;
             entries.add(entry);
             target.used += meta.sizeBytes();
-            target.index.add(entry);
             return true;
         }
     }
@@ -190,8 +207,8 @@ public final class TieredStore {
                 return Optional.empty();
             }
             return Optional.of(promotion
-                    ? move(entry, to, entry.accessCount + 1, ++clock)
-                    : move(entry, to, entry.accessCount, entry.lastUse));
+                    ? move(entry, to, entry.accessCount + 1, clock + 1, MoveKind.PROMOTION)
+                    : move(entry, to, entry.accessCount, entry.lastUse, MoveKind.DEMOTION));
         }
     }
 
@@ -222,7 +239,7 @@ public final class TieredStore {
             if (transfer.isPromotion() && accessCount > 0) {
                 accessCount--;
             }
-            move(entry, transfer.from(), accessCount, entry.lastUse);
+            move(entry, transfer.from(), accessCount, entry.lastUse, MoveKind.ROLLBACK);
             entry.clearMove();
             return true;
         }
@@ -240,10 +257,14 @@ public final class TieredStore {
             if (entry == null) {
                 return Optional.empty();
             }
-            TierState tier = tiers[entry.tier().ordinal()];
-            unindex(tier, entry);
+            Tier on = entry.tier();
+            try {
+                tracker.removed(entry, on); // first, so a failing tracker leaves nothing changed
+            } catch (RuntimeException e) {
+                throw trackerFailed("remove", entry, e);
+            }
             entries.remove(entry);
-            tier.used -= entry.sizeBytes;
+            tiers[on.ordinal()].used -= entry.sizeBytes;
             return Optional.of(entry.snapshot());
         }
     }
@@ -273,11 +294,18 @@ public final class TieredStore {
             if (entry == null) {
                 return false;
             }
-            TierState tier = tiers[entry.tier().ordinal()];
-            unindex(tier, entry);
-            entry.accessCount++;
+            long accessCount = entry.accessCount;
+            long lastUse = entry.lastUse;
+            entry.accessCount = accessCount + 1;
             entry.lastUse = ++clock;
-            tier.index.add(entry);
+            try {
+                tracker.used(entry, entry.tier());
+            } catch (RuntimeException e) {
+                entry.accessCount = accessCount;
+                entry.lastUse = lastUse;
+                clock--;
+                throw trackerFailed("touch", entry, e);
+            }
             return true;
         }
     }
@@ -297,7 +325,12 @@ public final class TieredStore {
             return keys;
         }
         synchronized (lock) {
-            tiers[tier.ordinal()].index.collectCandidates(needed, keys);
+            try {
+                tracker.collectCandidates(tier, needed, keys);
+            } catch (RuntimeException e) {
+                throw new IllegalStateException("demotion policy " + policy.name()
+                        + " failed to name candidates on " + tier + " for " + needed + " bytes: " + e, e);
+            }
         }
         return keys;
     }
@@ -374,32 +407,51 @@ public final class TieredStore {
         }
     }
 
-    /** Moves {@code entry} to {@code to}, which has room; returns and remembers the booked transfer. */
-    private TierTransfer move(SegmentEntry entry, Tier to, long newAccessCount, long newLastUse) {
+    /** Which tracker event a move is. */
+    private enum MoveKind { DEMOTION, PROMOTION, ROLLBACK }
+
+    /**
+     * Moves {@code entry} to {@code to}, which has room, and tells the tracker; returns and
+     * remembers the booked transfer (a rollback's return value is unused). If the tracker throws,
+     * every change is undone first.
+     */
+    private TierTransfer move(SegmentEntry entry, Tier to, long newAccessCount, long newLastUse, MoveKind kind) {
         Tier from = entry.tier();
         TierState source = tiers[from.ordinal()];
         TierState target = tiers[to.ordinal()];
-        unindex(source, entry);
+        long oldAccessCount = entry.accessCount;
+        long oldLastUse = entry.lastUse;
         source.used -= entry.sizeBytes;
         target.used += entry.sizeBytes;
         entry.placeOn(to);
         entry.accessCount = newAccessCount;
         entry.lastUse = newLastUse;
-        target.index.add(entry);
+        try {
+            switch (kind) {
+                case DEMOTION -> tracker.demoted(entry, from, to);
+                case PROMOTION -> tracker.promoted(entry, from, to);
+                case ROLLBACK -> tracker.rolledBack(entry, from, to);
+            }
+        } catch (RuntimeException e) {
+            target.used -= entry.sizeBytes;
+            source.used += entry.sizeBytes;
+            entry.placeOn(from);
+            entry.accessCount = oldAccessCount;
+            entry.lastUse = oldLastUse;
+            throw trackerFailed(kind.name().toLowerCase(java.util.Locale.ROOT), entry, e);
+        }
+        if (newLastUse > clock) {
+            clock = newLastUse; // a promotion is a use: its tick is taken only once all went well
+        }
         TierTransfer transfer = new TierTransfer(entry.key, from, to, entry.sizeBytes, entry.positions);
         entry.bookMove(from, to);
         return transfer;
     }
 
-    /**
-     * Takes {@code entry} out of its tier's index before its usage changes. This is the first write
-     * of every mutation, so a policy whose order is inconsistent is reported before anything changed.
-     */
-    private void unindex(TierState tier, SegmentEntry entry) {
-        if (!tier.index.remove(entry)) {
-            throw new IllegalStateException("demotion policy " + policy.name()
-                    + " is not a consistent order: segment " + entry.key + " was lost in its tier's index");
-        }
+    /** The one translation of a tracker's failure: names the policy, the event and the segment. */
+    private IllegalStateException trackerFailed(String event, SegmentEntry entry, RuntimeException cause) {
+        return new IllegalStateException("demotion policy " + policy.name() + " failed on " + event
+                + " of segment " + entry.key + " (nothing changed): " + cause.getMessage(), cause);
     }
 
     /**
@@ -412,13 +464,6 @@ public final class TieredStore {
             SegmentMeta.requireKey(key, "key");
         }
         return entry;
-    }
-
-    /** The built-in policies get their O(1) index; any other order a tree. */
-    private static TierIndex newTierIndex(DemotionPolicy policy, Comparator<DemotionPolicy.Usage> policyOrder,
-                                          int emptyBucketSlack) {
-        return policy instanceof StandardDemotionPolicy standard
-                ? standard.newTierIndex(emptyBucketSlack) : new SortedTierIndex(policyOrder);
     }
 
     private static void requireTier(Tier tier, String argumentName) {

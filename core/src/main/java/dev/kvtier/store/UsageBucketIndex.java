@@ -1,36 +1,67 @@
 package dev.kvtier.store;
 
-import java.util.Collections;
 import java.util.Comparator;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
- * The {@link TierIndex} behind the built-in policies: the O(1) LFU scheme (Shah, Mitra and Matani
- * 2010) of DESIGN.md. Segments sit in buckets by access count (one bucket for plain LRU), buckets
- * in a linked list of ascending count, each bucket in ascending last use.
+ * The {@link TierIndex} behind the built-in order policies: the O(1) LFU scheme (Shah, Mitra and
+ * Matani 2010) of DESIGN.md, with lazy repair. One per tier. Segments are filed as {@link Record}s
+ * in buckets by access count (one bucket for plain LRU), buckets in a linked list of ascending
+ * count, each bucket in ascending last use. Not thread-safe: used under the store's lock.
  *
- * <p>Why a bucket has two parts: registering, touching and promoting stamp a segment with the
- * store's newest tick, so it can be appended to the tail of its bucket's linked list and that list
- * stays sorted by last use at O(1) cost. Demotion and rollback keep a segment's older tick (they
- * are not uses), so a segment arriving that way may belong in the middle of the list; those go
- * into a tree sorted by last use instead, and reading candidates merges the two sorted sequences.
+ * <p><b>Lazy repair.</b> A record keeps the key (access count, last use) it was filed under. A
+ * segment's key only grows while it stays on a tier (a touch raises both parts), so the index lets
+ * records go stale instead of moving them: every segment on the tier has a record whose filed key
+ * is at most its current key, and {@link #collectCandidates} re-files the stale records it meets
+ * before relying on their place. That is the lazy priority-queue argument: the smallest filed key
+ * whose record is not stale is the smallest current key. Likewise a segment that leaves the tier
+ * leaves its record behind (the walk drops records of segments no longer on the tier), and a
+ * segment that comes back finds its old record, still filed at or below its key, and needs no
+ * filing at all. So a touch, a demotion and a promotion cost no index writes in the common case:
+ * unlinking from a recency list wrote two random neighbours, ~240 ns of a ~520 ns touch at 10^6
+ * segments, and the moves of demote+promote paid that twice plus bucket look-ups. The price is paid
+ * by candidate queries: each stale or departed record met costs one re-filing or one unlink,
+ * at most one per earlier touch or move (amortised O(1), O(log m) for a re-filing into a tree).
+ * Removal from the store drops a segment's records at once, so at most one record per segment and
+ * tier exists.
  *
- * <p>Why buckets are found through their neighbours and die lazily: a touch moves a segment from
- * bucket c to bucket c+1, which is the next bucket in the list or a new one right after it, so no
- * search is needed (a promotion likewise starts from the bucket the segment had when it last left
- * this tier); and with few segments per count, freeing an emptied bucket at once and creating it
- * again moments later made the bucket directory (a tree) the cost of every touch. Emptied buckets
- * therefore stay in place until candidates walk past them or they outnumber the live ones by more
- * than a slack, so their cleanup is amortised O(1). The directory is consulted only when neither
- * hint is in or beside the right place (register, a first visit to a tier): O(log b) for b buckets.
+ * <p>Why a bucket has two parts: a use stamps a segment with the store's newest tick, so a record
+ * filed under it can be appended to the tail of its bucket's linked list and that list stays sorted
+ * by filed last use at O(1) cost. Demotion, rollback and re-filing keep older ticks, so such a
+ * record may belong in the middle of the list; those go into a tree sorted by filed last use, and
+ * reading candidates merges the two sorted sequences.
+ *
+ * <p>Why buckets are found through their neighbours and die lazily: a re-filed record usually lands
+ * in its old bucket's neighbour or a new bucket right after it, so no search is needed; and with
+ * few segments per count, freeing an emptied bucket at once and creating it again moments later
+ * made the bucket directory (a tree) the cost of every touch. Emptied buckets therefore stay in
+ * place until candidates walk past them or they outnumber the live ones by more than a slack, so
+ * their cleanup is amortised O(1). The directory is consulted only when no hint fits: O(log b) for
+ * b buckets.
  */
 final class UsageBucketIndex implements TierIndex {
 
-    /** The segments of one tier with one access count (or all of them, for plain LRU). */
+    /** One filing of a segment on this tier. */
+    static final class Record {
+        final SegmentEntry entry;
+        Record previous;
+        Record next;
+        /** The bucket holding it; after it is detached, the hint for where to file it next. */
+        Bucket bucket;
+        long filedCount;
+        long filedLastUse;
+        /** In its bucket's tree rather than its list. */
+        boolean outOfOrder;
+
+        Record(SegmentEntry entry) {
+            this.entry = entry;
+        }
+    }
+
+    /** The records of one tier with one access count (or all of them, for plain LRU). */
     static final class Bucket {
         final UsageBucketIndex owner;
         final long accessCount;
@@ -38,11 +69,11 @@ final class UsageBucketIndex implements TierIndex {
         Bucket higher;
         /** False once swept out of the list and the directory. */
         boolean linked = true;
-        /** Ascending last use; every entry here is newer than the one before it. */
-        SegmentEntry head;
-        SegmentEntry tail;
-        /** Entries that arrived older than {@link #tail}; created on first need. */
-        TreeSet<SegmentEntry> outOfOrder;
+        /** Ascending filed last use; every record here was filed later than the one before it. */
+        Record head;
+        Record tail;
+        /** Records filed older than {@link #tail}; created on first need. */
+        TreeSet<Record> outOfOrder;
         long size;
 
         Bucket(UsageBucketIndex owner, long accessCount) {
@@ -57,11 +88,12 @@ final class UsageBucketIndex implements TierIndex {
      * counts) does not free and re-create a bucket per visit; small enough to bound the garbage.
      */
     static final int DEFAULT_EMPTY_BUCKET_SLACK = 1_024;
-    private static final Comparator<SegmentEntry> BY_LAST_USE = Comparator.comparingLong(e -> e.lastUse);
+    private static final Comparator<Record> BY_FILED_LAST_USE = Comparator.comparingLong(r -> r.filedLastUse);
 
     private final boolean bucketByAccessCount;
     private final int emptyBucketSlack;
-    /** Every linked bucket by count, for arrivals that have no neighbouring hint. */
+    private final int tierOrdinal;
+    /** Every linked bucket by count, for filings that have no neighbouring hint. */
     private final TreeMap<Long, Bucket> directory = new TreeMap<>();
     private Bucket lowest;
     private int emptyBuckets;
@@ -71,66 +103,151 @@ final class UsageBucketIndex implements TierIndex {
      * @param bucketByAccessCount true for least-accessed-first, false for plain least-recently-used
      * @param emptyBucketSlack    see {@link #DEFAULT_EMPTY_BUCKET_SLACK}; tests pass a tiny one so
      *                            that sweeps happen within short histories
+     * @param tier                the tier this index orders
      */
-    UsageBucketIndex(boolean bucketByAccessCount, int emptyBucketSlack) {
+    UsageBucketIndex(boolean bucketByAccessCount, int emptyBucketSlack, Tier tier) {
         this.bucketByAccessCount = bucketByAccessCount;
         this.emptyBucketSlack = emptyBucketSlack;
+        this.tierOrdinal = tier.ordinal();
     }
 
     @Override
-    public void add(SegmentEntry entry) {
-        long count = bucketByAccessCount ? entry.accessCount : 0;
-        Bucket lastBucket = entry.bucket;
-        Bucket bucket = bucketFor(count, lastBucket, entry.formerBucket);
-        if (lastBucket != null && lastBucket.owner != this) {
-            entry.formerBucket = lastBucket; // where to look first when it moves back to that tier
+    public void arrived(SegmentEntry entry) {
+        if (entry.record(tierOrdinal) != null) {
+            // Its record from an earlier stay is still filed here, at or below its present key, so
+            // it is a valid lower bound, repaired when a walk reaches it; not even read (at 10^6
+            // segments reading it would be one more cache miss per move). Why "at or below": the
+            // key (access count, last use) never decreases but for a rollback of a promotion, which
+            // returns the count to what it was before that promotion (with the later last use) and
+            // the segment to the tier it came from; a record is only ever filed under the key the
+            // segment had then, and every key it had on any tier before is at most that. The
+            // property tests check the whole order against a model after every step, rollbacks
+            // included.
+            return;
         }
-        entry.bucket = bucket;
+        Record record = new Record(entry);
+        entry.record(tierOrdinal, record);
+        file(record);
+    }
+
+    @Override
+    public boolean left(SegmentEntry entry) {
+        return entry.record(tierOrdinal) != null; // the record stays; walks drop it
+    }
+
+    /** A use raises the key: a listed record may stay (see the class comment); a tree's may not. */
+    @Override
+    public boolean used(SegmentEntry entry) {
+        Record record = entry.record(tierOrdinal);
+        if (record == null) {
+            return false;
+        }
+        if (record.outOfOrder) {
+            detach(record); // the tree is keyed by filed last use: re-file rather than leave it
+            file(record);
+        }
+        return true;
+    }
+
+    @Override
+    public void forget(SegmentEntry entry) {
+        Record record = entry.record(tierOrdinal);
+        if (record != null) {
+            detach(record);
+            entry.record(tierOrdinal, null);
+            if (emptyBuckets > liveBuckets + emptyBucketSlack) {
+                sweepEmptyBuckets();
+            }
+        }
+    }
+
+    private boolean isStale(Record record) {
+        return record.filedLastUse != record.entry.lastUse || record.filedCount != record.entry.accessCount;
+    }
+
+    /** Files the detached {@code record} under its entry's current key. */
+    private void file(Record record) {
+        SegmentEntry entry = record.entry;
+        record.filedCount = entry.accessCount;
+        record.filedLastUse = entry.lastUse;
+        Bucket bucket = bucketFor(bucketByAccessCount ? entry.accessCount : 0, record.bucket);
+        record.bucket = bucket;
         if (bucket.size++ == 0) {
             emptyBuckets--;
             liveBuckets++;
         }
-        if (bucket.tail == null || bucket.tail.lastUse < entry.lastUse) {
-            entry.outOfOrder = false;
-            entry.previous = bucket.tail;
-            entry.next = null;
+        if (bucket.tail == null || bucket.tail.filedLastUse < record.filedLastUse) {
+            record.outOfOrder = false;
+            record.previous = bucket.tail;
+            record.next = null;
             if (bucket.tail == null) {
-                bucket.head = entry;
+                bucket.head = record;
             } else {
-                bucket.tail.next = entry;
+                bucket.tail.next = record;
             }
-            bucket.tail = entry;
+            bucket.tail = record;
         } else {
             if (bucket.outOfOrder == null) {
-                bucket.outOfOrder = new TreeSet<>(BY_LAST_USE);
+                bucket.outOfOrder = new TreeSet<>(BY_FILED_LAST_USE);
             }
-            entry.outOfOrder = true;
-            bucket.outOfOrder.add(entry);
+            record.outOfOrder = true;
+            bucket.outOfOrder.add(record);
+        }
+    }
+
+    /** Takes the filed {@code record} out of its bucket; never sweeps (safe mid-walk). */
+    private void detach(Record record) {
+        Bucket bucket = record.bucket;
+        if (record.outOfOrder) {
+            bucket.outOfOrder.remove(record);
+        } else {
+            if (record.previous == null) {
+                bucket.head = record.next;
+            } else {
+                record.previous.next = record.next;
+            }
+            if (record.next == null) {
+                bucket.tail = record.previous;
+            } else {
+                record.next.previous = record.previous;
+            }
+            record.previous = null;
+            record.next = null;
+        }
+        // record.bucket stays as the hint for the next filing.
+        if (--bucket.size == 0) {
+            liveBuckets--;
+            emptyBuckets++;
         }
     }
 
     /**
-     * The linked bucket for {@code count}, created (empty) if needed. The entry's last bucket, or
-     * else the one it had before it last changed tier, is a hint: a touch or a promotion usually
-     * lands in that bucket, a neighbour of it, or a new bucket right beside it, so no search is
-     * needed. Hints from other indexes or swept buckets are ignored.
+     * The linked bucket for {@code count}, created (empty) if needed. The bucket a record had
+     * before is a hint: a re-filing usually lands in it, a neighbour of it, or a new bucket right
+     * beside it, so no search is needed. Swept buckets are ignored.
      */
-    private Bucket bucketFor(long count, Bucket lastBucket, Bucket formerBucket) {
-        Bucket near = lastBucket != null && lastBucket.owner == this ? lastBucket
-                : formerBucket != null && formerBucket.owner == this ? formerBucket : null;
-        if (near != null && near.linked) {
-            if (near.accessCount == count) {
-                return near;
+    private Bucket bucketFor(long count, Bucket hint) {
+        if (hint != null && hint.linked) {
+            if (hint.accessCount == count) {
+                return hint;
             }
-            if (near.accessCount < count) {
-                Bucket higher = near.higher;
+            if (hint.accessCount < count) {
+                Bucket higher = hint.higher;
                 if (higher != null && higher.accessCount == count) {
                     return higher;
                 }
                 if (higher == null || count < higher.accessCount) {
-                    return link(new Bucket(this, count), near);
+                    return link(new Bucket(this, count), hint);
                 }
             }
+        }
+        // A new segment (count 0, or its registered count) usually joins the lowest bucket: no search.
+        Bucket first = lowest;
+        if (first == null || count < first.accessCount) {
+            return link(new Bucket(this, count), null);
+        }
+        if (first.accessCount == count) {
+            return first;
         }
         Bucket existing = directory.get(count);
         if (existing != null) {
@@ -172,41 +289,6 @@ final class UsageBucketIndex implements TierIndex {
         emptyBuckets--;
     }
 
-    @Override
-    public boolean remove(SegmentEntry entry) {
-        Bucket bucket = entry.bucket;
-        if (bucket == null || bucket.owner != this || !bucket.linked || bucket.size == 0) {
-            return false;
-        }
-        if (entry.outOfOrder) {
-            if (!bucket.outOfOrder.remove(entry)) {
-                return false;
-            }
-        } else {
-            if (entry.previous == null) {
-                bucket.head = entry.next;
-            } else {
-                entry.previous.next = entry.next;
-            }
-            if (entry.next == null) {
-                bucket.tail = entry.previous;
-            } else {
-                entry.next.previous = entry.previous;
-            }
-            entry.previous = null;
-            entry.next = null;
-        }
-        // entry.bucket stays as the hint for the entry's next add.
-        if (--bucket.size == 0) {
-            liveBuckets--;
-            emptyBuckets++;
-            if (emptyBuckets > liveBuckets + emptyBucketSlack) {
-                sweepEmptyBuckets();
-            }
-        }
-        return true;
-    }
-
     private void sweepEmptyBuckets() {
         for (Bucket bucket = lowest; bucket != null; ) {
             Bucket higher = bucket.higher;
@@ -222,32 +304,55 @@ final class UsageBucketIndex implements TierIndex {
         // Counting down from a positive value by non-negative sizes cannot overflow.
         long stillNeeded = needed;
         for (Bucket bucket = lowest; bucket != null; ) {
-            Bucket higher = bucket.higher;
             if (bucket.size == 0) {
+                Bucket higher = bucket.higher;
                 unlink(bucket); // pays for the walk past it, once
                 bucket = higher;
                 continue;
             }
-            SegmentEntry inList = bucket.head;
-            Iterator<SegmentEntry> late = bucket.outOfOrder == null
-                    ? Collections.emptyIterator() : bucket.outOfOrder.iterator();
-            SegmentEntry inTree = late.hasNext() ? late.next() : null;
+            // The tree is walked with higher() rather than an iterator: re-filing may add to this
+            // very bucket's tree (plain LRU has one bucket).
+            Record inList = bucket.head;
+            Record inTree = bucket.outOfOrder == null || bucket.outOfOrder.isEmpty() ? null : bucket.outOfOrder.first();
             while (inList != null || inTree != null) {
-                SegmentEntry next;
-                if (inTree == null || (inList != null && inList.lastUse < inTree.lastUse)) {
+                Record next;
+                boolean fromList = inTree == null || (inList != null && inList.filedLastUse < inTree.filedLastUse);
+                if (fromList) {
                     next = inList;
-                    inList = inList.next;
+                    inList = next.next;
                 } else {
                     next = inTree;
-                    inTree = late.hasNext() ? late.next() : null;
+                    inTree = bucket.outOfOrder.higher(next);
                 }
-                keys.add(next.key);
-                stillNeeded -= next.sizeBytes;
+                SegmentEntry entry = next.entry;
+                if (entry.tierOrdinal() != tierOrdinal) {
+                    detach(next); // it left this tier since it was filed
+                    entry.record(tierOrdinal, null);
+                    continue;
+                }
+                if (isStale(next)) {
+                    // Used since it was filed: its key grew, so it belongs further on.
+                    detach(next);
+                    file(next);
+                    if (next.bucket == bucket) { // plain LRU: back into this bucket, further on
+                        if (next.outOfOrder) {
+                            if (inTree == null || next.filedLastUse < inTree.filedLastUse) {
+                                inTree = next;
+                            }
+                        } else if (inList == null) {
+                            inList = next; // appended as the tail, after everything walked
+                        }
+                    }
+                    continue;
+                }
+                keys.add(entry.key);
+                stillNeeded -= entry.sizeBytes;
                 if (stillNeeded <= 0) {
                     return;
                 }
             }
-            bucket = higher;
+            // Read only now: re-filing may have linked a new bucket right after this one.
+            bucket = bucket.higher;
         }
     }
 }

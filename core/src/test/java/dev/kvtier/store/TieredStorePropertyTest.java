@@ -308,7 +308,8 @@ class TieredStorePropertyTest {
         return operations(3, 1, 12, 200);
     }
 
-    private Arbitrary<List<Op>> operations(int maxKey, int registerWeight, int touchWeight, int maxOps) {
+    /** Random histories; also used by {@link TrackerPolicyPropertyTest}. */
+    static Arbitrary<List<Op>> operations(int maxKey, int registerWeight, int touchWeight, int maxOps) {
         Arbitrary<Integer> keys = Arbitraries.integers().between(0, maxKey);
         Arbitrary<Tier> tiers = Arbitraries.of(Tier.class);
         Arbitrary<Op> register = Combinators.combine(keys, Arbitraries.longs().between(0, 1_000),

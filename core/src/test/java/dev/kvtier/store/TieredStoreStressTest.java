@@ -39,7 +39,8 @@ class TieredStoreStressTest {
 
     @Test
     void randomOpsFromManyThreadsKeepEveryInvariant() throws InterruptedException {
-        for (DemotionPolicy policy : List.of(DemotionPolicy.leastAccessedFirst(), DemotionPolicy.leastRecentlyUsed())) {
+        for (DemotionPolicy policy : List.of(DemotionPolicy.leastAccessedFirst(), DemotionPolicy.leastRecentlyUsed(),
+                DemotionPolicy.s3Fifo(), DemotionPolicy.wTinyLfu())) {
             runStress(policy);
         }
     }

@@ -1,5 +1,6 @@
 package dev.kvtier.bench.store;
 
+import dev.kvtier.store.DemotionPolicy;
 import dev.kvtier.store.PositionRange;
 import dev.kvtier.store.SegmentMeta;
 import dev.kvtier.store.Tier;
@@ -35,6 +36,13 @@ public class TieredStoreBenchmark {
     @Param({"1000", "100000", "1000000"})
     public int segments;
 
+    /**
+     * The policy by {@link DemotionPolicy#named} name; the default is the store's default. Pass
+     * {@code -p policy=s3-fifo,w-tinylfu} to measure the tracker policies.
+     */
+    @Param({"least-accessed-first"})
+    public String policy;
+
     private StoreWorkload workload;
     private TieredStore store;
     private SegmentMeta[] spareMetas;
@@ -42,7 +50,7 @@ public class TieredStoreBenchmark {
     @Setup(Level.Trial)
     public void fill() {
         workload = new StoreWorkload(segments);
-        store = new TieredStore(workload.budget(), workload.budget());
+        store = new TieredStore(workload.budget(), workload.budget(), DemotionPolicy.named(policy));
         PositionRange positions = PositionRange.of(0, 16);
         for (String key : workload.keys) {
             store.register(SegmentMeta.of(key, positions, StoreWorkload.SEGMENT_BYTES), Tier.GPU);
@@ -87,6 +95,23 @@ public class TieredStoreBenchmark {
         blackhole.consume(down);
         blackhole.consume(up);
     }
+
+    /**
+     * A touch, and after every {@value #TOUCHES_PER_QUERY}th a query for a few candidates: the
+     * per-touch cost including the lazy index's repairs, which queries pay for the touches before
+     * them (no baseline: the seed port would sort the tier per query).
+     */
+    @Benchmark
+    public Object touchWithOccasionalCandidates() {
+        String key = workload.nextKey();
+        if ((++touches & (TOUCHES_PER_QUERY - 1)) == 0) {
+            return store.candidatesForDemotion(Tier.GPU, StoreWorkload.CANDIDATES_WANTED * StoreWorkload.SEGMENT_BYTES);
+        }
+        return store.touch(key);
+    }
+
+    private static final int TOUCHES_PER_QUERY = 1_024;
+    private long touches;
 
     /** A few candidates ({@value StoreWorkload#CANDIDATES_WANTED} segments' worth) from a full tier. */
     @Benchmark

@@ -1,0 +1,236 @@
+package dev.kvtier.store;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+
+/** The tracker SPI as the store drives it, and the behaviour that sets each built-in tracker apart. */
+class TrackerPolicyTest {
+
+    private static SegmentMeta seg(String key, long size) {
+        return SegmentMeta.of(key, PositionRange.of(0, 16), size);
+    }
+
+    @Nested
+    class Spi {
+        /** Records every event it is told; names its tier's keys in arrival order. */
+        final class LoggingPolicy implements DemotionPolicy {
+            final List<String> log = new ArrayList<>();
+            RuntimeException failNextWith;
+
+            @Override
+            public String name() {
+                return "logging";
+            }
+
+            @Override
+            public Tracker newTracker(long gpuBudget, long cpuBudget) {
+                log.add("new " + gpuBudget + " " + cpuBudget);
+                return new Tracker() {
+                    final List<Segment> onTier = new ArrayList<>();
+
+                    private void record(String event) {
+                        log.add(event);
+                        RuntimeException failure = failNextWith;
+                        failNextWith = null;
+                        if (failure != null) {
+                            throw failure;
+                        }
+                    }
+
+                    @Override
+                    public void registered(Segment s, Tier tier) {
+                        record("registered " + s.key() + " " + tier + " size=" + s.sizeBytes() + " count=" + s.accessCount());
+                        onTier.add(s);
+                    }
+
+                    @Override
+                    public void used(Segment s, Tier tier) {
+                        record("used " + s.key() + " " + tier + " count=" + s.accessCount());
+                    }
+
+                    @Override
+                    public void demoted(Segment s, Tier from, Tier to) {
+                        record("demoted " + s.key() + " " + from + "->" + to + " count=" + s.accessCount());
+                    }
+
+                    @Override
+                    public void promoted(Segment s, Tier from, Tier to) {
+                        record("promoted " + s.key() + " " + from + "->" + to + " count=" + s.accessCount());
+                    }
+
+                    @Override
+                    public void rolledBack(Segment s, Tier from, Tier to) {
+                        record("rolledBack " + s.key() + " " + from + "->" + to + " count=" + s.accessCount());
+                    }
+
+                    @Override
+                    public void removed(Segment s, Tier tier) {
+                        record("removed " + s.key() + " " + tier);
+                        onTier.remove(s);
+                    }
+
+                    @Override
+                    public void collectCandidates(Tier tier, long needed, List<String> keys) {
+                        log.add("candidates " + tier + " " + needed);
+                        for (Segment s : onTier) {
+                            keys.add(s.key());
+                        }
+                    }
+                };
+            }
+        }
+
+        @Test
+        void theTrackerIsToldEveryEventAfterTheChangeWithTiersAndUsage() {
+            LoggingPolicy policy = new LoggingPolicy();
+            TieredStore store = new TieredStore(100, 200, policy);
+            store.register(seg("a", 10), Tier.GPU);
+            store.touch("a");
+            TierTransfer down = store.demote("a", Tier.CPU).orElseThrow();
+            store.promote("a", Tier.GPU).orElseThrow();
+            assertTrue(store.promote("a", Tier.GPU).isEmpty()); // refused: the tracker hears nothing
+            TierTransfer toDisk = store.demote("a", Tier.DISK).orElseThrow();
+            assertTrue(store.rollback(toDisk));
+            assertTrue(!store.rollback(down)); // not the latest move: nothing to tell
+            assertEquals(List.of("a"), store.candidatesForDemotion(Tier.GPU, 5));
+            store.remove("a");
+            assertEquals(List.of("new 100 200",
+                    "registered a GPU size=10 count=0",
+                    "used a GPU count=1",
+                    "demoted a GPU->CPU count=1",
+                    "promoted a CPU->GPU count=2",
+                    "demoted a GPU->DISK count=2",
+                    "rolledBack a DISK->GPU count=2",
+                    "candidates GPU 5",
+                    "removed a GPU"), policy.log);
+        }
+
+        @Test
+        void aFailingTrackerIsReportedByNameAndTheStoreChangesNothing() {
+            LoggingPolicy policy = new LoggingPolicy();
+            TieredStore store = new TieredStore(100, 200, policy);
+            store.register(seg("a", 10), Tier.GPU);
+            List<SegmentMeta> before = store.segments();
+            for (Runnable op : List.<Runnable>of(
+                    () -> store.touch("a"), () -> store.demote("a", Tier.CPU), () -> store.remove("a"),
+                    () -> store.register(seg("b", 10), Tier.GPU))) {
+                policy.failNextWith = new UnsupportedOperationException("boom");
+                IllegalStateException e = assertThrows(IllegalStateException.class, op::run);
+                assertTrue(e.getMessage().contains("logging") && e.getMessage().contains("boom"), e.getMessage());
+                assertEquals(before, store.segments());
+                assertEquals(10, store.gpuUsed());
+                assertEquals(0, store.cpuUsed());
+            }
+            // The clock did not move either: a later use still orders after the earlier ones.
+            assertTrue(store.touch("a"));
+            assertEquals(1, store.get("a").orElseThrow().accessCount());
+        }
+
+        @Test
+        void aPolicyWithNeitherOrderNorTrackerIsRefusedByName() {
+            DemotionPolicy empty = () -> "empty";
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new TieredStore(1, 1, empty));
+            assertTrue(e.getMessage().contains("empty") && e.getMessage().contains("demotionOrder"), e.getMessage());
+        }
+
+        @Test
+        void builtInPoliciesAreFoundByName() {
+            for (DemotionPolicy policy : List.of(DemotionPolicy.leastAccessedFirst(), DemotionPolicy.leastRecentlyUsed(),
+                    DemotionPolicy.s3Fifo(), DemotionPolicy.wTinyLfu())) {
+                assertSame(policy, DemotionPolicy.named(policy.name()));
+            }
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> DemotionPolicy.named("arc"));
+            assertTrue(e.getMessage().contains("\"arc\"") && e.getMessage().contains("s3-fifo"), e.getMessage());
+        }
+    }
+
+    @Nested
+    class S3Fifo {
+        @Test
+        void aSegmentUsedOnProbationOutlivesOnesNeverUsed() {
+            TieredStore store = new TieredStore(1_000, 1_000, DemotionPolicy.s3Fifo());
+            for (String key : List.of("a", "b", "c")) {
+                store.register(seg(key, 10), Tier.GPU);
+            }
+            store.touch("a");
+            // a moves to main instead of being named; b and c leave the small queue first.
+            assertEquals(List.of("b"), store.candidatesForDemotion(Tier.GPU, 10));
+            assertEquals(List.of("b", "c", "a"), store.candidatesForDemotion(Tier.GPU, 30));
+        }
+
+        @Test
+        void aKeyDemotedOutOfTheSmallQueueComesBackIntoMain() {
+            TieredStore ghosted = new TieredStore(1_000, 1_000, DemotionPolicy.s3Fifo());
+            ghosted.register(seg("a", 10), Tier.GPU);
+            ghosted.demote("a", Tier.CPU).orElseThrow(); // leaves GPU's small queue: a ghost there
+            ghosted.promote("a", Tier.GPU).orElseThrow(); // the ghost sends it to main
+            ghosted.register(seg("b", 10), Tier.GPU);
+            assertEquals(List.of("b"), ghosted.candidatesForDemotion(Tier.GPU, 10));
+
+            TieredStore fresh = new TieredStore(1_000, 1_000, DemotionPolicy.s3Fifo());
+            fresh.register(seg("a", 10), Tier.CPU);
+            fresh.promote("a", Tier.GPU).orElseThrow(); // never on GPU before: small queue, oldest
+            fresh.register(seg("b", 10), Tier.GPU);
+            assertEquals(List.of("a"), fresh.candidatesForDemotion(Tier.GPU, 10));
+        }
+    }
+
+    @Nested
+    class WTinyLfu {
+        @Test
+        void aBurstOfOneTimeSegmentsDoesNotDisplaceAPopularOne() {
+            TieredStore store = new TieredStore(10_000, 10_000, DemotionPolicy.wTinyLfu());
+            store.register(seg("p", 10), Tier.GPU);
+            for (int i = 0; i < 5; i++) {
+                store.touch("p");
+            }
+            for (int i = 0; i < 100; i++) {
+                store.register(seg("x" + i, 10), Tier.GPU);
+            }
+            // p is the least recently used (LRU would name it) and the window has long pushed it on;
+            // the newest candidates lose the admission duel against it, so they are named instead.
+            assertEquals(List.of("x98", "x97", "x96"), store.candidatesForDemotion(Tier.GPU, 30));
+            assertEquals(store.candidatesForDemotion(Tier.GPU, 30), store.candidatesForDemotion(Tier.GPU, 30));
+        }
+
+        @Test
+        void aCandidateMorePopularThanTheVictimIsAdmitted() {
+            TieredStore store = new TieredStore(10_000, 10_000, DemotionPolicy.wTinyLfu());
+            store.register(seg("v", 10), Tier.GPU);
+            store.register(seg("c", 10), Tier.GPU);
+            for (int i = 0; i < 3; i++) {
+                store.touch("c");
+            }
+            store.register(seg("y", 10), Tier.GPU); // pushes c out of the window as a candidate
+            assertEquals(List.of("v"), store.candidatesForDemotion(Tier.GPU, 10));
+            assertEquals(List.of("v", "c", "y"), store.candidatesForDemotion(Tier.GPU, 30));
+        }
+
+        @Test
+        void theSketchCountsAndForgets() {
+            FrequencySketch sketch = new FrequencySketch();
+            int hot = 0x1234_5678;
+            int cold = 0x7654_3210;
+            for (int i = 0; i < 20; i++) {
+                sketch.increment(hot);
+            }
+            assertEquals(15, sketch.frequency(hot)); // 4-bit counters saturate
+            assertEquals(0, sketch.frequency(cold));
+            // 10 x width additions halve every counter.
+            for (int i = 0; i < 10 * sketch.width(); i++) {
+                sketch.increment(i * 0x9E3779B9);
+            }
+            assertTrue(sketch.frequency(hot) <= 8, "halved: " + sketch.frequency(hot));
+            sketch.ensureCapacity(10_000);
+            assertTrue(sketch.width() >= 10_000, "grown to " + sketch.width());
+            assertEquals(0, sketch.frequency(hot));
+        }
+    }
+}
