@@ -34,6 +34,8 @@ final class KvTierCacheAdapter implements CacheUnderTest {
                 .policy(switch (settings.policy()) {
                     case LFU -> DemotionPolicy.leastAccessedFirst();
                     case LRU -> DemotionPolicy.leastRecentlyUsed();
+                    case S3_FIFO -> DemotionPolicy.s3Fifo();
+                    case W_TINYLFU -> DemotionPolicy.wTinyLfu();
                 })
                 .backend(settings.backend())
                 .build();

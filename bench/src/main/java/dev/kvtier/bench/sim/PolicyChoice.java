@@ -5,7 +5,11 @@ public enum PolicyChoice {
     /** Least-accessed first with a least-recently-used tie-break (the seed's policy, the default). */
     LFU("lfu"),
     /** Least recently used first. */
-    LRU("lru");
+    LRU("lru"),
+    /** S3-FIFO: a small probationary FIFO, a main FIFO with use counts, and ghosts of recent evictions. */
+    S3_FIFO("s3-fifo"),
+    /** W-TinyLFU: a small LRU window before a frequency-sketch-admitted segmented LRU (as in Caffeine). */
+    W_TINYLFU("w-tinylfu");
 
     private final String optionValue;
 
