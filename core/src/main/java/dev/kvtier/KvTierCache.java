@@ -46,7 +46,20 @@ import java.util.function.UnaryOperator;
  *       positions, a destination too small) throw {@link IllegalArgumentException} naming the
  *       argument and changing nothing; an unknown key throws {@link SegmentNotFoundException}
  *       (except {@link #get} and {@link #remove}, which answer empty); no room throws
- *       {@link TierFullException}; any call after {@link #close()} throws {@link IllegalStateException}.</li>
+ *       {@link TierFullException} (with the failure that kept room from being made as its cause, such
+ *       as a full disk); any call after {@link #close()} throws {@link IllegalStateException}.</li>
+ *   <li><b>Bounded.</b> No call waits longer than {@link KvTierConfig#transferTimeout()} for one copy:
+ *       a copy that has not completed by then fails the call with {@link TransferFailedException}, the
+ *       segment stays readable where it was, and memory the late copy may still write is neither
+ *       reused nor freed until it has drained. {@link #close()} waits at most that long for copies in
+ *       flight. A completion never depends on a driver callback alone.</li>
+ *   <li><b>Interrupts.</b> Waits for copies are not abandoned on interrupt (memory could otherwise be
+ *       freed under a running copy); the interrupt flag is kept. Creating a DISK extent on an
+ *       interrupted thread fails the call with {@link TransferFailedException}, the channel's
+ *       {@code ClosedByInterruptException} in its cause chain, the flag still set.</li>
+ *   <li><b>One owner per disk directory.</b> An open cache holds a lock file in its disk directory; a
+ *       second open of the same directory, in this process or another, fails naming the holder.
+ *       Extents a dead owner left there are deleted at open.</li>
  * </ul>
  *
  * <h2>Making room</h2>

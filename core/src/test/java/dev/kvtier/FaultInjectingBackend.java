@@ -37,6 +37,8 @@ final class FaultInjectingBackend implements ExecutionBackend {
 
     /** Runs before the injected failure, on the thread that submitted the failing copy. */
     private volatile Runnable beforeFailure = () -> { };
+    /** When set, the failing copy does nothing and reports success (a copy that silently lost its bytes). */
+    private boolean silent;
 
     /**
      * Fails the {@code n}th copy, after running what {@code beforeFailure} holds at that moment (a
@@ -54,6 +56,18 @@ final class FaultInjectingBackend implements ExecutionBackend {
     /** Fails the {@code n}th copy submitted from now on (1 = the next), with an I/O-like error. */
     static java.util.function.UnaryOperator<ExecutionBackend> failingCopy(int n) {
         return b -> new FaultInjectingBackend(b, n, Long.MAX_VALUE, 0);
+    }
+
+    /**
+     * The {@code n}th copy submitted from now on does nothing and reports success: the failure mode a
+     * checksum of what was meant to arrive must catch.
+     */
+    static java.util.function.UnaryOperator<ExecutionBackend> silentlySkippedCopy(int n) {
+        return b -> {
+            FaultInjectingBackend backend = new FaultInjectingBackend(b, n, Long.MAX_VALUE, 0);
+            backend.silent = true;
+            return backend;
+        };
     }
 
     /** A disk that refuses to grow beyond {@code capacity} bytes of extents. */
@@ -103,7 +117,8 @@ final class FaultInjectingBackend implements ExecutionBackend {
             copiesSubmitted.incrementAndGet();
             if (copiesLeftBeforeFailure.decrementAndGet() == 0) {
                 beforeFailure.run();
-                return CompletableFuture.failedFuture(new IOException("injected copy failure"));
+                return silent ? CompletableFuture.completedFuture(null)
+                        : CompletableFuture.failedFuture(new IOException("injected copy failure"));
             }
             if (copyDelayMillis == 0) {
                 return delegate.submit(plan);

@@ -764,6 +764,29 @@ abstract class KvTierCacheContract {
     }
 
     /**
+     * Issue 9, item 3: a copy to DISK that reports success but delivered nothing is caught by the
+     * checksum of the bytes that were put (taken from the caller's memory, not from what arrived):
+     * the move fails and the segment stays whole where it was. On main at 212fa8f the DISK checksum
+     * was computed from what arrived, so the empty extent was blessed and a later read returned zeros.
+     */
+    @Test
+    void aCopyToDiskThatDeliveredNothingIsNeverBlessed() {
+        byte[] data = randomBytes(90, 3 * PAGE + 5);
+        // copy 1: the put; copy 2: the demotion, which does nothing and says it succeeded
+        try (KvTierCache cache = open(config(64, 64), FaultInjectingBackend.silentlySkippedCopy(2))) {
+            cache.put("k", PositionRange.of(0, 3), MemorySegment.ofArray(data), Tier.CPU);
+            TransferFailedException e = assertThrows(TransferFailedException.class, () -> cache.demote("k", Tier.DISK));
+            assertTrue(e.getMessage().contains("did not deliver"), e.getMessage());
+            assertEquals(Tier.CPU, tierOf(cache, "k"));
+            assertArrayEquals(data, readAll(cache, "k"));
+            cache.demote("k", Tier.DISK);
+            assertArrayEquals(data, readAll(cache, "k"));
+            cache.remove("k");
+            assertEverythingFreed(cache);
+        }
+    }
+
+    /**
      * Issue 9, item 8: with GPU, CPU and the disk full, a put that needs room says why none could be
      * made (the full disk, as its cause), and counts as one failed call. On main at 212fa8f the message
      * blamed segments "being moved, made resident or pinned", the cause was only in WARNING logs, and

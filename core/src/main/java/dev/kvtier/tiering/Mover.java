@@ -1,6 +1,7 @@
 package dev.kvtier.tiering;
 
 import dev.kvtier.SegmentCorruptedException;
+import dev.kvtier.TransferFailedException;
 import dev.kvtier.exec.PageAllocation;
 import dev.kvtier.store.Tier;
 import dev.kvtier.store.TierTransfer;
@@ -125,18 +126,36 @@ final class Mover {
         }
     }
 
-    /** Checks a locked DISK segment's bytes against the CRC32C they arrived with. */
+    /** Checks a locked DISK segment's bytes against the CRC32C of the bytes put. */
     void verifyDiskChecksum(Segment segment) {
         int actual = memories.crc32c(segment.placement);
-        if (actual != segment.diskCrc32c) {
-            throw new SegmentCorruptedException(segment.key, segment.diskCrc32c, actual);
+        if (actual != segment.crc32c) {
+            throw new SegmentCorruptedException(segment.key, segment.crc32c, actual);
         }
     }
 
-    /** Bytes that arrived on DISK get the checksum they are verified against when they leave. */
+    /** Checks bytes that arrived on DISK against the checksum of what was meant to arrive. */
     private void checksumArrival(Move move) {
         if (move.transfer().to() == Tier.DISK) {
-            move.segment().diskCrc32c = memories.crc32c(move.destination());
+            checkArrival(move.segment(), move.destination(), move.transfer().from(), Tier.DISK);
+        }
+    }
+
+    /**
+     * Compares the CRC32C of host memory {@code arrived} (a DISK placement) with the segment's known
+     * checksum; adopted memory arriving for the first time defines it.
+     *
+     * @throws TransferFailedException if the bytes are not the ones put: the copy did not deliver them
+     */
+    void checkArrival(Segment segment, PageAllocation arrived, Tier from, Tier to) {
+        int actual = memories.crc32c(arrived);
+        if (!segment.crcKnown) {
+            segment.crc32c = actual;
+            segment.crcKnown = true;
+        } else if (actual != segment.crc32c) {
+            throw new TransferFailedException(segment.key, from, to, "segment \"" + segment.key + "\" arrived on "
+                    + to + " with CRC32C " + Integer.toHexString(actual) + " but its bytes had "
+                    + Integer.toHexString(segment.crc32c) + ": the copy did not deliver them", null);
         }
     }
 }

@@ -19,7 +19,15 @@ final class Segment {
     final long sizeBytes;
     final ReentrantLock lock = new ReentrantLock();
     PageAllocation placement;
-    int diskCrc32c;
+    /**
+     * The CRC32C of the segment's bytes as they were put (taken from the caller's memory before the
+     * copy, so a copy that silently delivered nothing can never be blessed), or, for adopted device
+     * memory, as they first arrived on a host tier. DISK arrivals are checked against it, and DISK
+     * bytes are verified against it when they leave.
+     */
+    int crc32c;
+    /** Whether {@link #crc32c} is known yet (false only for adopted memory that never left the GPU). */
+    boolean crcKnown;
     /** False until the first bytes are in place, and again once removed or closed. */
     boolean live;
     /** Open pins: while positive the bytes stay where they are (a removal keeps the placement). */

@@ -1,6 +1,7 @@
 package dev.kvtier.tiering;
 
 import dev.kvtier.KvTierConfig;
+import dev.kvtier.exec.Checksums;
 import dev.kvtier.exec.ExecutionBackend;
 import dev.kvtier.exec.PageAllocation;
 import dev.kvtier.exec.StorageKind;
@@ -85,6 +86,11 @@ final class TierMemories implements AutoCloseable {
     /** @see TransferExecutor#transferAllAndWait */
     void transferAllAndWait(List<PageAllocation> from, List<PageAllocation> to) {
         executor.transferAllAndWait(from, to);
+    }
+
+    /** The CRC32C of the caller's host memory (native or heap). */
+    int crc32c(MemorySegment hostBytes) {
+        return Checksums.crc32c(List.of(hostBytes));
     }
 
     /** The CRC32C of host memory (a CPU or DISK placement). */

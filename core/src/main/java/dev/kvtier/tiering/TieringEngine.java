@@ -135,15 +135,18 @@ public final class TieringEngine {
     /** Entered: caches a copy of {@code bytes} as {@code key} on {@code tier}, making room first. */
     public void put(String key, PositionRange positions, MemorySegment bytes, Tier tier) {
         counted(() -> insert(key, positions, bytes.byteSize(), tier, segment -> {
+            // Taken from the caller's bytes, before any copy: what every later DISK arrival must match.
+            segment.crc32c = memories.crc32c(bytes);
+            segment.crcKnown = true;
             PageAllocation pages = mover.allocate(key, tier, bytes.byteSize(), null);
             try {
                 mover.copy(() -> memories.copyIn(bytes, pages), key, null, tier);
+                if (tier == Tier.DISK) {
+                    mover.checkArrival(segment, pages, null, tier);
+                }
             } catch (RuntimeException e) {
                 memories.release(pages);
                 throw e;
-            }
-            if (tier == Tier.DISK) {
-                segment.diskCrc32c = memories.crc32c(pages);
             }
             return pages;
         }));

@@ -14,8 +14,8 @@ import java.util.concurrent.TimeUnit;
  * never run after a device error).
  */
 final class StreamWaits {
-    /** Spin briefly (a small copy is done in microseconds), yield a while, then park 20 us growing to 1 ms. */
-    private static final Backoff POLL = new Backoff(20_000, 50, TimeUnit.MICROSECONDS.toNanos(20),
+    /** After the spin phase: yield a while, then park 20 us growing to 1 ms. */
+    private static final Backoff POLL = new Backoff(0, 50, TimeUnit.MICROSECONDS.toNanos(20),
             TimeUnit.MILLISECONDS.toNanos(1));
 
     private StreamWaits() {
@@ -36,9 +36,22 @@ final class StreamWaits {
             if (System.nanoTime() - deadlineNanos >= 0) {
                 return false;
             }
-            POLL.idle(attempt);
+            if (attempt < SPIN_QUERIES) {
+                // A query is a driver call (and takes the host-emulated runtime's one lock): spin between
+                // queries rather than hammering it while the copy runs.
+                long until = System.nanoTime() + SPIN_BETWEEN_QUERIES_NANOS;
+                while (System.nanoTime() - until < 0) {
+                    Thread.onSpinWait();
+                }
+            } else {
+                POLL.idle(attempt - SPIN_QUERIES);
+            }
         }
     }
+
+    /** Queries made in the spin phase, {@link #SPIN_BETWEEN_QUERIES_NANOS} apart (about 20 us in all). */
+    private static final int SPIN_QUERIES = 20;
+    private static final long SPIN_BETWEEN_QUERIES_NANOS = 1_000;
 
     /**
      * Waits, at most until {@code deadlineNanos}, until everything enqueued on {@code stream} has
