@@ -57,6 +57,10 @@ import java.util.function.UnaryOperator;
  *       freed under a running copy); the interrupt flag is kept. Creating a DISK extent on an
  *       interrupted thread fails the call with {@link TransferFailedException}, the channel's
  *       {@code ClosedByInterruptException} in its cause chain, the flag still set.</li>
+ *   <li><b>Budgets hold physically.</b> The GPU and CPU tiers never hold more memory than their
+ *       budgets (chunks are sized to divide them), also while victims booked off a tier still hold
+ *       their pages: a call that finds the pages taken makes more room, or, when they belong to moves in
+ *       flight, fails with {@link TierFullException} ("retry") instead of growing the tier.</li>
  *   <li><b>One owner per disk directory.</b> An open cache holds a lock file in its disk directory; a
  *       second open of the same directory, in this process or another, fails naming the holder.
  *       Extents a dead owner left there are deleted at open.</li>

@@ -11,7 +11,6 @@ import dev.kvtier.store.PositionRange;
 import dev.kvtier.store.Tier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -50,9 +49,9 @@ import static org.junit.jupiter.api.Assertions.fail;
  * per item, each on the public API (or the package-private {@link KvTierCache#open(KvTierConfig,
  * UnaryOperator)} that tests decorate backends with). Every test here failed (or hung, or killed
  * the JVM) on main at commit 212fa8f. Item 1's and item 8's tests live with the backends they need
- * ({@code CudaOverFakeKvTierCacheTest}, {@code KvTierCacheContract}); item 5 is a {@link Disabled}
- * reproducer until its fix. Every test is bounded in time, so a hang fails instead of hanging the
- * build.
+ * ({@code CudaOverFakeKvTierCacheTest}, {@code KvTierCacheContract}), as does item 5's run over a
+ * device exactly as large as the budget. Every test is bounded in time, so a hang fails instead of
+ * hanging the build.
  */
 class Issue9RegressionTest {
     static final int PAGE = 4096;
@@ -547,7 +546,6 @@ class Issue9RegressionTest {
      * puts grew the tier by new chunks, kept until close (GPU 128 KiB held against a 64 KiB budget).
      */
     @Test
-    @Disabled("issue 9 item 5: fails on main at 212fa8f; enabled with its fix")
     void physicalMemoryNeverExceedsTheBudget() {
         ChunkAccounting accounting = new ChunkAccounting();
         long gpuBudget = 16L * PAGE;

@@ -24,6 +24,8 @@ final class PagedMemory implements AutoCloseable {
     private final StorageKind kind;
     private final long pageSize;
     private final int pagesPerChunk;
+    /** Chunks this memory may take at most (its budget); {@link Integer#MAX_VALUE} for an uncapped one. */
+    private final int maxChunks;
     private final ChunkAllocator allocator;
     private final List<Chunk> chunks = new ArrayList<>();
     private long freePageCount;
@@ -41,6 +43,20 @@ final class PagedMemory implements AutoCloseable {
      *                                  smaller than a page or of more than {@code 2^31-1} pages
      */
     public PagedMemory(StorageKind kind, long pageSize, long chunkBytes, ChunkAllocator allocator) {
+        this(kind, pageSize, chunkBytes, Integer.MAX_VALUE, allocator);
+    }
+
+    /**
+     * As {@link #PagedMemory(StorageKind, long, long, ChunkAllocator)}, taking at most {@code maxChunks}
+     * chunks: a request that would need more fails with {@link PhysicallyFullException}.
+     *
+     * @throws IllegalArgumentException if {@code maxChunks < 1}
+     */
+    public PagedMemory(StorageKind kind, long pageSize, long chunkBytes, int maxChunks, ChunkAllocator allocator) {
+        if (maxChunks < 1) {
+            throw new IllegalArgumentException("maxChunks must be >= 1, was " + maxChunks);
+        }
+        this.maxChunks = maxChunks;
         if (kind == null || allocator == null) {
             throw new IllegalArgumentException("kind and allocator must not be null");
         }
@@ -76,6 +92,10 @@ final class PagedMemory implements AutoCloseable {
         int chunksBefore = chunks.size();
         try {
             while (freePageCount < needed) {
+                if (chunks.size() >= maxChunks) {
+                    throw new PhysicallyFullException(kind, bytes, (needed - freePageCount) * pageSize,
+                            (long) maxChunks * pagesPerChunk * pageSize);
+                }
                 MemoryChunk memory = allocator.allocate((long) pagesPerChunk * pageSize);
                 BitSet free = new BitSet(pagesPerChunk);
                 free.set(0, pagesPerChunk);

@@ -39,16 +39,28 @@ public final class TransferExecutor implements AutoCloseable {
     private volatile boolean closed;
 
     /**
+     * An executor whose memories are all uncapped (they grow while the backend supplies chunks); see
+     * {@link #TransferExecutor(ExecutionBackend, long, Map, Map, long, Duration)}.
+     */
+    public TransferExecutor(ExecutionBackend backend, long pageSize, Map<StorageKind, Long> budgets, long maxBytesInFlight,
+                            Duration transferTimeout) {
+        this(backend, pageSize, budgets, Map.of(), maxBytesInFlight, transferTimeout);
+    }
+
+    /**
      * @param backend          memory and copies; closed by {@link #close()}
      * @param pageSize         page size for every kind of memory, {@code > 0}
      * @param budgets          per kind, the budget used to size chunks (mapped files: the extent size); a
      *                         kind not named gets chunks of one page
+     * @param capacities       per kind, the most bytes of chunks it may ever hold (its budget): its chunks are
+     *                         sized to divide it and a request beyond it fails with
+     *                         {@link PhysicallyFullException} instead of growing; a kind not named is uncapped
      * @param maxBytesInFlight bound on the bytes of unfinished copies, {@code > 0}
      * @param transferTimeout  how long a blocking copy (or the wait for room in flight) may take before it
      *                         fails with {@link TransferTimeoutException}, {@code > 0}
      */
-    public TransferExecutor(ExecutionBackend backend, long pageSize, Map<StorageKind, Long> budgets, long maxBytesInFlight,
-                            Duration transferTimeout) {
+    public TransferExecutor(ExecutionBackend backend, long pageSize, Map<StorageKind, Long> budgets,
+                            Map<StorageKind, Long> capacities, long maxBytesInFlight, Duration transferTimeout) {
         if (backend == null) {
             throw new IllegalArgumentException("backend must not be null");
         }
@@ -65,8 +77,19 @@ public final class TransferExecutor implements AutoCloseable {
         this.limiter = new BytesInFlightLimiter(maxBytesInFlight);
         for (StorageKind kind : StorageKind.values()) {
             long budget = budgets.getOrDefault(kind, pageSize);
-            memories.put(kind, new PagedMemory(kind, pageSize,
-                    backend.chunkBytes(kind, budget, pageSize), backend.chunkAllocator(kind)));
+            long preferred = backend.chunkBytes(kind, budget, pageSize);
+            Long capacity = capacities.get(kind);
+            if (capacity == null) {
+                memories.put(kind, new PagedMemory(kind, pageSize, preferred, backend.chunkAllocator(kind)));
+            } else {
+                // k chunks of equal size that together hold at most the capacity (never more): physical <= budget.
+                long capacityPages = Math.max(1, capacity / pageSize);
+                long preferredPages = Math.max(1, preferred / pageSize);
+                long chunks = (capacityPages + preferredPages - 1) / preferredPages;
+                long chunkPages = Math.max(1, capacityPages / chunks);
+                memories.put(kind, new PagedMemory(kind, pageSize, chunkPages * pageSize, (int) Math.min(chunks,
+                        Integer.MAX_VALUE), backend.chunkAllocator(kind)));
+            }
         }
     }
 

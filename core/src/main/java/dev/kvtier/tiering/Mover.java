@@ -3,6 +3,7 @@ package dev.kvtier.tiering;
 import dev.kvtier.SegmentCorruptedException;
 import dev.kvtier.TransferFailedException;
 import dev.kvtier.exec.PageAllocation;
+import dev.kvtier.exec.PhysicallyFullException;
 import dev.kvtier.store.Tier;
 import dev.kvtier.store.TierTransfer;
 
@@ -35,7 +36,8 @@ final class Mover {
 
     /**
      * First half of a booked transfer for a locked segment: checks the bytes it leaves DISK with and
-     * allocates their destination. On failure nothing is allocated and the exception says why.
+     * allocates their destination. On failure nothing is allocated and the exception says why
+     * ({@link RoomShortage} when the destination tier is at its cap).
      */
     Move prepare(Segment segment, TierTransfer transfer) {
         if (transfer.from() == Tier.DISK) {
@@ -105,10 +107,15 @@ final class Mover {
         memories.release(move.destination());
     }
 
-    /** Pages for segment {@code key} on {@code tier}; a failure to grow becomes a {@code TransferFailedException}. */
+    /**
+     * Pages for segment {@code key} on {@code tier}; a tier at its cap throws {@link RoomShortage} (the
+     * caller makes room and retries), any other failure to grow becomes a {@code TransferFailedException}.
+     */
     PageAllocation allocate(String key, Tier tier, long bytes, Tier from) {
         try {
             return memories.allocate(tier, bytes);
+        } catch (PhysicallyFullException e) {
+            throw new RoomShortage(tier, e.shortBytes(), e);
         } catch (IOException e) {
             throw Failures.allocationFailed(key, from, tier, bytes, e);
         }

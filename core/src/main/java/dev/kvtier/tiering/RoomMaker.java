@@ -34,6 +34,8 @@ final class RoomMaker {
     private static final System.Logger LOG = System.getLogger(RoomMaker.class.getName());
     /** Rounds of making room before a call gives up; between rounds it waits for other moves to finish. */
     static final int ROUNDS = 40;
+    /** Rounds a call waits for pages held by moves in flight when nothing can be demoted (~30 ms of backoff). */
+    private static final int SHORTAGE_PATIENCE = 5;
 
     private final TieredStore store;
     private final SegmentTable table;
@@ -215,13 +217,57 @@ final class RoomMaker {
         }
     }
 
-    /** {@link Mover#prepare}; on failure the booking is undone and the error rethrown. */
+    /**
+     * {@link Mover#prepare}, making room when the destination tier is at its cap; on failure the booking
+     * is undone and the error rethrown.
+     */
     Mover.Move prepare(Segment segment, TierTransfer transfer) {
         try {
-            return mover.prepare(segment, transfer);
+            return withRoom(segment.key, transfer.to(), segment.sizeBytes, () -> mover.prepare(segment, transfer));
         } catch (RuntimeException | Error e) {
             throw undo(segment, transfer, null, e);
         }
+    }
+
+    /**
+     * Runs a step that allocates pages for segment {@code key} on {@code tier}. When the tier's memory is
+     * at its cap although the store counts room ({@link RoomShortage}: pages still held by moves in
+     * flight, by pinned segments removed meanwhile, or by rounding to whole pages), demotes that many
+     * bytes more and retries, in bounded rounds: a tier never holds more memory than its budget.
+     *
+     * @throws TierFullException when no more room could be made (the cause is the shortage)
+     */
+    <T> T withRoom(String key, Tier tier, long bytes, Supplier<T> step) {
+        RoomShortage[] last = new RoomShortage[1];
+        Failed failed = new Failed();
+        int[] fruitless = new int[1];
+        T done = retry(() -> {
+            if (fruitless[0] > SHORTAGE_PATIENCE) {
+                return null; // see below: give the logical room back to whoever holds the pages
+            }
+            try {
+                return step.get();
+            } catch (RoomShortage shortage) {
+                last[0] = shortage;
+                return null;
+            }
+        }, () -> {
+            if (fruitless[0] > SHORTAGE_PATIENCE) {
+                return true;
+            }
+            boolean progress = makeRoom(last[0].tier, free(last[0].tier) + last[0].shortBytes, key, failed);
+            // Nothing demotable: the pages belong to moves in flight, which may themselves be waiting for the
+            // logical room this call holds (a failed move rolling back). Give up soon, as "retry", not after
+            // every round: that lets them finish.
+            fruitless[0] = progress ? 0 : fruitless[0] + 1;
+            return progress;
+        });
+        if (done == null) {
+            throw new TierFullException(key, last[0].tier, bytes, free(last[0].tier), "its memory is at its budget and "
+                    + "no more could be freed (" + last[0].getMessage() + "; pinned segments, or segments removed while"
+                    + " pinned, hold the rest)", last[0].getCause());
+        }
+        return done;
     }
 
     /**

@@ -36,8 +36,12 @@ final class TierMemories implements AutoCloseable {
         chunkBudgets.put(storageOf(Tier.GPU), config.gpuBudgetBytes());
         chunkBudgets.put(storageOf(Tier.CPU), config.cpuBudgetBytes());
         chunkBudgets.put(storageOf(Tier.DISK), config.diskExtentBytes());
+        // GPU and CPU never hold more memory than their budgets: growth beyond is refused and room made instead.
+        Map<StorageKind, Long> capacities = new EnumMap<>(StorageKind.class);
+        capacities.put(storageOf(Tier.GPU), config.gpuBudgetBytes());
+        capacities.put(storageOf(Tier.CPU), config.cpuBudgetBytes());
         try {
-            return new TierMemories(new TransferExecutor(backend, config.pageSizeBytes(), chunkBudgets,
+            return new TierMemories(new TransferExecutor(backend, config.pageSizeBytes(), chunkBudgets, capacities,
                     config.maxBytesInFlight(), config.transferTimeout()));
         } catch (RuntimeException e) {
             backend.close();

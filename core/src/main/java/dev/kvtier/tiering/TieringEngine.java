@@ -138,7 +138,8 @@ public final class TieringEngine {
             // Taken from the caller's bytes, before any copy: what every later DISK arrival must match.
             segment.crc32c = memories.crc32c(bytes);
             segment.crcKnown = true;
-            PageAllocation pages = mover.allocate(key, tier, bytes.byteSize(), null);
+            PageAllocation pages = roomMaker.withRoom(key, tier, bytes.byteSize(),
+                    () -> mover.allocate(key, tier, bytes.byteSize(), null));
             try {
                 mover.copy(() -> memories.copyIn(bytes, pages), key, null, tier);
                 if (tier == Tier.DISK) {
