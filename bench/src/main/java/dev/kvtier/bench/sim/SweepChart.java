@@ -17,9 +17,9 @@ import dev.kvtier.store.Tier;
 final class SweepChart {
     private static final int WIDTH = 1000;
     private static final int HEIGHT = 490;
-    private static final int PLOT_TOP = 120;
-    private static final int PLOT_HEIGHT = 290;
-    private static final int PLOT_WIDTH = 370;
+    static final int PLOT_TOP = 120;
+    static final int PLOT_HEIGHT = 290;
+    static final int PLOT_WIDTH = 370;
     private static final int[] PANEL_LEFT = {80, 580};
     private static final String[] COLOURS = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"};
 
@@ -90,6 +90,33 @@ final class SweepChart {
         int left = PANEL_LEFT[index];
         int bottom = PLOT_TOP + PLOT_HEIGHT;
         svg.append(String.format(Locale.ROOT, "<g id=\"panel-%d\">\n", index + 1));
+        axes(svg, left, title, "GPU budget (% of peak working set)", yLabel, xMax, xStep, yMax, yStep);
+        int i = 0;
+        for (Map.Entry<PolicyChoice, List<SweepPoint>> e : byPolicy.entrySet()) {
+            String colour = COLOURS[i++ % COLOURS.length];
+            StringBuilder coordinates = new StringBuilder();
+            StringBuilder markers = new StringBuilder();
+            for (SweepPoint p : e.getValue()) {
+                double px = left + 100 * p.gpuShare() / xMax * PLOT_WIDTH;
+                double py = bottom - Math.min(y.applyAsDouble(p), yMax) / yMax * PLOT_HEIGHT;
+                coordinates.append(coordinates.isEmpty() ? "" : " ").append(String.format(Locale.ROOT, "%.1f,%.1f", px, py));
+                markers.append(String.format(Locale.ROOT, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>", px, py, colour));
+            }
+            svg.append(String.format(Locale.ROOT,
+                    "<polyline class=\"series\" data-policy=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2.5\" points=\"%s\"/>\n",
+                    e.getKey().optionValue(), colour, coordinates));
+            svg.append(markers).append('\n');
+        }
+        svg.append("</g>\n");
+    }
+
+    /**
+     * One panel's frame: its title, the horizontal grid with y ticks, the x ticks, both axes and their
+     * labels (shared by this chart and the trace sweep's).
+     */
+    static void axes(StringBuilder svg, int left, String title, String xLabel, String yLabel, double xMax, double xStep,
+                     double yMax, double yStep) {
+        int bottom = PLOT_TOP + PLOT_HEIGHT;
         svg.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" font-size=\"14\" font-weight=\"bold\">%s</text>\n",
                 left, PLOT_TOP - 12, escape(title)));
         for (double v = 0; v <= yMax + yStep / 1e6; v += yStep) {
@@ -110,28 +137,11 @@ final class SweepChart {
                 "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333333\"/>"
                         + "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333333\"/>\n",
                 left, PLOT_TOP, left, bottom, left, bottom, left + PLOT_WIDTH, bottom));
-        svg.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">GPU budget (%% of peak working set)</text>\n",
-                left + PLOT_WIDTH / 2, bottom + 40));
+        svg.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>\n",
+                left + PLOT_WIDTH / 2, bottom + 40, escape(xLabel)));
         svg.append(String.format(Locale.ROOT,
                 "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" transform=\"rotate(-90 %d %d)\">%s</text>\n",
                 left - 48, PLOT_TOP + PLOT_HEIGHT / 2, left - 48, PLOT_TOP + PLOT_HEIGHT / 2, escape(yLabel)));
-        int i = 0;
-        for (Map.Entry<PolicyChoice, List<SweepPoint>> e : byPolicy.entrySet()) {
-            String colour = COLOURS[i++ % COLOURS.length];
-            StringBuilder coordinates = new StringBuilder();
-            StringBuilder markers = new StringBuilder();
-            for (SweepPoint p : e.getValue()) {
-                double px = left + 100 * p.gpuShare() / xMax * PLOT_WIDTH;
-                double py = bottom - Math.min(y.applyAsDouble(p), yMax) / yMax * PLOT_HEIGHT;
-                coordinates.append(coordinates.isEmpty() ? "" : " ").append(String.format(Locale.ROOT, "%.1f,%.1f", px, py));
-                markers.append(String.format(Locale.ROOT, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>", px, py, colour));
-            }
-            svg.append(String.format(Locale.ROOT,
-                    "<polyline class=\"series\" data-policy=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2.5\" points=\"%s\"/>\n",
-                    e.getKey().optionValue(), colour, coordinates));
-            svg.append(markers).append('\n');
-        }
-        svg.append("</g>\n");
     }
 
     /** A step of 1, 2 or 5 times a power of ten giving about {@code ticks} intervals up to {@code max}. */

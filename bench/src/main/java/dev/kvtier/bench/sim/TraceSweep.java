@@ -19,9 +19,9 @@ import dev.kvtier.store.Tier;
 final class TraceSweep {
     private static final int WIDTH = 1000;
     private static final int HEIGHT = 490;
-    private static final int PLOT_TOP = 120;
-    private static final int PLOT_HEIGHT = 290;
-    private static final int PLOT_WIDTH = 370;
+    private static final int PLOT_TOP = SweepChart.PLOT_TOP;
+    private static final int PLOT_HEIGHT = SweepChart.PLOT_HEIGHT;
+    private static final int PLOT_WIDTH = SweepChart.PLOT_WIDTH;
     private static final int[] PANEL_LEFT = {80, 580};
     private static final String[] COLOURS = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"};
     private static final String OPTIMUM = "optimum";
@@ -139,31 +139,7 @@ final class TraceSweep {
         int left = PANEL_LEFT[index];
         int bottom = PLOT_TOP + PLOT_HEIGHT;
         svg.append(String.format(Locale.ROOT, "<g id=\"panel-%d\">\n", index + 1));
-        svg.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" font-size=\"14\" font-weight=\"bold\">%s</text>\n",
-                left, PLOT_TOP - 12, SweepChart.escape(title)));
-        for (double v = 0; v <= yMax + yStep / 1e6; v += yStep) {
-            double py = bottom - v / yMax * PLOT_HEIGHT;
-            svg.append(String.format(Locale.ROOT,
-                    "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#e5e5e5\"/>"
-                            + "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
-                    left, py, left + PLOT_WIDTH, py, left - 6, py + 4, tick(v, yStep)));
-        }
-        for (double v = 0; v <= xMax + xStep / 1e6; v += xStep) {
-            double px = left + v / xMax * PLOT_WIDTH;
-            svg.append(String.format(Locale.ROOT,
-                    "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#333333\"/>"
-                            + "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n",
-                    px, bottom, px, bottom + 5, px, bottom + 19, tick(v, xStep)));
-        }
-        svg.append(String.format(Locale.ROOT,
-                "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333333\"/>"
-                        + "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333333\"/>\n",
-                left, PLOT_TOP, left, bottom, left, bottom, left + PLOT_WIDTH, bottom));
-        svg.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">GPU budget (%% of unique blocks)</text>\n",
-                left + PLOT_WIDTH / 2, bottom + 40));
-        svg.append(String.format(Locale.ROOT,
-                "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" transform=\"rotate(-90 %d %d)\">%s</text>\n",
-                left - 48, PLOT_TOP + PLOT_HEIGHT / 2, left - 48, PLOT_TOP + PLOT_HEIGHT / 2, SweepChart.escape(yLabel)));
+        SweepChart.axes(svg, left, title, "GPU budget (% of unique blocks)", yLabel, xMax, xStep, yMax, yStep);
         for (Series s : series) {
             StringBuilder coordinates = new StringBuilder();
             StringBuilder markers = new StringBuilder();
@@ -180,10 +156,5 @@ final class TraceSweep {
             svg.append(markers).append('\n');
         }
         svg.append("</g>\n");
-    }
-
-    private static String tick(double value, double step) {
-        int decimals = step >= 1 ? 0 : (int) Math.ceil(-Math.log10(step));
-        return String.format(Locale.ROOT, "%." + decimals + "f", value);
     }
 }
