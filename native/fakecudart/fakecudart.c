@@ -533,14 +533,17 @@ static void *stream_main(void *arg) {
         for (int i = 0; i < op->ndeps; i++)
             while (op->deps[i].s->done_seq < op->deps[i].seq)
                 pthread_cond_wait(&progress, &G);
-        if (op->fault == cudaSuccess) {
+        /* Once an error is sticky the context is dead, as on a real device: work still queued on any stream
+         * is dropped, never run (so memory freed or unmapped after the fault is never touched). */
+        int dead = atomic_load(&sticky_error);
+        if (op->fault == cudaSuccess && !dead) {
             pthread_mutex_unlock(&G);
             run_op(op);
             pthread_mutex_lock(&G);
         } else {
             if (!s->pending_error)
-                s->pending_error = op->fault;
-            if (cfg.stickyasync)
+                s->pending_error = op->fault != cudaSuccess ? op->fault : (cudaError_t)dead;
+            if (op->fault != cudaSuccess && cfg.stickyasync && !dead)
                 atomic_store(&sticky_error, op->fault);
         }
         if (op->kind == OP_RECORD && op->ev->gen == op->gen) {

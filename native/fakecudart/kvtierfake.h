@@ -14,7 +14,8 @@
  *                                       cudaDeviceSynchronize, and cudaEventSynchronize/cudaEventQuery of an event
  *                                       recorded on that stream after it. Not sticky unless stickyasync=1.
  *          | stickyasync=0|1            1: an async fault also becomes sticky like a real one: every later call
- *                                       returns it and cudaGetLastError cannot clear it, until kvtierfake_reset()
+ *                                       returns it and cudaGetLastError cannot clear it, until kvtierfake_reset();
+ *                                       work still queued on any stream when it strikes is dropped, never run
  *          | nodevice=0|1               cudaGetDeviceCount -> cudaErrorNoDevice (count 0), as every device call
  *          | nodriver=0|1               device calls -> cudaErrorInsufficientDriver; cudaDriverGetVersion -> 0
  *          | version=N                  cudaRuntimeGetVersion reports N (default CUDART_VERSION of the headers);

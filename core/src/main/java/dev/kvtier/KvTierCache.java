@@ -64,6 +64,12 @@ import java.util.function.UnaryOperator;
  *   <li><b>One owner per disk directory.</b> An open cache holds a lock file in its disk directory; a
  *       second open of the same directory, in this process or another, fails naming the holder.
  *       Extents a dead owner left there are deleted at open.</li>
+ *   <li><b>After a device error that does not clear</b> (CUDA's sticky errors, such as
+ *       {@code cudaErrorIllegalAddress}): the backend is unusable (logged once); every call that needs
+ *       the GPU fails fast with a {@link TransferFailedException} naming the error (as the cause of a
+ *       {@link TierFullException} where it was making room on GPU); segments on GPU are lost, those on
+ *       CPU and DISK stay readable (and movable between the two); {@link #close()} still returns.
+ *       Reopen in a new process, or after a device reset, to use the GPU again.</li>
  * </ul>
  *
  * <h2>Making room</h2>

@@ -1,6 +1,7 @@
 package dev.kvtier.tiering;
 
 import dev.kvtier.TransferFailedException;
+import dev.kvtier.exec.BackendUnusableException;
 import dev.kvtier.store.Tier;
 
 import java.util.concurrent.CompletionException;
@@ -9,7 +10,10 @@ import java.util.concurrent.CompletionException;
  * The one translator from low-level failures (a {@code CudaException}, an I/O error, the
  * {@link InternalError} of a fault in a file mapping, each possibly wrapped in the
  * {@link CompletionException} of a future) to the cache's domain exceptions. Every path that copies
- * or allocates hands its failure here, so the unwrapping and the wording live in one place.
+ * or allocates hands its failure here, so the unwrapping and the wording live in one place. A dead
+ * CUDA context (a {@link BackendUnusableException} anywhere in the cause chain) becomes a
+ * {@link TransferFailedException} that names the sticky error and says, in tiers, what is lost (GPU)
+ * and what stays readable (CPU, DISK).
  */
 final class Failures {
     private Failures() {
@@ -26,14 +30,45 @@ final class Failures {
      */
     static TransferFailedException copyFailed(String key, Tier from, Tier to, Throwable failure) {
         Throwable cause = cause(failure);
+        BackendUnusableException unusable = unusable(cause);
+        if (unusable != null) {
+            return new TransferFailedException(key, from, to, "copying segment \"" + key + "\" "
+                    + (from == null ? "in" : "from " + from) + (to == null ? " out" : " to " + to) + " failed: "
+                    + unusableWords(unusable), unusable);
+        }
         return new TransferFailedException(key, from, to, "copying segment \"" + key + "\" "
                 + (from == null ? "in" : "from " + from) + (to == null ? " out" : " to " + to) + " failed: " + cause, cause);
     }
 
     /** Memory for segment {@code key} could not be had on {@code tier} (the cause says what ran out and the fix). */
     static TransferFailedException allocationFailed(String key, Tier from, Tier tier, long bytes, Exception cause) {
+        BackendUnusableException unusable = unusable(cause);
+        if (unusable != null) {
+            return new TransferFailedException(key, from, tier, "cannot allocate " + bytes + " bytes on " + tier
+                    + " for segment \"" + key + "\": " + unusableWords(unusable), cause);
+        }
         return new TransferFailedException(key, from, tier, "cannot allocate " + bytes + " bytes on " + tier
                 + " for segment \"" + key + "\": " + cause.getMessage(), cause);
+    }
+
+    /** The {@link BackendUnusableException} in {@code failure}'s cause chain, or null. */
+    private static BackendUnusableException unusable(Throwable failure) {
+        for (Throwable t = failure; t != null && t.getCause() != t; t = t.getCause()) {
+            if (t instanceof BackendUnusableException u) {
+                return u;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * A dead CUDA context in the cache's words: what is lost, what stays, what to do. The exec
+     * exception speaks of memory kinds; here they are tiers.
+     */
+    private static String unusableWords(BackendUnusableException unusable) {
+        return "the CUDA backend is unusable after the sticky error " + unusable.error() + " (every later CUDA call"
+                + " fails with it): segments on GPU are lost, segments on CPU and DISK stay readable (read, demote"
+                + " to DISK); to use the GPU again, close the cache and reopen it in a new process or after a device reset";
     }
 
     /** {@code failure} as a runtime exception to throw (errors are thrown from here as they are). */

@@ -5,6 +5,7 @@ import dev.kvtier.cuda.CudaEvent;
 import dev.kvtier.cuda.CudaRuntime;
 import dev.kvtier.cuda.CudaStream;
 import dev.kvtier.cuda.MemcpyKind;
+import dev.kvtier.exec.BackendUnusableException;
 import dev.kvtier.exec.Cleanup;
 import dev.kvtier.exec.CopyEngine;
 import dev.kvtier.exec.CopyPlan;
@@ -59,11 +60,19 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * already enqueued are waited for (up to the deadline) before the returned future fails, so the
  * caller may free both sides as soon as it is done. Thread-safe. {@link #close()} lets staged copies
  * finish, waits (bounded) for every stream, destroys the idle ones and frees the bounce buffers.
+ *
+ * <p><b>Sticky errors.</b> Every CUDA failure is shown to the backend's {@link ContextHealth}; when the
+ * error turns out to be sticky (the context is dead, as after an asynchronous fault on a real device),
+ * the failing copy fails with a {@link BackendUnusableException} naming it, and so does every later
+ * device copy, at once, without touching the driver; host-to-host copies go on (they never need it).
+ * A dead context runs no more work, so {@link #close()} then neither waits for its streams nor leaves
+ * them to a reaper: it tries to destroy everything once, logs what the driver refuses, and returns.
  */
 final class CudaCopyEngine implements CopyEngine {
     private static final System.Logger LOG = System.getLogger(CudaCopyEngine.class.getName());
 
     private final CudaRuntime cuda;
+    private final ContextHealth health;
     private final HostCopyEngine hostCopies;
     private final boolean batch;
     private final long timeoutNanos;
@@ -82,6 +91,7 @@ final class CudaCopyEngine implements CopyEngine {
 
     /**
      * @param cuda             the runtime
+     * @param health           whether the context still works, shared with the backend's allocators
      * @param hostCopyThreads  threads for host-to-host copies
      * @param batchSmallCopies whether several regions go in one {@code cudaMemcpyBatchAsync} (when
      *                         available); false forces one call per region (the benchmark's baseline)
@@ -89,12 +99,13 @@ final class CudaCopyEngine implements CopyEngine {
      * @param staged           host memory whose device copies are staged; never staged when {@code bounce} is null
      * @param bounce           the bounce buffers (closed by {@link #close()}), or null for none
      */
-    CudaCopyEngine(CudaRuntime cuda, int hostCopyThreads, boolean batchSmallCopies, Duration transferTimeout,
-                   StagedHostMemory staged, BounceBuffers bounce) {
+    CudaCopyEngine(CudaRuntime cuda, ContextHealth health, int hostCopyThreads, boolean batchSmallCopies,
+                   Duration transferTimeout, StagedHostMemory staged, BounceBuffers bounce) {
         if (transferTimeout == null || transferTimeout.isNegative() || transferTimeout.isZero()) {
             throw new IllegalArgumentException("transferTimeout must be > 0, was " + transferTimeout);
         }
         this.cuda = cuda;
+        this.health = health;
         this.staged = staged;
         this.bounce = bounce;
         this.timeoutNanos = transferTimeout.toNanos();
@@ -138,21 +149,71 @@ final class CudaCopyEngine implements CopyEngine {
         }
     }
 
-    /** A staged copy on a pooled stream; a stream that may still run work is set aside. */
+    /**
+     * A staged copy on a pooled stream; a stream that may still run work is set aside. Throws what
+     * failed, or the {@link BackendUnusableException} when that was a sticky error.
+     */
     private void copyStaged(MemcpyKind kind, CopyPlan plan, long deadline) {
-        CudaStream stream = takeStream();
+        health.requireUsable();
+        CudaStream stream = takeStreamOrFault();
         boolean reusable = false;
         try {
             bounce.copy(kind, plan.regions(), stream, deadline, timeoutNanos);
             reusable = true;
         } catch (TransferTimeoutException e) {
-            throw e;
-        } catch (RuntimeException | InternalError e) {
+            // A sticky error also ends here: the drain after it never sees the stream clean.
+            throw fault(e);
+        } catch (RuntimeException e) {
             reusable = true; // the bounce buffers drained the stream (bounded) before rethrowing
+            throw fault(e);
+        } catch (InternalError e) {
+            reusable = true;
             throw e;
         } finally {
             returnStream(stream, reusable);
         }
+    }
+
+    /**
+     * What to throw for {@code failure} of a device copy: the {@link BackendUnusableException} when the
+     * CUDA error in it (or kept as suppressed on it, as by a drain that gave up) is sticky, else {@code failure}.
+     */
+    private RuntimeException fault(RuntimeException failure) {
+        Throwable evidence = failure;
+        if (ContextHealth.cudaCause(failure) == null) {
+            for (Throwable suppressed : failure.getSuppressed()) {
+                if (ContextHealth.cudaCause(suppressed) != null) {
+                    evidence = suppressed;
+                    break;
+                }
+            }
+        }
+        Throwable answer = health.check(evidence);
+        return answer instanceof BackendUnusableException unusable ? unusable : failure;
+    }
+
+    /** {@link #takeStream()}, a failure (creating one) shown to {@link #health} first. */
+    private CudaStream takeStreamOrFault() {
+        try {
+            return takeStream();
+        } catch (RuntimeException e) {
+            throw fault(e);
+        }
+    }
+
+    /** Whether any plan reads or writes device memory (needs the driver). */
+    private static boolean anyDevicePlan(List<CopyPlan> plans) {
+        for (CopyPlan plan : plans) {
+            if (isDevicePlan(plan)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static boolean isDevicePlan(CopyPlan plan) {
+        return !plan.regions().isEmpty()
+                && (plan.sourceKind() != MemoryKind.HOST || plan.destinationKind() != MemoryKind.HOST);
     }
 
     @Override
@@ -167,6 +228,14 @@ final class CudaCopyEngine implements CopyEngine {
     @Override
     public CompletableFuture<Void> submitAll(List<CopyPlan> plans) {
         ensureOpen();
+        if (health.isUnusable() && anyDevicePlan(plans)) {
+            // Fail fast, starting nothing: the driver would fail every call (or never answer).
+            try {
+                health.requireUsable();
+            } catch (BackendUnusableException unusable) {
+                return CompletableFuture.failedFuture(unusable);
+            }
+        }
         Map<MemcpyKind, List<CopyRegion>> byKind = new EnumMap<>(MemcpyKind.class);
         List<CompletableFuture<Void>> parts = new ArrayList<>();
         for (CopyPlan plan : plans) {
@@ -197,6 +266,13 @@ final class CudaCopyEngine implements CopyEngine {
     @Override
     public void copyAndWait(CopyPlan plan, long timeoutNanos) {
         ensureOpen();
+        if (isDevicePlan(plan) && health.isUnusable()) {
+            try {
+                health.requireUsable();
+            } catch (BackendUnusableException unusable) {
+                throw new CompletionException(unusable);
+            }
+        }
         long deadline = System.nanoTime() + timeoutNanos;
         if (plan.sourceKind() == MemoryKind.HOST && plan.destinationKind() == MemoryKind.HOST) {
             hostCopies.copyAndWait(plan, timeoutNanos);
@@ -211,13 +287,17 @@ final class CudaCopyEngine implements CopyEngine {
             }
         } else if (!plan.regions().isEmpty()) {
             MemcpyKind kind = kindOf(plan);
-            CudaStream stream = takeStream();
+            CudaStream stream;
+            try {
+                stream = takeStreamOrFault();
+            } catch (RuntimeException e) {
+                throw new CompletionException(e);
+            }
             CudaEvent marker;
             try {
                 marker = enqueueCopies(kind, plan.regions(), stream);
             } catch (RuntimeException enqueueFailure) {
-                drainAndReturn(stream, enqueueFailure, deadline);
-                throw new CompletionException(enqueueFailure);
+                throw new CompletionException(afterEnqueueFailure(stream, enqueueFailure, deadline));
             }
             EventCompletion completion = new EventCompletion(marker, stream, plan.totalBytes());
             completion.awaitUntil(deadline, timeoutNanos);
@@ -263,13 +343,18 @@ final class CudaCopyEngine implements CopyEngine {
 
     /** Asynchronous: completed by a host function when it runs, or by whoever waits, polling the event. */
     private CompletableFuture<Void> enqueue(MemcpyKind kind, List<CopyRegion> regions) {
-        CudaStream stream = takeStream();
+        CudaStream stream;
+        try {
+            stream = takeStreamOrFault();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
         CudaEvent marker;
         try {
             marker = enqueueCopies(kind, regions, stream);
         } catch (RuntimeException enqueueFailure) {
-            drainAndReturn(stream, enqueueFailure, System.nanoTime() + timeoutNanos);
-            return CompletableFuture.failedFuture(enqueueFailure);
+            return CompletableFuture.failedFuture(afterEnqueueFailure(stream, enqueueFailure,
+                    System.nanoTime() + timeoutNanos));
         }
         long bytes = 0;
         for (CopyRegion region : regions) {
@@ -287,9 +372,17 @@ final class CudaCopyEngine implements CopyEngine {
         return completion;
     }
 
-    /** After a failed enqueue: waits (bounded) for what was enqueued before it, then gives the stream back. */
-    private void drainAndReturn(CudaStream stream, RuntimeException failure, long deadline) {
-        returnStream(stream, StreamWaits.drain(stream, failure, deadline));
+    /**
+     * After a failed enqueue: waits (bounded) for what was enqueued before it, then gives the stream
+     * back; answers what to throw. After a sticky error nothing will run on the stream any more and no
+     * query can say so: it is left for {@link #close()} to destroy.
+     */
+    private RuntimeException afterEnqueueFailure(CudaStream stream, RuntimeException failure, long deadline) {
+        RuntimeException answer = fault(failure);
+        if (!(answer instanceof BackendUnusableException)) {
+            returnStream(stream, StreamWaits.drain(stream, failure, deadline));
+        }
+        return answer;
     }
 
     /**
@@ -337,9 +430,12 @@ final class CudaCopyEngine implements CopyEngine {
                 return;
             }
             recycle(marker, false);
-            // Only this submission's work ran on the stream: draining it reads nobody else's error.
-            returnStream(stream, StreamWaits.drain(stream, fault, System.nanoTime() + timeoutNanos));
-            completeExceptionally(fault);
+            RuntimeException answer = fault(fault);
+            if (!(answer instanceof BackendUnusableException)) {
+                // Only this submission's work ran on the stream: draining it reads nobody else's error.
+                returnStream(stream, StreamWaits.drain(stream, fault, System.nanoTime() + timeoutNanos));
+            } // else a dead context: nothing runs on the stream any more; close() destroys it
+            completeExceptionally(answer);
         }
 
         /**
@@ -378,6 +474,7 @@ final class CudaCopyEngine implements CopyEngine {
                 if (claimed.compareAndSet(false, true)) {
                     finish(asyncFault);
                 }
+                join(); // throws what finish() completed this with (the fault, or the sticky error it revealed)
                 throw new CompletionException(asyncFault);
             }
             if (!complete) {
@@ -500,7 +597,9 @@ final class CudaCopyEngine implements CopyEngine {
 
     /** A stream a timed-out copy may still use: never reused, destroyed at close only if it drained by then. */
     private void setAside(CudaStream stream) {
-        LOG.log(System.Logger.Level.WARNING, "a copy on " + stream + " did not complete in time; the stream is set aside");
+        // In a dead context every stream fails its queries: that is the sticky error (logged once), not a wedge.
+        LOG.log(health.isUnusable() ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING,
+                "a copy on " + stream + " did not complete in time; the stream is set aside");
     }
 
     private void destroy(CudaStream stream) {
@@ -616,11 +715,20 @@ final class CudaCopyEngine implements CopyEngine {
         long deadline = System.nanoTime() + timeoutNanos;
         List<CudaStream> running = new ArrayList<>();
         for (CudaStream stream : List.copyOf(streams)) {
-            if (StreamWaits.drain(stream, new RuntimeException("pending errors at close"), deadline)) {
+            RuntimeException pending = new RuntimeException("pending errors at close");
+            if (health.isUnusable() || StreamWaits.drain(stream, pending, deadline)) {
+                destroy(stream);
+            } else if (fault(pending) instanceof BackendUnusableException) {
+                // The drain failed on a sticky error: a dead context runs nothing more, no query will ever
+                // say the stream is idle, and waiting (or a reaper) would only delay close.
                 destroy(stream);
             } else {
                 running.add(stream);
             }
+        }
+        if (health.isUnusable()) {
+            running.forEach(this::destroy); // found dead while draining later streams
+            running.clear();
         }
         if (running.isEmpty()) {
             becameQuiescent();
@@ -632,10 +740,11 @@ final class CudaCopyEngine implements CopyEngine {
         idleStreams.clear();
         hostCopies.close();
         if (bounce != null) {
-            cleanup.run(bounce::close);
+            cleanup.run(() -> health.free("the bounce buffers", bounce::close));
         }
         for (CudaEvent event = idleEvents.poll(); event != null; event = idleEvents.poll()) {
-            cleanup.run(event::close);
+            CudaEvent idle = event;
+            cleanup.run(() -> health.free(idle.toString(), idle::close));
         }
         cleanup.rethrowFirst();
     }

@@ -6,6 +6,7 @@ import dev.kvtier.cuda.DeviceAllocation;
 import dev.kvtier.cuda.DeviceAttribute;
 import dev.kvtier.cuda.HostRegistration;
 import dev.kvtier.cuda.PinnedAllocation;
+import dev.kvtier.exec.BackendUnusableException;
 import dev.kvtier.exec.ChunkAllocator;
 import dev.kvtier.exec.CopyEngine;
 import dev.kvtier.exec.ExecutionBackend;
@@ -38,6 +39,12 @@ import java.util.function.LongFunction;
  * {@code cudaDevAttrHostRegisterSupported}, else stages; an extent the driver refuses to register is
  * staged (logged once). Copies by {@link CudaCopyEngine}. Uses the calling threads' current device
  * (device 0 unless the application set another). Thread-safe.
+ *
+ * <p>After a sticky CUDA error ({@link ContextHealth}: found by the copy engine or by a failed
+ * allocation) the backend is unusable: device copies and allocations that need the driver fail at
+ * once with a {@link BackendUnusableException} (an allocation as an {@link IOException} caused by it),
+ * host-to-host copies go on, new DISK extents are staged rather than registered, and frees the driver
+ * refuses (all of them, in a dead context) are logged instead of thrown, so close() returns.
  */
 public final class CudaExecutionBackend implements ExecutionBackend {
     private static final System.Logger LOG = System.getLogger(CudaExecutionBackend.class.getName());
@@ -46,6 +53,7 @@ public final class CudaExecutionBackend implements ExecutionBackend {
     private final ChunkAllocator device;
     private final ChunkAllocator pinned;
     private final ChunkAllocator disk;
+    private final ContextHealth health;
     private final CudaCopyEngine engine;
 
     /**
@@ -68,23 +76,30 @@ public final class CudaExecutionBackend implements ExecutionBackend {
         }
         this.cuda = cuda;
         this.reason = reason;
-        this.device = CudaChunks.device(cuda);
-        this.pinned = CudaChunks.pinned(cuda);
-        StagedHostMemory staged = new StagedHostMemory();
-        BounceBuffers bounce = new BounceBuffers(cuda, bounceBufferBytes, bouncePairs);
-        boolean register = switch (extentRegistration) {
-            case WHERE_SUPPORTED -> hostRegisterSupported(cuda);
-            case ALWAYS -> true;
-            case NEVER -> false;
-        };
-        String why = switch (extentRegistration) {
-            case WHERE_SUPPORTED -> register ? "AUTO: device supports cudaHostRegister" : "AUTO: device lacks cudaHostRegister";
-            case ALWAYS -> "REGISTERED by configuration";
-            case NEVER -> "STAGED by configuration";
-        };
-        this.disk = new DiskExtents(cuda, new MappedFileChunkAllocator(diskDirectory), register, staged,
-                bounce.description(), why);
-        this.engine = new CudaCopyEngine(cuda, hostCopyThreads, batchSmallCopies, transferTimeout, staged, bounce);
+        this.health = new ContextHealth(cuda);
+        try {
+            this.device = CudaChunks.device(cuda, health);
+            this.pinned = CudaChunks.pinned(cuda, health);
+            StagedHostMemory staged = new StagedHostMemory();
+            BounceBuffers bounce = new BounceBuffers(cuda, bounceBufferBytes, bouncePairs);
+            boolean register = switch (extentRegistration) {
+                case WHERE_SUPPORTED -> hostRegisterSupported(cuda);
+                case ALWAYS -> true;
+                case NEVER -> false;
+            };
+            String why = switch (extentRegistration) {
+                case WHERE_SUPPORTED -> register ? "AUTO: device supports cudaHostRegister" : "AUTO: device lacks cudaHostRegister";
+                case ALWAYS -> "REGISTERED by configuration";
+                case NEVER -> "STAGED by configuration";
+            };
+            this.disk = new DiskExtents(cuda, health, new MappedFileChunkAllocator(diskDirectory), register, staged,
+                    bounce.description(), why);
+            this.engine = new CudaCopyEngine(cuda, health, hostCopyThreads, batchSmallCopies, transferTimeout, staged,
+                    bounce);
+        } catch (RuntimeException | Error e) {
+            health.close(); // nothing of a failed construction may outlive it
+            throw e;
+        }
     }
 
     /** Whether the current device supports {@code cudaHostRegister}; if the query itself fails, try (and fall back per extent). */
@@ -122,38 +137,57 @@ public final class CudaExecutionBackend implements ExecutionBackend {
         return engine;
     }
 
+    /** Whether a sticky CUDA error has made this backend unusable (see the class comment). */
+    public boolean isUnusable() {
+        return health.isUnusable();
+    }
+
     @Override
     public void close() {
-        engine.close();
+        try {
+            engine.close();
+        } finally {
+            health.close(); // last: the memories freed before this one still ask it whether a failure is sticky
+        }
     }
 
     /**
      * Chunks from one CUDA allocation call ({@code cudaMalloc} arenas, {@code cudaHostAlloc} pinned
-     * blocks); a {@link CudaException} becomes an {@link IOException} naming the call, the size and {@code fix}.
+     * blocks); a {@link CudaException} becomes an {@link IOException} naming the call, the size and
+     * {@code fix}, or, when the error is sticky, caused by the {@link BackendUnusableException} (no
+     * budget or limit would help then). Freeing a chunk in a dead context is logged, not thrown.
      */
-    private record CudaChunks(String call, String fix, String description, LongFunction<MemoryChunk> allocator)
-            implements ChunkAllocator {
-        static CudaChunks device(CudaRuntime cuda) {
+    private record CudaChunks(String call, String fix, String description, ContextHealth health,
+                              LongFunction<MemoryChunk> allocator) implements ChunkAllocator {
+        static CudaChunks device(CudaRuntime cuda, ContextHealth health) {
             return new CudaChunks("cudaMalloc", "lower gpuBudgetBytes or free device memory", "cudaMalloc arenas",
-                    bytes -> {
+                    health, bytes -> {
                         DeviceAllocation allocation = cuda.allocateDevice(bytes);
-                        return new OwnedChunk(allocation.segment(), allocation::close);
+                        return new OwnedChunk(allocation.segment(), () -> health.free(allocation.toString(),
+                                allocation::close));
                     });
         }
 
-        static CudaChunks pinned(CudaRuntime cuda) {
+        static CudaChunks pinned(CudaRuntime cuda, ContextHealth health) {
             return new CudaChunks("cudaHostAlloc", "lower cpuBudgetBytes or raise the locked-memory limit (ulimit -l)",
-                    "cudaHostAlloc pinned chunks", bytes -> {
+                    "cudaHostAlloc pinned chunks", health, bytes -> {
                         PinnedAllocation allocation = cuda.allocatePinned(bytes);
-                        return new OwnedChunk(allocation.segment(), allocation::close);
+                        return new OwnedChunk(allocation.segment(), () -> health.free(allocation.toString(),
+                                allocation::close));
                     });
         }
 
         @Override
         public MemoryChunk allocate(long bytes) throws IOException {
             try {
+                health.requireUsable();
                 return allocator.apply(bytes);
+            } catch (BackendUnusableException e) {
+                throw new IOException(call + " of " + bytes + " bytes refused: " + e.getMessage(), e);
             } catch (CudaException e) {
+                if (health.check(e) instanceof BackendUnusableException unusable) {
+                    throw new IOException(call + " of " + bytes + " bytes failed: " + unusable.getMessage(), unusable);
+                }
                 throw new IOException(call + " of " + bytes + " bytes failed: " + e.getMessage() + " (" + fix + ")", e);
             }
         }
@@ -165,6 +199,7 @@ public final class CudaExecutionBackend implements ExecutionBackend {
      */
     private static final class DiskExtents implements ChunkAllocator {
         private final CudaRuntime cuda;
+        private final ContextHealth health;
         private final MappedFileChunkAllocator files;
         private final boolean register;
         private final StagedHostMemory staged;
@@ -172,9 +207,10 @@ public final class CudaExecutionBackend implements ExecutionBackend {
         private final String why;
         private final AtomicBoolean warned = new AtomicBoolean();
 
-        DiskExtents(CudaRuntime cuda, MappedFileChunkAllocator files, boolean register, StagedHostMemory staged,
-                    String bounceDescription, String why) {
+        DiskExtents(CudaRuntime cuda, ContextHealth health, MappedFileChunkAllocator files, boolean register,
+                    StagedHostMemory staged, String bounceDescription, String why) {
             this.cuda = cuda;
+            this.health = health;
             this.files = files;
             this.register = register;
             this.staged = staged;
@@ -185,13 +221,17 @@ public final class CudaExecutionBackend implements ExecutionBackend {
         @Override
         public MemoryChunk allocate(long bytes) throws IOException {
             MemoryChunk extent = files.allocate(bytes);
-            if (!register) {
+            if (!register || health.isUnusable()) {
+                // Unusable: the driver would refuse; the extent still holds host bytes (host copies need no driver).
                 return stagedExtent(extent);
             }
             HostRegistration registration;
             try {
                 registration = cuda.registerHost(extent.memory(), false);
             } catch (CudaException e) {
+                if (health.check(e) instanceof BackendUnusableException) {
+                    return stagedExtent(extent); // logged once by the health check
+                }
                 if (warned.compareAndSet(false, true)) {
                     LOG.log(System.Logger.Level.WARNING, "cudaHostRegister refused a DISK extent (" + e.getMessage()
                             + "); such extents are staged through pinned bounce buffers");
@@ -200,7 +240,8 @@ public final class CudaExecutionBackend implements ExecutionBackend {
             }
             return new OwnedChunk(extent.memory(), () -> {
                 try {
-                    registration.close();
+                    // A dead context cannot unregister; the driver's hold on the pages ends with the context.
+                    health.free(registration.toString(), registration::close);
                 } finally {
                     extent.close();
                 }
