@@ -654,8 +654,11 @@ static void wait_stream(struct fstream *s, uint64_t seq) { /* G held */
         pthread_cond_wait(&progress, &G);
 }
 
-/* G held. Waits for all work enqueued so far on every stream; returns (and clears) the first pending error. */
-static cudaError_t sync_all(void) {
+/* G held. Waits for all work enqueued so far on every stream. With consume, returns (and clears) the first pending
+ * error, as cudaDeviceSynchronize does; without, leaves every stream's pending error to that stream's own
+ * synchronize, query or event, so a free (which synchronises the device) never takes another submission's
+ * non-sticky fault away from it (a real device's async faults are sticky: there is nothing to take). */
+static cudaError_t sync_all(bool consume) {
     struct fstream *s;
     for (;;) {
         bool busy = false;
@@ -669,6 +672,8 @@ static cudaError_t sync_all(void) {
         /* s may be freed while we wait (only when drained), so re-scan after every wake-up */
         pthread_cond_wait(&progress, &G);
     }
+    if (!consume)
+        return cudaSuccess;
     cudaError_t err = cudaSuccess;
     for (s = all_streams; s; s = s->next_all) {
         if (!err)
@@ -786,7 +791,7 @@ FAKE_API cudaError_t cudaDriverGetVersion(int *driverVersion) {
 FAKE_API cudaError_t cudaDeviceSynchronize(void) {
     ENTER(cudaDeviceSynchronize, true);
     pthread_mutex_lock(&G);
-    cudaError_t e = sync_all();
+    cudaError_t e = sync_all(true);
     pthread_mutex_unlock(&G);
     return ret(e);
 }
@@ -873,7 +878,7 @@ FAKE_API cudaError_t cudaFree(void *devPtr) {
     if (!devPtr)
         return cudaSuccess;
     pthread_mutex_lock(&G);
-    cudaError_t e = sync_all(); /* cudaFree synchronises the device, as the real one does */
+    cudaError_t e = sync_all(false); /* cudaFree synchronises the device, as the real one does */
     struct range r;
     if (!table_remove(&device_table, (uintptr_t)devPtr, &r)) {
         pthread_mutex_unlock(&G);
@@ -914,7 +919,7 @@ FAKE_API cudaError_t cudaFreeHost(void *ptr) {
     if (!ptr)
         return cudaSuccess;
     pthread_mutex_lock(&G);
-    cudaError_t e = sync_all();
+    cudaError_t e = sync_all(false);
     bool ok = table_remove(&pinned_table, (uintptr_t)ptr, NULL);
     pthread_mutex_unlock(&G);
     if (!ok)
@@ -1593,7 +1598,7 @@ FAKE_API void kvtierfake_reset(void) {
     pthread_mutex_lock(&G);
     cfg.nrules = 0; /* no fault may fire while we drain */
     atomic_store(&rules_armed, 0);
-    sync_all();
+    sync_all(true);
     for (struct fevent *e = all_events; e; e = e->next_all)
         e->error = cudaSuccess;
     set_defaults(&cfg);

@@ -12,7 +12,9 @@
  *                                       (returns cudaSuccess) but its work is skipped on the stream and ERR
  *                                       surfaces at the next cudaStreamSynchronize/cudaStreamQuery of that stream,
  *                                       cudaDeviceSynchronize, and cudaEventSynchronize/cudaEventQuery of an event
- *                                       recorded on that stream after it. Not sticky unless stickyasync=1.
+ *                                       recorded on that stream after it (not at a cudaFree or cudaFreeHost, which
+ *                                       wait for every stream but leave its fault to it). Not sticky unless
+ *                                       stickyasync=1.
  *          | stickyasync=0|1            1: an async fault also becomes sticky like a real one: every later call
  *                                       returns it and cudaGetLastError cannot clear it, until kvtierfake_reset();
  *                                       work still queued on any stream when it strikes is dropped, never run

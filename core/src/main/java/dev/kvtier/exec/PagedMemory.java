@@ -11,8 +11,9 @@ import java.util.List;
  * {@link ChunkAllocator}. A segment gets any free pages, preferring one contiguous run, so
  * allocation never fails for fragmentation: it fails only when the allocator cannot supply
  * another chunk (device out of memory, disk full), and then gives back the chunks it grew for that
- * request. Freed pages are reused before the memory grows;
- * chunks are kept until {@link #close()} (growing is what is slow: pinning, mapping).
+ * request. Freed pages are reused before the memory grows. A chunk whose pages are all free goes
+ * back to its allocator (the device, the OS, the file system) as soon as another fully free chunk
+ * is kept: one spare stays, because growing is what is slow (pinning, mapping).
  *
  * <p>Thread-safe: every method is atomic. The caller guarantees that pages are released only
  * when no copy can still touch them, and that {@link #close()} runs after the last copy.
@@ -27,7 +28,9 @@ final class PagedMemory implements AutoCloseable {
     /** Chunks this memory may take at most (its budget); {@link Integer#MAX_VALUE} for an uncapped one. */
     private final int maxChunks;
     private final ChunkAllocator allocator;
+    /** Chunk slots by index (the index a {@link PageAllocation} names); null where a chunk was given back. */
     private final List<Chunk> chunks = new ArrayList<>();
+    private int liveChunks;
     private long freePageCount;
     private long pagesInUse;
     private long bytesInUse;
@@ -89,27 +92,26 @@ final class PagedMemory implements AutoCloseable {
         }
         ensureOpen();
         long needed = (bytes + pageSize - 1) / pageSize;
-        int chunksBefore = chunks.size();
+        List<Integer> grown = new ArrayList<>();
         try {
             while (freePageCount < needed) {
-                if (chunks.size() >= maxChunks) {
+                if (liveChunks >= maxChunks) {
                     throw new PhysicallyFullException(kind, bytes, (needed - freePageCount) * pageSize,
                             (long) maxChunks * pagesPerChunk * pageSize);
                 }
                 MemoryChunk memory = allocator.allocate((long) pagesPerChunk * pageSize);
                 BitSet free = new BitSet(pagesPerChunk);
                 free.set(0, pagesPerChunk);
-                chunks.add(new Chunk(memory, free));
+                grown.add(place(new Chunk(memory, free)));
                 freePageCount += pagesPerChunk;
             }
         } catch (IOException | RuntimeException e) {
             // Nothing was allocated: give back the chunks grown for this request (an oversized DISK put
             // must not keep the extents it made, and the disk space with them, until close).
-            while (chunks.size() > chunksBefore) {
-                Chunk grown = chunks.remove(chunks.size() - 1);
+            for (int slot : grown) {
                 freePageCount -= pagesPerChunk;
                 try {
-                    grown.memory().close();
+                    giveBack(slot);
                 } catch (RuntimeException suppressed) {
                     e.addSuppressed(suppressed);
                 }
@@ -145,6 +147,9 @@ final class PagedMemory implements AutoCloseable {
         }
         if (needed <= pagesPerChunk) {
             for (int c = 0; c < chunks.size(); c++) {
+                if (chunks.get(c) == null) {
+                    continue;
+                }
                 BitSet free = chunks.get(c).freePages();
                 for (int start = free.nextSetBit(0); start >= 0; start = free.nextSetBit(start)) {
                     int end = free.nextClearBit(start);
@@ -159,6 +164,9 @@ final class PagedMemory implements AutoCloseable {
         }
         long left = needed;
         for (int c = 0; c < chunks.size() && left > 0; c++) {
+            if (chunks.get(c) == null) {
+                continue;
+            }
             BitSet free = chunks.get(c).freePages();
             for (int start = free.nextSetBit(0); start >= 0 && left > 0; start = free.nextSetBit(start)) {
                 int end = (int) Math.min(free.nextClearBit(start), start + left);
@@ -203,6 +211,48 @@ final class PagedMemory implements AutoCloseable {
         pagesInUse -= pages;
         freePageCount += pages;
         bytesInUse -= allocation.sizeBytes();
+        for (int i = 0; i < allocation.runChunk.length; i++) {
+            int slot = allocation.runChunk[i];
+            if (chunks.get(slot) != null && isFullyFree(slot) && anotherFullyFree(slot)) {
+                freePageCount -= pagesPerChunk;
+                giveBack(slot);
+            }
+        }
+    }
+
+    /** Puts a new chunk in the first free slot; returns its index. */
+    private int place(Chunk chunk) {
+        liveChunks++;
+        int slot = chunks.indexOf(null);
+        if (slot >= 0) {
+            chunks.set(slot, chunk);
+            return slot;
+        }
+        chunks.add(chunk);
+        return chunks.size() - 1;
+    }
+
+    /**
+     * Closes the chunk in {@code slot} and frees the slot (the caller counts its pages out of the free
+     * ones). Called only for a chunk no page of which is in use, so no copy can touch it.
+     */
+    private void giveBack(int slot) {
+        Chunk chunk = chunks.set(slot, null);
+        liveChunks--;
+        chunk.memory().close();
+    }
+
+    private boolean isFullyFree(int slot) {
+        return chunks.get(slot).freePages().cardinality() == pagesPerChunk;
+    }
+
+    private boolean anotherFullyFree(int slot) {
+        for (int c = 0; c < chunks.size(); c++) {
+            if (c != slot && chunks.get(c) != null && isFullyFree(c)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Bytes of live segments (not rounded to pages). */
@@ -222,7 +272,7 @@ final class PagedMemory implements AutoCloseable {
 
     /** Bytes of all chunks taken from the allocator so far. */
     public synchronized long bytesReserved() {
-        return (long) chunks.size() * pagesPerChunk * pageSize;
+        return (long) liveChunks * pagesPerChunk * pageSize;
     }
 
     /** Bytes per page. */
@@ -260,7 +310,9 @@ final class PagedMemory implements AutoCloseable {
         closed = true;
         Cleanup cleanup = new Cleanup();
         for (Chunk chunk : chunks) {
-            cleanup.run(chunk.memory()::close);
+            if (chunk != null) {
+                cleanup.run(chunk.memory()::close);
+            }
         }
         chunks.clear();
         freePageCount = 0;

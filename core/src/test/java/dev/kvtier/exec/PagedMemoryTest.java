@@ -16,6 +16,7 @@ import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -162,6 +163,29 @@ class PagedMemoryTest {
                 assertEquals(0, memory.bytesInUse());
                 assertEquals(0, memory.pagesInUse());
             }
+        }
+    }
+
+    /** A chunk whose pages are all free goes back once another fully free chunk is kept (one spare). */
+    @Test
+    void fullyFreeChunksBeyondOneSpareGoBackToTheAllocator() throws Exception {
+        try (PagedMemory memory = new PagedMemory(StorageKind.PINNED_HOST, 4096, 4 * 4096,
+                new NativeChunkAllocator("test memory"))) {
+            PageAllocation a = memory.allocate(4 * 4096);
+            PageAllocation b = memory.allocate(4 * 4096);
+            PageAllocation c = memory.allocate(4 * 4096);
+            assertEquals(3 * 4 * 4096L, memory.bytesReserved());
+            memory.release(a);
+            assertEquals(3 * 4 * 4096L, memory.bytesReserved(), "the first fully free chunk stays as the spare");
+            memory.release(b);
+            assertEquals(2 * 4 * 4096L, memory.bytesReserved(), "a second fully free chunk goes back");
+            assertFalse(b.runs().get(0).scope().isAlive(), "its memory was freed");
+            PageAllocation d = memory.allocate(8 * 4096);
+            assertEquals(3 * 4 * 4096L, memory.bytesReserved(), "the spare is reused, then the memory grows again");
+            memory.release(c);
+            memory.release(d);
+            assertEquals(4 * 4096L, memory.bytesReserved(), "one spare left");
+            assertEquals(0, memory.pagesInUse());
         }
     }
 }
