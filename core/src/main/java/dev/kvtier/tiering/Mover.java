@@ -135,10 +135,25 @@ final class Mover {
 
     /** Checks a locked DISK segment's bytes against the CRC32C of the bytes put. */
     void verifyDiskChecksum(Segment segment) {
-        int actual = memories.crc32c(segment.placement);
+        int actual;
+        try {
+            actual = memories.crc32c(segment.placement);
+        } catch (InternalError unreadable) {
+            throw unreadableOnDisk(segment, unreadable);
+        }
         if (actual != segment.crc32c) {
             throw new SegmentCorruptedException(segment.key, segment.crc32c, actual);
         }
+    }
+
+    /**
+     * The fault of reading a file mapping whose file was truncated or whose storage failed. The JVM may
+     * deliver it as an asynchronous exception at a safepoint just after the guarded copy that caused
+     * it (outside that copy's own {@code catch}), so every checksum of DISK bytes catches it here too.
+     */
+    private static TransferFailedException unreadableOnDisk(Segment segment, InternalError fault) {
+        return new TransferFailedException(segment.key, Tier.DISK, null, "the DISK bytes of segment \"" + segment.key
+                + "\" cannot be read (its extent file was truncated or its storage failed): " + fault.getMessage(), fault);
     }
 
     /** Checks bytes that arrived on DISK against the checksum of what was meant to arrive. */
@@ -155,7 +170,12 @@ final class Mover {
      * @throws TransferFailedException if the bytes are not the ones put: the copy did not deliver them
      */
     void checkArrival(Segment segment, PageAllocation arrived, Tier from, Tier to) {
-        int actual = memories.crc32c(arrived);
+        int actual;
+        try {
+            actual = memories.crc32c(arrived);
+        } catch (InternalError unreadable) {
+            throw unreadableOnDisk(segment, unreadable);
+        }
         if (!segment.crcKnown) {
             segment.crc32c = actual;
             segment.crcKnown = true;

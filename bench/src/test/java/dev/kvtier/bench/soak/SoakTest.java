@@ -53,7 +53,7 @@ class SoakTest {
      * returned; device memory, registrations, descriptors and files were freed. Enable once core frees them.
      */
     @Test
-    @Disabled("core bug found by the soak: pinned memory and events left after close following transfer timeouts")
+
     void timedOutCopiesLeaveNothingAllocatedAfterClose() {
         SoakReport report = soak(new SoakOptions(Duration.ofSeconds(8), Duration.ofSeconds(4), 3, 6,
                 SoakOptions.BackendChoice.CUDA, Optional.of(fakeLibrary()), 9, Duration.ofMillis(200), false,
@@ -68,7 +68,7 @@ class SoakTest {
      * descriptors open (the lock still held, so that directory cannot be opened again by this process).
      */
     @Test
-    @Disabled("core bug found by the soak: close in a dead (sticky) context keeps the disk directory's files, lock and descriptors")
+
     void closeAfterAStickyErrorReleasesTheDiskDirectory() {
         SoakReport report = soak(new SoakOptions(Duration.ofSeconds(8), Duration.ofSeconds(4), 3, 6,
                 SoakOptions.BackendChoice.CUDA, Optional.of(fakeLibrary()), 9, Duration.ofMillis(200), false,
@@ -94,7 +94,7 @@ class SoakTest {
      * not rely on where the error surfaces. Enable once core handles it.
      */
     @Test
-    @Disabled("core bug found by the soak: InternalError escapes Checksums.guardedUpdate (see the Javadoc)")
+
     void truncatedExtentsNeverEscapeAsInternalError() {
         SoakReport report = soak(new SoakOptions(Duration.ofSeconds(6), Duration.ofSeconds(6), 3, 6,
                 SoakOptions.BackendChoice.HOST, Optional.empty(), 7, Duration.ofMillis(200), false, Optional.empty(),

@@ -34,6 +34,8 @@ final class BounceBuffers implements AutoCloseable {
     private final int pairCount;
     private final Semaphore freePairs;
     private final ArrayDeque<Pair> idle = new ArrayDeque<>();
+    /** Pairs a timed-out copy may still DMA into or out of: freed only once the engine has drained. */
+    private final List<Pair> abandoned = new java.util.ArrayList<>();
     private boolean closed;
 
     /**
@@ -90,7 +92,10 @@ final class BounceBuffers implements AutoCloseable {
             throw failure;
         } finally {
             if (wedged) {
-                freePairs.release(); // the pair itself stays abandoned: a DMA may still use it
+                synchronized (this) {
+                    abandoned.add(pair); // a DMA may still use it: freed by freeAbandoned() once drained
+                }
+                freePairs.release();
             } else {
                 giveBack(pair, clean);
             }
@@ -235,6 +240,23 @@ final class BounceBuffers implements AutoCloseable {
         if (free) {
             pair.free();
         }
+    }
+
+    /**
+     * Frees the pairs abandoned by copies that timed out. Call only when no copy can still run (the
+     * engine drained every stream).
+     */
+    void freeAbandoned() {
+        List<Pair> toFree;
+        synchronized (this) {
+            toFree = List.copyOf(abandoned);
+            abandoned.clear();
+        }
+        Cleanup cleanup = new Cleanup();
+        for (Pair pair : toFree) {
+            cleanup.run(pair::free);
+        }
+        cleanup.rethrowFirst();
     }
 
     /** Pairs in the pool: how many staged copies run at once. */

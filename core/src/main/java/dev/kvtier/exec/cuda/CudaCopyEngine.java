@@ -679,6 +679,13 @@ final class CudaCopyEngine implements CopyEngine {
         for (CudaEvent event = setAsideEvents.poll(); event != null; event = setAsideEvents.poll()) {
             recycle(event, false);
         }
+        if (bounce != null) {
+            try {
+                bounce.freeAbandoned();
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "could not free bounce buffers abandoned by timed-out copies: " + e);
+            }
+        }
         quiescent.complete(null);
     }
 
