@@ -63,7 +63,9 @@ final class EpochCounters {
     void failed(Op op, String key, Throwable failure) {
         failedOps[op.ordinal()].increment();
         boolean expected = isExpected(failure);
-        failures.computeIfAbsent(label(failure), label -> new Failure(expected,
+        String label = isWrongDirection(failure) ? label(failure) + " (a move in the wrong direction: random tiers)"
+                : label(failure);
+        failures.computeIfAbsent(label, l -> new Failure(expected,
                         "epoch " + epoch + " (" + fault + "), " + op.label + " \"" + key + "\": "
                                 + (expected ? String.valueOf(failure) : stackTrace(failure))))
                 .count.increment();
@@ -113,11 +115,16 @@ final class EpochCounters {
         if (failure instanceof KvTierException || failure instanceof SegmentNotFoundException) {
             return true;
         }
-        if (failure instanceof IllegalArgumentException e && e.getMessage() != null
-                && e.getMessage().startsWith("to must be")) {
+        if (isWrongDirection(failure)) {
             return true;
         }
         return fault == Fault.STICKY && failure instanceof IllegalStateException;
+    }
+
+    /** promote to a slower tier or demote to a faster one: the soak's random choice, refused as documented. */
+    private static boolean isWrongDirection(Throwable failure) {
+        return failure instanceof IllegalArgumentException e && e.getMessage() != null
+                && e.getMessage().startsWith("to must be");
     }
 
     /** The exception's type, and its root cause's type where that says more (CudaException, a timeout, an I/O error). */

@@ -134,7 +134,7 @@ final class SoakRun {
                         + " cache's leak");
             }
             if (abandoned.isEmpty()) {
-                LeakCheck.nativeLeak(first, leakCheck.snapshot()).ifPresent(leak -> report.runLeak("native memory (NMT Other)", leak));
+                LeakCheck.nativeLeak(first, leakCheck.snapshot()).ifPresent(leak -> report.runLeak("native memory bytes (NMT Other)", leak));
             } else {
                 report.note(abandoned.size() + " cache(s) abandoned after a hung open or close: native memory not compared");
             }
