@@ -166,10 +166,21 @@ class PagedMemoryTest {
         }
     }
 
-    /** A chunk whose pages are all free goes back once another fully free chunk is kept (one spare). */
+    /**
+     * In a capped memory, a chunk whose pages are all free goes back once another fully free chunk is
+     * kept (one spare); an uncapped one (DISK extents) keeps its chunks.
+     */
     @Test
     void fullyFreeChunksBeyondOneSpareGoBackToTheAllocator() throws Exception {
-        try (PagedMemory memory = new PagedMemory(StorageKind.PINNED_HOST, 4096, 4 * 4096,
+        try (PagedMemory uncapped = new PagedMemory(StorageKind.MAPPED_FILE, 4096, 4 * 4096,
+                new NativeChunkAllocator("test memory"))) {
+            PageAllocation x = uncapped.allocate(4 * 4096);
+            PageAllocation y = uncapped.allocate(4 * 4096);
+            uncapped.release(x);
+            uncapped.release(y);
+            assertEquals(2 * 4 * 4096L, uncapped.bytesReserved(), "an uncapped memory keeps its chunks until close");
+        }
+        try (PagedMemory memory = new PagedMemory(StorageKind.PINNED_HOST, 4096, 4 * 4096, 8,
                 new NativeChunkAllocator("test memory"))) {
             PageAllocation a = memory.allocate(4 * 4096);
             PageAllocation b = memory.allocate(4 * 4096);
