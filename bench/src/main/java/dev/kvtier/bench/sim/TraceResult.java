@@ -156,17 +156,11 @@ record TraceResult(SimOptions options, CacheUnderTest.Settings settings, String 
         if (cacheCounters.failures() > 0) {
             rows.add(row("cache failures", cacheCounters.failures() + " transfers failed inside the cache (rolled back)"));
         }
-        int width = rows.stream().mapToInt(r -> r[0].length()).max().orElse(0);
-        StringBuilder sb = new StringBuilder("kvtier simulator summary (trace)").append(System.lineSeparator());
-        for (String[] r : rows) {
-            sb.append("  ").append(r[0]).append(" ".repeat(width - r[0].length())).append("  ").append(r[1])
-                    .append(System.lineSeparator());
-        }
-        return sb.toString();
+        return SummaryTable.render("kvtier simulator summary (trace)", rows);
     }
 
     private static String[] row(String name, String value) {
-        return new String[] {name, value};
+        return SummaryTable.row(name, value);
     }
 
     private static String percent(long part, long whole) {

@@ -1,5 +1,7 @@
 package dev.kvtier.bench.sim;
 
+import dev.kvtier.bench.trace.ReferenceLru;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -9,10 +11,8 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -85,7 +85,7 @@ class SimulateTraceTest {
         BlockTrace trace = BlockTrace.of(requests, "t");
         int capacity = (int) (Math.max(1, (long) Math.ceil(0.05 * trace.uniqueBlocks() * 4096)) / 4096);
         long references = trace.references();
-        long lru = lruHits(trace.referenceSequence(trace.references()), capacity);
+        long lru = ReferenceLru.hits(trace.referenceSequence(trace.references()), capacity);
         Matcher hits = Pattern.compile("on GPU ([0-9.]+)%, from CPU ([0-9.]+)%, from disk ([0-9.]+)%, missing ([0-9.]+)%")
                 .matcher(o.out());
         assertTrue(hits.find(), o.out());
@@ -101,24 +101,6 @@ class SimulateTraceTest {
         assertTrue(Double.parseDouble(gpu.group(3)) <= 1.0, o.out());
         assertTrue(o.out().contains("every byte compared"), o.out());
         assertTrue(o.out().matches("(?s).*prefix hit rate\\s+[0-9.]+% of block references.*"), o.out());
-    }
-
-    private static long lruHits(int[] refs, int capacity) {
-        Map<Integer, Boolean> cache = new LinkedHashMap<>(16, 0.75f, true) {
-            @Override
-            protected boolean removeEldestEntry(Map.Entry<Integer, Boolean> eldest) {
-                return size() > capacity;
-            }
-        };
-        long hits = 0;
-        for (int r : refs) {
-            if (cache.get(r) != null) {
-                hits++;
-            } else {
-                cache.put(r, Boolean.TRUE);
-            }
-        }
-        return hits;
     }
 
     /**

@@ -6,8 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.HashSet;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.Set;
 
 import org.junit.jupiter.api.Test;
@@ -38,7 +36,7 @@ class BeladyTest {
         // b evicts a (never used again); c hits. LRU misses all six.
         int[] refs = {0, 1, 2, 0, 1, 2};
         assertEquals(2, Belady.hits(refs, 2));
-        assertEquals(0, lruHits(refs, 2));
+        assertEquals(0, ReferenceLru.hits(refs, 2));
     }
 
     @Test
@@ -60,7 +58,7 @@ class BeladyTest {
     @Property(tries = 300)
     void neverBelowLru(@ForAll("sequences") int[] refs, @ForAll @IntRange(min = 1, max = 12) int capacity) {
         long optimum = Belady.hits(refs, capacity);
-        long lru = lruHits(refs, capacity);
+        long lru = ReferenceLru.hits(refs, capacity);
         assertTrue(optimum >= lru, "optimum " + optimum + " < LRU " + lru);
         assertTrue(optimum <= refs.length - Belady.distinct(refs), "at most every non-first reference hits");
     }
@@ -78,25 +76,6 @@ class BeladyTest {
     @Provide
     Arbitrary<int[]> tiny() {
         return Arbitraries.integers().between(0, 4).array(int[].class).ofMinSize(0).ofMaxSize(10);
-    }
-
-    /** The reference LRU: a LinkedHashMap in access order, evicting its eldest entry. */
-    static long lruHits(int[] refs, int capacity) {
-        Map<Integer, Boolean> cache = new LinkedHashMap<>(16, 0.75f, true) {
-            @Override
-            protected boolean removeEldestEntry(Map.Entry<Integer, Boolean> eldest) {
-                return size() > capacity;
-            }
-        };
-        long hits = 0;
-        for (int r : refs) {
-            if (cache.get(r) != null) {
-                hits++;
-            } else {
-                cache.put(r, Boolean.TRUE);
-            }
-        }
-        return hits;
     }
 
     /** Every choice of victim on every miss with a full cache (demand admission): the true optimum. */
