@@ -58,6 +58,25 @@ public interface CopyEngine extends AutoCloseable {
     }
 
     /**
+     * Copies every plan and returns when all their bytes are in place, waiting at most {@code timeoutNanos}.
+     * The default {@link #submitAll submits them together} (one batch per direction on CUDA) and
+     * {@link #await awaits}; engines that copy with the CPU copy them on the calling thread: no future,
+     * no hand-off to a copy thread and no wake-up, which for small segments cost far more than the copies.
+     *
+     * @throws java.util.concurrent.CompletionException wrapping what failed (then no plan may be assumed copied)
+     * @throws TransferTimeoutException                 if the bytes were not in place in time (copies may
+     *                                                  still be running)
+     * @throws IllegalStateException                    after {@link #close()}
+     */
+    default void copyAllAndWait(java.util.List<CopyPlan> plans, long timeoutNanos) {
+        long bytes = 0;
+        for (CopyPlan plan : plans) {
+            bytes += plan.totalBytes();
+        }
+        await(submitAll(plans), timeoutNanos, bytes);
+    }
+
+    /**
      * Waits for a copy's future at most {@code timeoutNanos}, uninterruptibly (an interrupt is kept in
      * the thread's flag: abandoning the wait would let the caller free memory under a running copy).
      *

@@ -140,6 +140,11 @@ public final class TransferExecutor implements AutoCloseable {
      * @throws IllegalArgumentException if the lists differ in length or a pair differs in size
      */
     public CompletableFuture<Void> transferAll(List<PageAllocation> from, List<PageAllocation> to) {
+        return submit(plans(from, to));
+    }
+
+    /** The plans copying {@code from.get(i)} into {@code to.get(i)}, every allocation checked live. */
+    private static List<CopyPlan> plans(List<PageAllocation> from, List<PageAllocation> to) {
         if (from.size() != to.size()) {
             throw new IllegalArgumentException("from and to must have the same length, were " + from.size() + " and " + to.size());
         }
@@ -149,7 +154,7 @@ public final class TransferExecutor implements AutoCloseable {
             requireLive(to.get(i), "to[" + i + "]");
             plans.add(plan(from.get(i), to.get(i)));
         }
-        return submit(plans);
+        return plans;
     }
 
     /**
@@ -173,12 +178,21 @@ public final class TransferExecutor implements AutoCloseable {
      * @throws TransferTimeoutException                 if the copies did not complete in time
      */
     public void transferAllAndWait(List<PageAllocation> from, List<PageAllocation> to) {
-        CompletableFuture<Void> copies = transferAll(from, to);
+        List<CopyPlan> plans = plans(from, to);
+        ensureOpen();
+        long grant = limiter.acquire(sizeOf(to), timeoutNanos);
+        boolean timedOut = false;
         try {
-            CopyEngine.await(copies, timeoutNanos, sizeOf(to));
+            // Through the engine's blocking form: the host engine copies on this thread (no future, no wake-up).
+            engine.copyAllAndWait(plans, timeoutNanos);
         } catch (TransferTimeoutException e) {
+            timedOut = true;
             to.forEach(this::quarantine);
             throw e;
+        } finally {
+            if (!timedOut) {
+                limiter.release(grant); // copies that may still run keep their bytes in flight
+            }
         }
     }
 

@@ -250,6 +250,21 @@ public final class HostCopyEngine implements CopyEngine {
         }
     }
 
+    /** Copies every plan on the calling thread, one after the other (see {@link #copyAndWait}). */
+    @Override
+    public void copyAllAndWait(List<CopyPlan> plans, long timeoutNanos) {
+        if (closed) {
+            throw new IllegalStateException("the host copy engine is closed");
+        }
+        try {
+            for (CopyPlan plan : plans) {
+                copyNow(plan);
+            }
+        } catch (RuntimeException | InternalError e) {
+            throw new java.util.concurrent.CompletionException(e);
+        }
+    }
+
     /** Copies every region on the calling thread. */
     static void copyNow(CopyPlan plan) {
         for (CopyRegion region : plan.regions()) {
