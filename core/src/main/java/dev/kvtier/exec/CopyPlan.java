@@ -32,6 +32,17 @@ public record CopyPlan(MemoryKind sourceKind, MemoryKind destinationKind, List<C
      */
     public static CopyPlan between(MemoryKind sourceKind, List<MemorySegment> sourceRuns,
                                    MemoryKind destinationKind, List<MemorySegment> destinationRuns) {
+        if (sourceRuns.size() == 1 && destinationRuns.size() == 1) {
+            // The small-segment case: one region, the runs as they are (no slices, no lists to grow).
+            MemorySegment source = sourceRuns.get(0);
+            MemorySegment destination = destinationRuns.get(0);
+            if (source.byteSize() != destination.byteSize()) {
+                throw new IllegalArgumentException("source runs hold " + source.byteSize()
+                        + " bytes but destination runs hold " + destination.byteSize());
+            }
+            return new CopyPlan(sourceKind, destinationKind, source.byteSize() == 0 ? List.of()
+                    : List.of(new CopyRegion(source, destination)));
+        }
         long sourceBytes = sum(sourceRuns);
         long destinationBytes = sum(destinationRuns);
         if (sourceBytes != destinationBytes) {

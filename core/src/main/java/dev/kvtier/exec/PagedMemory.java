@@ -22,7 +22,18 @@ import java.util.List;
  */
 final class PagedMemory implements AutoCloseable {
 
-    private record Chunk(MemoryChunk memory, BitSet freePages) { }
+    /** A chunk and its free pages; {@code freeCount} is the cardinality of {@code freePages}, kept beside it. */
+    private static final class Chunk {
+        final MemoryChunk memory;
+        final BitSet freePages;
+        int freeCount;
+
+        Chunk(MemoryChunk memory, BitSet freePages, int freeCount) {
+            this.memory = memory;
+            this.freePages = freePages;
+            this.freeCount = freeCount;
+        }
+    }
 
     private final StorageKind kind;
     private final long pageSize;
@@ -36,6 +47,8 @@ final class PagedMemory implements AutoCloseable {
     /** Chunk slots by index (the index a {@link PageAllocation} names); null where a chunk was given back. */
     private final List<Chunk> chunks = new ArrayList<>();
     private int liveChunks;
+    /** Where the last one-run allocation found its pages: looked at first next time (small segments come in streams). */
+    private int hintChunk;
     private long freePageCount;
     private long pagesInUse;
     private long bytesInUse;
@@ -107,7 +120,7 @@ final class PagedMemory implements AutoCloseable {
                 MemoryChunk memory = allocator.allocate((long) pagesPerChunk * pageSize);
                 BitSet free = new BitSet(pagesPerChunk);
                 free.set(0, pagesPerChunk);
-                grown.add(place(new Chunk(memory, free)));
+                grown.add(place(new Chunk(memory, free, pagesPerChunk)));
                 freePageCount += pagesPerChunk;
             }
         } catch (IOException | RuntimeException e) {
@@ -123,6 +136,12 @@ final class PagedMemory implements AutoCloseable {
             }
             throw e;
         }
+        if (needed > 0 && needed <= pagesPerChunk) {
+            PageAllocation single = takeOneRun(bytes, (int) needed);
+            if (single != null) {
+                return single;
+            }
+        }
         List<int[]> runs = takePages(needed);
         List<MemorySegment> segments = new ArrayList<>(runs.size());
         int[] runChunk = new int[runs.size()];
@@ -135,13 +154,48 @@ final class PagedMemory implements AutoCloseable {
             runFirst[i] = run[1];
             runCount[i] = run[2];
             long length = Math.min(remaining, (long) run[2] * pageSize);
-            segments.add(chunks.get(run[0]).memory().memory().asSlice((long) run[1] * pageSize, length));
+            segments.add(chunks.get(run[0]).memory.memory().asSlice((long) run[1] * pageSize, length));
             remaining -= length;
         }
         pagesInUse += needed;
         bytesInUse += bytes;
         freePageCount -= needed;
         return new PageAllocation(kind, bytes, segments, this, runChunk, runFirst, runCount);
+    }
+
+    /**
+     * The common case without lists: {@code needed} contiguous free pages in one chunk, looked for first in
+     * the chunk that served the last such request, then in the others in order; null when no chunk has such a run.
+     */
+    private PageAllocation takeOneRun(long bytes, int needed) {
+        int count = chunks.size();
+        for (int i = 0; i < count; i++) {
+            int c = i == 0 ? hintChunk : (i <= hintChunk ? i - 1 : i);
+            if (c >= count) {
+                continue;
+            }
+            Chunk chunk = chunks.get(c);
+            if (chunk == null || chunk.freeCount < needed) {
+                continue;
+            }
+            BitSet free = chunk.freePages;
+            for (int start = free.nextSetBit(0); start >= 0; start = free.nextSetBit(start)) {
+                int end = needed == 1 ? start + 1 : free.nextClearBit(start);
+                if (end - start >= needed) {
+                    free.clear(start, start + needed);
+                    chunk.freeCount -= needed;
+                    hintChunk = c;
+                    pagesInUse += needed;
+                    bytesInUse += bytes;
+                    freePageCount -= needed;
+                    MemorySegment run = chunk.memory.memory().asSlice((long) start * pageSize, bytes);
+                    return new PageAllocation(kind, bytes, List.of(run), this, new int[] {c}, new int[] {start},
+                            new int[] {needed});
+                }
+                start = end;
+            }
+        }
+        return null;
     }
 
     /** Picks {@code needed} free pages as (chunk, first page, count) runs: one run if any chunk has one. */
@@ -155,11 +209,12 @@ final class PagedMemory implements AutoCloseable {
                 if (chunks.get(c) == null) {
                     continue;
                 }
-                BitSet free = chunks.get(c).freePages();
+                BitSet free = chunks.get(c).freePages;
                 for (int start = free.nextSetBit(0); start >= 0; start = free.nextSetBit(start)) {
                     int end = free.nextClearBit(start);
                     if (end - start >= needed) {
                         free.clear(start, start + (int) needed);
+                        chunks.get(c).freeCount -= (int) needed;
                         runs.add(new int[] {c, start, (int) needed});
                         return runs;
                     }
@@ -172,10 +227,11 @@ final class PagedMemory implements AutoCloseable {
             if (chunks.get(c) == null) {
                 continue;
             }
-            BitSet free = chunks.get(c).freePages();
+            BitSet free = chunks.get(c).freePages;
             for (int start = free.nextSetBit(0); start >= 0 && left > 0; start = free.nextSetBit(start)) {
                 int end = (int) Math.min(free.nextClearBit(start), start + left);
                 free.clear(start, end);
+                chunks.get(c).freeCount -= end - start;
                 runs.add(new int[] {c, start, end - start});
                 left -= end - start;
                 start = end;
@@ -209,8 +265,9 @@ final class PagedMemory implements AutoCloseable {
         }
         long pages = 0;
         for (int i = 0; i < allocation.runChunk.length; i++) {
-            chunks.get(allocation.runChunk[i]).freePages()
-                    .set(allocation.runFirstPage[i], allocation.runFirstPage[i] + allocation.runPageCount[i]);
+            Chunk chunk = chunks.get(allocation.runChunk[i]);
+            chunk.freePages.set(allocation.runFirstPage[i], allocation.runFirstPage[i] + allocation.runPageCount[i]);
+            chunk.freeCount += allocation.runPageCount[i];
             pages += allocation.runPageCount[i];
         }
         pagesInUse -= pages;
@@ -244,11 +301,11 @@ final class PagedMemory implements AutoCloseable {
     private void giveBack(int slot) {
         Chunk chunk = chunks.set(slot, null);
         liveChunks--;
-        chunk.memory().close();
+        chunk.memory.close();
     }
 
     private boolean isFullyFree(int slot) {
-        return chunks.get(slot).freePages().cardinality() == pagesPerChunk;
+        return chunks.get(slot).freeCount == pagesPerChunk;
     }
 
     private boolean anotherFullyFree(int slot) {
@@ -317,7 +374,7 @@ final class PagedMemory implements AutoCloseable {
         Cleanup cleanup = new Cleanup();
         for (Chunk chunk : chunks) {
             if (chunk != null) {
-                cleanup.run(chunk.memory()::close);
+                cleanup.run(chunk.memory::close);
             }
         }
         chunks.clear();

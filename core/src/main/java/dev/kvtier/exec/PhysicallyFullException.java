@@ -20,6 +20,16 @@ public final class PhysicallyFullException extends IOException {
         this.shortBytes = shortBytes;
     }
 
+    /**
+     * No stack trace: this is the expected answer of a full tier, met on the request path whenever a tier
+     * runs at its budget, and the caller turns it into room made or into a {@code TierFullException} of its
+     * own (which has one). Filling in a deep stack cost more than the allocation it answers.
+     */
+    @Override
+    public synchronized Throwable fillInStackTrace() {
+        return this;
+    }
+
     /** Bytes of pages missing for the request. */
     public long shortBytes() {
         return shortBytes;

@@ -1,17 +1,25 @@
 package dev.kvtier.tiering;
 
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The cache's lifecycle: every operation {@link #enter enters} and {@link #exit exits}; {@link #close}
  * shuts the gate and waits until the operations inside have left. Thread-safe.
+ *
+ * <p>Entering and exiting are one atomic update each (no lock): they happen several times per cache
+ * call, and a small block's whole call should cost little more than its copy. The lock is only for the
+ * one {@link #close()} that waits, and for the last operation out waking it.
  */
 public final class OperationGate {
+    /** Added to {@link #state} once closed; the rest is the number of operations inside. */
+    private static final long CLOSED = 1L << 62;
+
+    /** Operations inside, plus {@link #CLOSED} once {@link #close()} began. */
+    private final AtomicLong state = new AtomicLong();
     private final ReentrantLock lifecycle = new ReentrantLock();
     private final Condition idle = lifecycle.newCondition();
-    private int activeOperations;
-    private volatile boolean closed;
 
     /**
      * Lets an operation in; balance with {@link #exit()}.
@@ -26,27 +34,27 @@ public final class OperationGate {
 
     /** Lets an operation in unless the gate is closed; true means the caller must {@link #exit()}. */
     public boolean tryEnter() {
-        lifecycle.lock();
-        try {
-            if (closed) {
+        while (true) {
+            long current = state.get();
+            if (current >= CLOSED) {
                 return false;
             }
-            activeOperations++;
-            return true;
-        } finally {
-            lifecycle.unlock();
+            if (state.compareAndSet(current, current + 1)) {
+                return true;
+            }
         }
     }
 
-    /** An operation left; the last one out wakes a waiting {@link #close()}. */
+    /** An operation left; the last one out after {@link #close()} began wakes it. */
     public void exit() {
-        lifecycle.lock();
-        try {
-            if (--activeOperations == 0) {
+        if (state.decrementAndGet() == CLOSED) {
+            // Under the lock: close() looks at the state under it before waiting, so this cannot slip between.
+            lifecycle.lock();
+            try {
                 idle.signalAll();
+            } finally {
+                lifecycle.unlock();
             }
-        } finally {
-            lifecycle.unlock();
         }
     }
 
@@ -58,11 +66,16 @@ public final class OperationGate {
     public boolean close() {
         lifecycle.lock();
         try {
-            if (closed) {
-                return false;
+            while (true) {
+                long current = state.get();
+                if (current >= CLOSED) {
+                    return false;
+                }
+                if (state.compareAndSet(current, current + CLOSED)) {
+                    break;
+                }
             }
-            closed = true;
-            while (activeOperations > 0) {
+            while (state.get() != CLOSED) {
                 idle.awaitUninterruptibly();
             }
             return true;
@@ -73,6 +86,6 @@ public final class OperationGate {
 
     /** Whether {@link #close()} has been called. */
     public boolean isClosed() {
-        return closed;
+        return state.get() >= CLOSED;
     }
 }

@@ -56,10 +56,17 @@ final class RoomMaker {
      * @return what {@code attempt} answered, or null when every round missed
      */
     static <T> T retry(Supplier<T> attempt, BooleanSupplier madeProgress) {
+        return retry(attempt, madeProgress, false);
+    }
+
+    /** {@link #retry(Supplier, BooleanSupplier)}; {@code firstMissed}: the caller made the first attempt, which missed. */
+    private static <T> T retry(Supplier<T> attempt, BooleanSupplier madeProgress, boolean firstMissed) {
         for (int round = 0; round < ROUNDS; round++) {
-            T done = attempt.get();
-            if (done != null) {
-                return done;
+            if (round > 0 || !firstMissed) {
+                T done = attempt.get();
+                if (done != null) {
+                    return done;
+                }
             }
             if (!madeProgress.getAsBoolean()) {
                 Backoff.ROOM_RETRY.idle(round);
@@ -88,11 +95,15 @@ final class RoomMaker {
      * @throws TierFullException if the segment can never fit, or after {@link #ROUNDS} misses
      */
     <T> T makingRoomUntil(String key, Tier tier, long bytes, Supplier<T> attempt) {
+        T done = attempt.get();
+        if (done != null) {
+            return done; // room there already: none of the machinery below
+        }
         Failed failed = new Failed();
-        T done = retry(attempt, () -> {
+        done = retry(attempt, () -> {
             requireFits(key, tier, bytes);
             return makeRoom(tier, bytes, key, failed);
-        });
+        }, true);
         if (done == null) {
             if (failed.last != null) {
                 throw new TierFullException(key, tier, bytes, free(tier), "moving the candidates out failed, last: "
@@ -238,7 +249,13 @@ final class RoomMaker {
      * @throws TierFullException when no more room could be made (the cause is the shortage)
      */
     <T> T withRoom(String key, Tier tier, long bytes, Supplier<T> step) {
-        RoomShortage[] last = new RoomShortage[1];
+        RoomShortage first;
+        try {
+            return step.get(); // the pages are there: none of the machinery below
+        } catch (RoomShortage shortage) {
+            first = shortage;
+        }
+        RoomShortage[] last = {first};
         Failed failed = new Failed();
         int[] fruitless = new int[1];
         T done = retry(() -> {
@@ -261,7 +278,7 @@ final class RoomMaker {
             // every round: that lets them finish.
             fruitless[0] = progress ? 0 : fruitless[0] + 1;
             return progress;
-        });
+        }, true);
         if (done == null) {
             throw new TierFullException(key, last[0].tier, bytes, free(last[0].tier), "its memory is at its budget and "
                     + "no more could be freed (" + last[0].getMessage() + "; pinned segments, or segments removed while"

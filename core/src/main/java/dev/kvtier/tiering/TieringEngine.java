@@ -218,7 +218,41 @@ public final class TieringEngine {
 
     /** Makes {@code key} resident on {@code tier} or faster (single flight); enters itself. */
     public ResidentSegment ensureResident(String key, Tier tier) {
+        gate.enter();
+        try {
+            ResidentSegment hit = residentAlready(key, tier);
+            if (hit != null) {
+                return hit;
+            }
+        } finally {
+            gate.exit();
+        }
         return residencies.ensureResident(key, tier);
+    }
+
+    /**
+     * Entered: the hit path, metadata only. When {@code key}'s lock is free (no move of it in flight) and it
+     * already lives on {@code tier} or faster, counts the access and answers where it is; otherwise null, and
+     * the caller takes the single-flight path (which also answers a missing key).
+     */
+    private ResidentSegment residentAlready(String key, Tier tier) {
+        Segment segment = table.peek(key);
+        if (segment == null || !segment.lock.tryLock()) {
+            return null;
+        }
+        try {
+            if (!segment.live) {
+                return null;
+            }
+            Tier current = table.currentTier(segment);
+            if (tier.isFasterThan(current)) {
+                return null;
+            }
+            store.touch(key);
+            return segment.resident(current);
+        } finally {
+            segment.lock.unlock();
+        }
     }
 
     /** {@link #ensureResident} on a kvtier thread; enters itself. */

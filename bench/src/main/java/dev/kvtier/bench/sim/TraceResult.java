@@ -115,6 +115,11 @@ record TraceResult(SimOptions options, CacheUnderTest.Settings settings, String 
         rows.add(row("block refs/s", String.format(Locale.ROOT, "%,.1f  (%,d references: %,d made resident, %,d new blocks written, %s)",
                 referencesPerSecond(), counters.references, counters.references - counters.missing, counters.blocksWritten,
                 ByteSizes.format(counters.bytesWritten))));
+        if (counters.playCpuNanos > 0 && counters.references > 0) {
+            rows.add(row("cpu per ref", String.format(Locale.ROOT, "%.2f us of the playing thread's CPU time (%,.0f block refs"
+                    + " per CPU-second; steadier than wall time on a busy machine)", counters.playCpuNanos / 1e3
+                    / counters.references, counters.references / (counters.playCpuNanos / 1e9))));
+        }
         rows.add(row("requests/s", String.format(Locale.ROOT, "%,.1f  (%,d requests)", requestsDone / seconds(), requestsDone)));
         StringBuilder hits = new StringBuilder();
         for (Tier tier : Tier.values()) {

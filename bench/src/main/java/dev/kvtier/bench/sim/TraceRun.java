@@ -58,6 +58,8 @@ final class TraceRun {
 
     private TraceResult play() {
         CacheUnderTest.Counters before = cache.counters();
+        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        long cpuStart = threads.isCurrentThreadCpuTimeSupported() ? threads.getCurrentThreadCpuTime() : -1;
         long start = System.nanoTime();
         long deadline = options.maxSeconds() > 0 ? start + TimeUnit.SECONDS.toNanos(options.maxSeconds()) : Long.MAX_VALUE;
         int requestsDone = 0;
@@ -87,6 +89,9 @@ final class TraceRun {
                 progress.stop();
             }
             playedNanos = System.nanoTime() - start;
+            if (cpuStart >= 0) {
+                counters.playCpuNanos = threads.getCurrentThreadCpuTime() - cpuStart;
+            }
             afterPlay = cache.counters().since(before);
             if (counters.failure() == null) {
                 player.verifyAndRemoveEverything();
