@@ -150,9 +150,13 @@ public final class TransferExecutor implements AutoCloseable {
         }
         List<CopyPlan> plans = new ArrayList<>(from.size());
         for (int i = 0; i < from.size(); i++) {
-            requireLive(from.get(i), "from[" + i + "]");
-            requireLive(to.get(i), "to[" + i + "]");
-            plans.add(plan(from.get(i), to.get(i)));
+            PageAllocation source = from.get(i);
+            PageAllocation destination = to.get(i);
+            if (source == null || source.isReleased() || destination == null || destination.isReleased()) {
+                requireLive(source, "from[" + i + "]"); // the message only once it is needed
+                requireLive(destination, "to[" + i + "]");
+            }
+            plans.add(plan(source, destination));
         }
         return plans;
     }

@@ -216,43 +216,30 @@ public final class TieringEngine {
         }
     }
 
-    /** Makes {@code key} resident on {@code tier} or faster (single flight); enters itself. */
+    /**
+     * Makes {@code key} resident on {@code tier} or faster; enters itself. When no move of the key is in
+     * flight (its lock is free) the work is done right here, under that lock: a hit costs only metadata and a
+     * promotion needs no future or single-flight entry, and a call arriving meanwhile waits for the lock and
+     * then finds the segment resident, so concurrent calls still share the one transfer. Otherwise the call
+     * joins the residency in flight ({@link Residencies}), which also answers a key not cached.
+     */
     public ResidentSegment ensureResident(String key, Tier tier) {
         gate.enter();
         try {
-            ResidentSegment hit = residentAlready(key, tier);
-            if (hit != null) {
-                return hit;
+            Segment segment = table.peek(key);
+            if (segment != null && segment.lock.tryLock()) {
+                try {
+                    if (segment.live) {
+                        return counted(() -> makeResident(segment, tier));
+                    }
+                } finally {
+                    segment.lock.unlock();
+                }
             }
         } finally {
             gate.exit();
         }
         return residencies.ensureResident(key, tier);
-    }
-
-    /**
-     * Entered: the hit path, metadata only. When {@code key}'s lock is free (no move of it in flight) and it
-     * already lives on {@code tier} or faster, counts the access and answers where it is; otherwise null, and
-     * the caller takes the single-flight path (which also answers a missing key).
-     */
-    private ResidentSegment residentAlready(String key, Tier tier) {
-        Segment segment = table.peek(key);
-        if (segment == null || !segment.lock.tryLock()) {
-            return null;
-        }
-        try {
-            if (!segment.live) {
-                return null;
-            }
-            Tier current = table.currentTier(segment);
-            if (tier.isFasterThan(current)) {
-                return null;
-            }
-            store.touch(key);
-            return segment.resident(current);
-        } finally {
-            segment.lock.unlock();
-        }
     }
 
     /** {@link #ensureResident} on a kvtier thread; enters itself. */
@@ -268,19 +255,27 @@ public final class TieringEngine {
     private ResidentSegment makeResidentLocked(String key, Tier tier) {
         Segment segment = table.lockLive(key);
         try {
-            Tier current = table.currentTier(segment);
-            if (!tier.isFasterThan(current)) {
-                store.touch(key);
-                return segment.resident(current);
-            }
-            SegmentTable.requireUnpinned(segment, "make it resident on " + tier + " (it is pinned on " + current + ")");
-            TierTransfer transfer = roomMaker.makingRoomUntil(key, tier, segment.sizeBytes,
-                    () -> store.promote(key, tier).orElse(null));
-            roomMaker.move(segment, transfer);
-            return segment.resident(tier);
+            return makeResident(segment, tier);
         } finally {
             segment.lock.unlock();
         }
+    }
+
+    /** For a locked, live segment: counts the access if it is on {@code tier} or faster, else promotes it there. */
+    private ResidentSegment makeResident(Segment segment, Tier tier) {
+        String key = segment.key;
+        Tier current = table.currentTier(segment);
+        if (!tier.isFasterThan(current)) {
+            store.touch(key);
+            return segment.resident(current);
+        }
+        if (segment.pins > 0) { // the message is built only when it is needed
+            SegmentTable.requireUnpinned(segment, "make it resident on " + tier + " (it is pinned on " + current + ")");
+        }
+        TierTransfer transfer = roomMaker.makingRoomUntil(key, tier, segment.sizeBytes,
+                () -> store.promote(key, tier).orElse(null));
+        roomMaker.move(segment, transfer);
+        return segment.resident(tier);
     }
 
     /**
