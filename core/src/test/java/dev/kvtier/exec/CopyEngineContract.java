@@ -150,6 +150,38 @@ public abstract class CopyEngineContract {
         assertArrayEquals(content, back.asSlice(0, content.length).toArray(ValueLayout.JAVA_BYTE));
     }
 
+    /**
+     * The blocking batch ({@link CopyEngine#copyAllAndWait}) as the cache uses it to make room: plans of every
+     * pair of kinds at once (device and host-to-host mixed, which the CUDA engine splits between the device and
+     * the calling thread), each page in place when it returns.
+     */
+    @Test
+    void copyAllAndWaitLandsEveryPlanOfEveryKindBeforeReturning() throws Exception {
+        List<CopyPlan> plans = new ArrayList<>();
+        List<byte[]> contents = new ArrayList<>();
+        List<MemorySegment> destinations = new ArrayList<>();
+        List<StorageKind> destinationKinds = new ArrayList<>();
+        long seed = 11;
+        for (StorageKind from : StorageKind.values()) {
+            for (StorageKind to : StorageKind.values()) {
+                MemorySegment source = memory(from);
+                MemorySegment destination = memory(to);
+                byte[] content = random(4096 * 3 + 17, seed++);
+                upload(content, from, source);
+                plans.add(plan(from, source.asSlice(0, content.length), to, destination.asSlice(0, content.length)));
+                contents.add(content);
+                destinations.add(destination);
+                destinationKinds.add(to);
+            }
+        }
+        engine.copyAllAndWait(plans, WAIT);
+        for (int i = 0; i < plans.size(); i++) {
+            assertArrayEquals(contents.get(i), download(destinationKinds.get(i), destinations.get(i), contents.get(i).length),
+                    "plan " + i + ": " + plans.get(i).sourceKind() + " -> " + plans.get(i).destinationKind());
+        }
+        assertDoesNotThrow(() -> engine.copyAllAndWait(List.of(), WAIT));
+    }
+
     @Test
     void anEmptyPlanCompletesAtOnce() {
         CopyPlan empty = new CopyPlan(MemoryKind.HOST, MemoryKind.DEVICE, List.of());

@@ -260,6 +260,53 @@ final class CudaCopyEngine implements CopyEngine {
     }
 
     /**
+     * The device plans are enqueued first ({@link #submitAll}: one batch per direction), then the host-to-host
+     * ones (pinned memory to and from file mappings) are copied on the calling thread while the device works,
+     * instead of being handed to a host copy thread and waited for; then the device copies are awaited, up to
+     * the same deadline. A failure of either part is thrown only once both parts are done, so nothing this
+     * call started can still touch the memory when it returns (short of a device copy that timed out).
+     */
+    @Override
+    public void copyAllAndWait(List<CopyPlan> plans, long timeoutNanos) {
+        List<CopyPlan> hostPlans = new ArrayList<>(plans.size());
+        List<CopyPlan> devicePlans = new ArrayList<>(plans.size());
+        long deviceBytes = 0;
+        for (CopyPlan plan : plans) {
+            if (plan.sourceKind() == MemoryKind.HOST && plan.destinationKind() == MemoryKind.HOST) {
+                hostPlans.add(plan);
+            } else {
+                devicePlans.add(plan);
+                deviceBytes += plan.totalBytes();
+            }
+        }
+        if (hostPlans.isEmpty()) {
+            CopyEngine.super.copyAllAndWait(plans, timeoutNanos);
+            return;
+        }
+        long deadline = System.nanoTime() + timeoutNanos;
+        CompletableFuture<Void> deviceCopies = devicePlans.isEmpty() ? null : submitAll(devicePlans);
+        RuntimeException hostFailure = null;
+        try {
+            hostCopies.copyAllAndWait(hostPlans, timeoutNanos);
+        } catch (RuntimeException e) {
+            hostFailure = e;
+        }
+        if (deviceCopies != null) {
+            try {
+                CopyEngine.await(deviceCopies, Math.max(0, deadline - System.nanoTime()), deviceBytes);
+            } catch (RuntimeException e) {
+                if (hostFailure != null) {
+                    e.addSuppressed(hostFailure);
+                }
+                throw e;
+            }
+        }
+        if (hostFailure != null) {
+            throw hostFailure;
+        }
+    }
+
+    /**
      * Host-to-host plans are copied on the calling thread; device copies are enqueued on a stream of
      * their own and waited for on this thread by polling their event, up to the deadline.
      */
