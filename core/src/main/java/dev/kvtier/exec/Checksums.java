@@ -3,7 +3,7 @@ package dev.kvtier.exec;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
-import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.zip.CRC32C;
 
 /**
@@ -33,8 +33,9 @@ public final class Checksums {
     static final int BUFFER = 64 << 10;
     /** The granularity at which a faulting piece is retried: a page is what a fault takes away. */
     private static final int PAGE = 4096;
-    private static final ArrayBlockingQueue<byte[]> BUFFERS =
-            new ArrayBlockingQueue<>(2 * Runtime.getRuntime().availableProcessors());
+    /** The pool: a slot holds a free buffer or null; taken and given back by one atomic swap each (no lock). */
+    private static final AtomicReferenceArray<byte[]> BUFFERS =
+            new AtomicReferenceArray<>(2 * Runtime.getRuntime().availableProcessors());
 
     private Checksums() {
     }
@@ -64,7 +65,7 @@ public final class Checksums {
             }
         } finally {
             if (buffer != null) {
-                BUFFERS.offer(buffer); // dropped when the pool is full
+                giveBack(buffer);
             }
         }
         return (int) crc.getValue();
@@ -76,8 +77,24 @@ public final class Checksums {
      * most a few buffers per core however many threads checksum.
      */
     private static byte[] takeBuffer() {
-        byte[] buffer = BUFFERS.poll();
-        return buffer != null ? buffer : new byte[BUFFER];
+        for (int slot = 0; slot < BUFFERS.length(); slot++) {
+            if (BUFFERS.get(slot) != null) {
+                byte[] buffer = BUFFERS.getAndSet(slot, null);
+                if (buffer != null) {
+                    return buffer;
+                }
+            }
+        }
+        return new byte[BUFFER];
+    }
+
+    /** Puts a buffer back in a free slot; dropped when the pool is full. */
+    private static void giveBack(byte[] buffer) {
+        for (int slot = 0; slot < BUFFERS.length(); slot++) {
+            if (BUFFERS.get(slot) == null && BUFFERS.compareAndSet(slot, null, buffer)) {
+                return;
+            }
+        }
     }
 
     /** Feeds a mapped run to {@code crc} through {@code buffer}, a piece at a time, never touching the mapping unguarded. */
