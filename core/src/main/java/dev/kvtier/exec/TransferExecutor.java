@@ -17,9 +17,10 @@ import java.util.concurrent.CompletableFuture;
  * only by the caller after the copies touching it have completed.
  *
  * <p>Two ways to copy: {@link #transfer}/{@link #transferAll} start copies and return a future;
- * {@link #transferAndWait}, {@link #copyIn} and {@link #copyOut} return when the bytes are in place
- * (the host backend then copies on the calling thread; the CUDA backend waits on an event). Both
- * count against {@code maxBytesInFlight}.
+ * {@link #transferAndWait}, {@link #transferAllAndWait}, {@link #copyIn} and {@link #copyOut} return when
+ * the bytes are in place (the host backend then copies on the calling thread, with no future and no copy
+ * thread to wake; the CUDA backend waits on an event, copying host-to-host plans on the calling thread
+ * meanwhile). Both count against {@code maxBytesInFlight}.
  *
  * <p>Thread-safe. Ownership: every {@link PageAllocation} from {@link #allocate} must go back
  * through {@link #release} (or is freed by {@link #close()}); external allocations
