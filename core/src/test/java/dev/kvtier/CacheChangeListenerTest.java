@@ -67,16 +67,19 @@ class CacheChangeListenerTest {
             cache.demote("c", Tier.DISK);
             cache.ensureResident("c", Tier.CPU);
             cache.ensureResidentAsync("c", Tier.CPU).join();
+            try (SegmentPin pinned = cache.pin("a", Tier.GPU)) { // a move, but no ensureResident call of the caller's
+                assertEquals(Tier.GPU, pinned.segment().tier());
+            }
             cache.remove("b");
             assertThrows(SegmentNotFoundException.class, () -> cache.ensureResident("gone", Tier.GPU));
             assertEquals(List.of(
                     "added a GPU 4096", "added b GPU 4096", "moved a GPU->CPU 4096", "added c GPU 4096",
                     "moved c GPU->DISK 4096", "moved c DISK->CPU 4096", "resident c CPU true", "resident c CPU true",
-                    "removed b GPU 4096", "resident gone GPU false"), recorder.heard);
+                    "moved a CPU->GPU 4096", "removed b GPU 4096", "resident gone GPU false"), recorder.heard);
             assertTrue(cache.removeListener(recorder));
             assertFalse(cache.removeListener(recorder));
             cache.remove("a");
-            assertEquals(10, recorder.heard.size(), "nothing after removal: " + recorder.heard);
+            assertEquals(11, recorder.heard.size(), "nothing after removal: " + recorder.heard);
         }
     }
 

@@ -293,7 +293,7 @@ public final class TieringEngine {
      */
     public Pinned pin(String key, Tier tier) {
         Pinned pinned = RoomMaker.retry(() -> {
-            ensureResident(key, tier);
+            residencies.ensureResident(key, tier); // not timed as an ensureResident call: the caller pins
             gate.enter();
             try {
                 Segment segment = table.lockLive(key);
