@@ -6,6 +6,7 @@ import dev.kvtier.KvTierCache;
 import dev.kvtier.KvTierConfig;
 import dev.kvtier.ResidentSegment;
 import dev.kvtier.observe.KvTierFlightRecording;
+import dev.kvtier.observe.TransferEvent;
 import dev.kvtier.store.PositionRange;
 import dev.kvtier.store.Tier;
 import jdk.jfr.Recording;
@@ -34,7 +35,8 @@ import java.util.concurrent.TimeUnit;
  * What kvtier's JFR events and its change listeners cost on the host backend, for three operations:
  * {@code put} (a put on CPU and its remove: one copy), {@code transfer} (a promotion CPU to GPU by
  * {@code ensureResident} and the demotion back: two moves) and {@code residentHit}
- * ({@code ensureResident} of a segment already there: no copy). Each variant is a nested class with
+ * ({@code ensureResident} of a segment already there: no copy), and {@code eventAlone} (one transfer
+ * event begun and finished around nothing). Each variant is a nested class with
  * its own fork:
  * <ul>
  *   <li>{@link EventsRemoved}: {@code -Dkvtier.jfr.events=false}, the events folded out of the code
@@ -117,6 +119,16 @@ public abstract class FlightEventCostBenchmark {
     @Benchmark
     public ResidentSegment residentHit() {
         return cache.ensureResident("hot", Tier.CPU);
+    }
+
+    /**
+     * One transfer event begun and finished around nothing, outside the cache: the event's own cost
+     * (in {@code EventsRemoved} the JIT folds it away, so that variant times an empty method).
+     */
+    @Benchmark
+    public void eventAlone() {
+        TransferEvent event = TransferEvent.beginIfRecording();
+        TransferEvent.finish(event, "bench", Tier.CPU, Tier.GPU, segmentBytes, 1, "host", null);
     }
 
     /** The baseline: the events removed from the compiled code. */
