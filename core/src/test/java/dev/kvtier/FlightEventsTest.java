@@ -1,6 +1,7 @@
 package dev.kvtier;
 
 import dev.kvtier.observe.KvTierFlightRecording;
+import dev.kvtier.observe.RecoveryEvent;
 import dev.kvtier.store.PositionRange;
 import dev.kvtier.store.Tier;
 import jdk.jfr.Recording;
@@ -12,6 +13,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.function.UnaryOperator;
 
@@ -101,6 +103,24 @@ class FlightEventsTest {
         List<RecordedEvent> transfers = events(file, "dev.kvtier.Transfer");
         assertEquals(List.of("ok", "failed"), transfers.stream().map(e -> e.getString("outcome")).toList());
         assertTrue(transfers.get(1).getString("failure").contains("jfr-fail"), transfers.get(1).getString("failure"));
+    }
+
+    @Test
+    void aRecoveryIsRecordedWithItsCounts() throws IOException {
+        Path file = dir.resolve("recovery.jfr");
+        try (Recording recording = KvTierFlightRecording.start(file)) {
+            RecoveryEvent.emit("/var/cache/kv-jfr", 1000, 4096000, 3, Duration.ofMillis(250));
+            recording.stop();
+        }
+        List<RecordedEvent> recoveries = RecordingFile.readAllEvents(file).stream()
+                .filter(e -> e.getEventType().getName().equals("dev.kvtier.Recovery"))
+                .filter(e -> e.getString("directory").equals("/var/cache/kv-jfr")).toList();
+        assertEquals(1, recoveries.size(), recoveries.toString());
+        RecordedEvent recovery = recoveries.getFirst();
+        assertEquals(1000, recovery.getLong("segmentsFound"));
+        assertEquals(4096000, recovery.getLong("bytesFound"));
+        assertEquals(3, recovery.getLong("segmentsDiscarded"));
+        assertEquals(Duration.ofMillis(250), recovery.getDuration("recoveryDuration"));
     }
 
     private static int crc32c(byte[] bytes) {
