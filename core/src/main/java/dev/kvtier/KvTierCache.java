@@ -295,6 +295,29 @@ public final class KvTierCache implements AutoCloseable {
         return entered(engine::stats);
     }
 
+    /**
+     * Registers {@code listener} to be told of every change committed from now on (segments added,
+     * moved, removed; {@link #ensureResident} calls completed), on the thread that made it; see
+     * {@link CacheChangeListener} for what it may do. Registering is cheap but not free (the list is
+     * copied); a cache with no listener pays one volatile read per change.
+     *
+     * @throws IllegalArgumentException if {@code listener} is null
+     */
+    public void addListener(CacheChangeListener listener) {
+        requireNonNull(listener, "listener");
+        engine.addListener(listener);
+    }
+
+    /**
+     * Unregisters {@code listener} (by identity); it is told of nothing that starts after this returns.
+     * Works after {@link #close()} too.
+     *
+     * @return whether it was registered
+     */
+    public boolean removeListener(CacheChangeListener listener) {
+        return listener != null && engine.removeListener(listener);
+    }
+
     /** Which backend moves the bytes and why it was chosen, e.g. {@code "host (no GPU: ...)"}. */
     public String backendDescription() {
         return engine.description();

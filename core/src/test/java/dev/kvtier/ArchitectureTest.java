@@ -40,7 +40,9 @@ class ArchitectureTest {
 
     @Test
     void theDoorValidatesAndEntersNothingBelowImportsIt() {
+        // The metrics binder is not below the door but a client of it, like any application.
         noClasses().that().resideInAnyPackage("dev.kvtier.(*)..")
+                .and().resideOutsideOfPackage("dev.kvtier.observe.micrometer..")
                 .should().dependOnClassesThat().belongToAnyOf(KvTierCache.class)
                 .check(classes);
     }
@@ -72,6 +74,18 @@ class ArchitectureTest {
         noClasses().that().resideInAnyPackage("dev.kvtier.store..", "dev.kvtier.sync..")
                 .should().dependOnClassesThat().resideInAnyPackage("dev.kvtier", "dev.kvtier.exec..",
                         "dev.kvtier.cuda..", "dev.kvtier.tiering..", "java.lang.foreign..")
+                .check(classes);
+    }
+
+    @Test
+    void onlyTheMetricsBinderKnowsMicrometer() {
+        // Micrometer is an optional dependency: a class outside dev.kvtier.observe.micrometer that names it
+        // would fail to load without it (MicrometerAbsentTest proves the cache runs without it).
+        noClasses().that().resideOutsideOfPackage("dev.kvtier.observe.micrometer..")
+                .should().dependOnClassesThat().resideInAPackage("io.micrometer..")
+                .check(classes);
+        noClasses().that().resideOutsideOfPackage("dev.kvtier.observe.micrometer..")
+                .should().dependOnClassesThat().resideInAPackage("dev.kvtier.observe.micrometer..")
                 .check(classes);
     }
 

@@ -4,6 +4,8 @@ import dev.kvtier.SegmentCorruptedException;
 import dev.kvtier.TransferFailedException;
 import dev.kvtier.exec.PageAllocation;
 import dev.kvtier.exec.PhysicallyFullException;
+import dev.kvtier.observe.ChecksumFailureEvent;
+import dev.kvtier.observe.TransferEvent;
 import dev.kvtier.store.Tier;
 import dev.kvtier.store.TierTransfer;
 
@@ -17,7 +19,8 @@ import java.util.List;
  * destination) or {@link #abort} (the destination is freed). The store has booked the move before
  * {@code prepare}; putting the booking back is the caller's ({@link RoomMaker#undo}), because it
  * may need room. A Mover never evicts. Every method runs with the segment's lock held.
- * Thread-safe.
+ * Every copy is a JFR {@link TransferEvent}, every checksum mismatch a {@link ChecksumFailureEvent};
+ * {@link #commit} counts the move and tells the {@link ChangeListeners}. Thread-safe.
  */
 final class Mover {
     /**
@@ -28,10 +31,12 @@ final class Mover {
 
     private final TierMemories memories;
     private final TierCounters counters;
+    private final ChangeListeners listeners;
 
-    Mover(TierMemories memories, TierCounters counters) {
+    Mover(TierMemories memories, TierCounters counters, ChangeListeners listeners) {
         this.memories = memories;
         this.counters = counters;
+        this.listeners = listeners;
     }
 
     /**
@@ -51,7 +56,7 @@ final class Mover {
         Segment segment = move.segment();
         TierTransfer transfer = move.transfer();
         copy(() -> memories.transferAndWait(segment.placement, move.destination()), segment.key, transfer.from(),
-                transfer.to());
+                transfer.to(), segment.sizeBytes);
         checksumArrival(move);
     }
 
@@ -73,6 +78,7 @@ final class Mover {
             destinations.add(move.destination());
         }
         Throwable copyFailure = null;
+        TransferEvent[] events = beginIfRecording(moves.size());
         try {
             memories.transferAllAndWait(sources, destinations);
         } catch (RuntimeException | InternalError e) {
@@ -81,6 +87,11 @@ final class Mover {
             copyFailure = Failures.cause(e);
         }
         for (int i = 0; i < moves.size(); i++) {
+            if (events != null) {
+                Move move = moves.get(i);
+                TransferEvent.finish(events[i], move.segment().key, move.transfer().from(), move.transfer().to(),
+                        move.segment().sizeBytes, moves.size(), memories.backendName(), copyFailure);
+            }
             Throwable failure = copyFailure;
             if (failure == null) {
                 try {
@@ -94,12 +105,27 @@ final class Mover {
         return outcome;
     }
 
+    /** One started event per move of a batch when a recording wants transfers, else null (nothing allocated). */
+    private static TransferEvent[] beginIfRecording(int moves) {
+        TransferEvent first = TransferEvent.beginIfRecording();
+        if (first == null) {
+            return null;
+        }
+        TransferEvent[] events = new TransferEvent[moves];
+        events[0] = first;
+        for (int i = 1; i < moves; i++) {
+            events[i] = TransferEvent.beginIfRecording();
+        }
+        return events;
+    }
+
     /** Last half, once the bytes are in the destination: the segment now lives there. */
     void commit(Move move) {
         Segment segment = move.segment();
         memories.release(segment.placement);
         segment.placement = move.destination();
         counters.transferred(move.transfer().from(), move.transfer().to(), segment.sizeBytes);
+        listeners.moved(segment.key, move.transfer().from(), move.transfer().to(), segment.sizeBytes);
     }
 
     /** The move failed: frees its destination (the segment keeps its placement). */
@@ -122,15 +148,20 @@ final class Mover {
     }
 
     /**
-     * Runs a blocking copy; a failure becomes a {@code TransferFailedException} naming the key and
-     * tiers, with the CUDA or I/O error as its cause.
+     * Runs a blocking copy of {@code bytes} (a JFR transfer event when recorded); a failure becomes a
+     * {@code TransferFailedException} naming the key and tiers (null: the caller's memory), with the CUDA
+     * or I/O error as its cause.
      */
-    void copy(Runnable blockingCopy, String key, Tier from, Tier to) {
+    void copy(Runnable blockingCopy, String key, Tier from, Tier to, long bytes) {
+        TransferEvent event = TransferEvent.beginIfRecording();
         try {
             blockingCopy.run();
         } catch (RuntimeException | InternalError e) {
-            throw Failures.copyFailed(key, from, to, e);
+            TransferFailedException failure = Failures.copyFailed(key, from, to, e);
+            TransferEvent.finish(event, key, from, to, bytes, 1, memories.backendName(), failure);
+            throw failure;
         }
+        TransferEvent.finish(event, key, from, to, bytes, 1, memories.backendName(), null);
     }
 
     /** Checks a locked DISK segment's bytes against the CRC32C of the bytes put. */
@@ -142,6 +173,7 @@ final class Mover {
             throw unreadableOnDisk(segment, unreadable);
         }
         if (actual != segment.crc32c) {
+            ChecksumFailureEvent.emit(segment.key, Tier.DISK, false, segment.crc32c, actual);
             throw new SegmentCorruptedException(segment.key, segment.crc32c, actual);
         }
     }
@@ -180,6 +212,7 @@ final class Mover {
             segment.crc32c = actual;
             segment.crcKnown = true;
         } else if (actual != segment.crc32c) {
+            ChecksumFailureEvent.emit(segment.key, to, true, segment.crc32c, actual);
             throw new TransferFailedException(segment.key, from, to, "segment \"" + segment.key + "\" arrived on "
                     + to + " with CRC32C " + Integer.toHexString(actual) + " but its bytes had "
                     + Integer.toHexString(segment.crc32c) + ": the copy did not deliver them", null);

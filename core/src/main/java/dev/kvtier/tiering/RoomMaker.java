@@ -5,6 +5,7 @@ import dev.kvtier.TierFullException;
 import dev.kvtier.TransferFailedException;
 import dev.kvtier.concurrent.Backoff;
 import dev.kvtier.exec.PageAllocation;
+import dev.kvtier.observe.RoomMakingEvent;
 import dev.kvtier.store.SegmentMeta;
 import dev.kvtier.store.Tier;
 import dev.kvtier.store.TierTransfer;
@@ -28,7 +29,8 @@ import java.util.function.Supplier;
  *
  * <p>Also the one home of rollback: a failed move's booking is put back on the tier it came from,
  * which may need room there again ({@link #undo}). Retries go in bounded rounds with
- * {@link Backoff#ROOM_RETRY} between rounds that freed nothing. Thread-safe.
+ * {@link Backoff#ROOM_RETRY} between rounds that freed nothing. Each round that demotes is a JFR
+ * {@link RoomMakingEvent}. Thread-safe.
  */
 final class RoomMaker {
     private static final System.Logger LOG = System.getLogger(RoomMaker.class.getName());
@@ -41,12 +43,14 @@ final class RoomMaker {
     private final SegmentTable table;
     private final Mover mover;
     private final DemotionCascade cascade;
+    private final ChangeListeners listeners;
 
-    RoomMaker(TieredStore store, SegmentTable table, Mover mover, DemotionCascade cascade) {
+    RoomMaker(TieredStore store, SegmentTable table, Mover mover, DemotionCascade cascade, ChangeListeners listeners) {
         this.store = store;
         this.table = table;
         this.mover = mover;
         this.cascade = cascade;
+        this.listeners = listeners;
     }
 
     /**
@@ -142,6 +146,26 @@ final class RoomMaker {
         if (free >= needed) {
             return true;
         }
+        RoomMakingEvent event = RoomMakingEvent.beginIfRecording();
+        if (event == null) {
+            return demote(tier, needed, excludeKey, failed, free, null);
+        }
+        int[] victims = new int[1];
+        boolean enough = false;
+        try {
+            enough = demote(tier, needed, excludeKey, failed, free, victims);
+            return enough;
+        } finally {
+            RoomMakingEvent.finish(event, tier, needed, Math.max(0, free(tier) - free), victims[0], enough);
+        }
+    }
+
+    /**
+     * The work of {@link #makeRoom} once {@code free} bytes are known to be too few.
+     *
+     * @param victims where to count the victims booked (null: not counted)
+     */
+    private boolean demote(Tier tier, long needed, String excludeKey, Failed failed, long free, int[] victims) {
         Set<String> tried = new HashSet<>();
         long skipped = 0;
         while (true) {
@@ -171,6 +195,9 @@ final class RoomMaker {
                             continue;
                         }
                         booked.add(move);
+                        if (victims != null) {
+                            victims[0]++;
+                        }
                         if (free(tier) >= needed) { // the store counts booked moves as gone
                             break;
                         }
@@ -336,6 +363,7 @@ final class RoomMaker {
         }
         if (!rollBack(segment, transfer)) {
             table.drop(segment);
+            listeners.removed(segment.key, transfer.from(), segment.sizeBytes);
             LOG.log(System.Logger.Level.ERROR, "segment \"" + segment.key + "\" removed: " + transfer
                     + " failed and no room came free on " + transfer.from() + " to roll it back: " + e);
             return new TransferFailedException(segment.key, transfer.from(), transfer.to(), "moving segment \""

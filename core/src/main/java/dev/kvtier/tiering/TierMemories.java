@@ -22,9 +22,13 @@ import java.util.Map;
  */
 final class TierMemories implements AutoCloseable {
     private final TransferExecutor executor;
+    private final String backendName;
 
     private TierMemories(TransferExecutor executor) {
         this.executor = executor;
+        String description = executor.description();
+        int space = description.indexOf(' ');
+        this.backendName = space < 0 ? description : description.substring(0, space);
     }
 
     /**
@@ -105,6 +109,11 @@ final class TierMemories implements AutoCloseable {
     /** Bytes of segments held in the executor's own pages on {@code tier}. */
     long bytesInUse(Tier tier) {
         return executor.bytesInUse(storageOf(tier));
+    }
+
+    /** The backend's short name, the first word of its description: {@code host} or {@code cuda}. */
+    String backendName() {
+        return backendName;
     }
 
     String description() {

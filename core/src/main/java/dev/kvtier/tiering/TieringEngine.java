@@ -1,5 +1,6 @@
 package dev.kvtier.tiering;
 
+import dev.kvtier.CacheChangeListener;
 import dev.kvtier.CacheStats;
 import dev.kvtier.KvTierConfig;
 import dev.kvtier.ResidentSegment;
@@ -46,6 +47,7 @@ public final class TieringEngine {
     private final TierMemories memories;
     private final SegmentTable table;
     private final TierCounters counters = new TierCounters();
+    private final ChangeListeners listeners = new ChangeListeners();
     private final Mover mover;
     private final RoomMaker roomMaker;
     private final OperationGate gate = new OperationGate();
@@ -57,8 +59,8 @@ public final class TieringEngine {
         this.memories = memories;
         this.createdDiskDirectory = createdDiskDirectory;
         this.table = new SegmentTable(store, memories);
-        this.mover = new Mover(memories, counters);
-        this.roomMaker = new RoomMaker(store, table, mover, DemotionCascade.STANDARD);
+        this.mover = new Mover(memories, counters, listeners);
+        this.roomMaker = new RoomMaker(store, table, mover, DemotionCascade.STANDARD, listeners);
         this.residencies = new Residencies(gate, this::makeResident);
     }
 
@@ -141,7 +143,7 @@ public final class TieringEngine {
             PageAllocation pages = roomMaker.withRoom(key, tier, bytes.byteSize(),
                     () -> mover.allocate(key, tier, bytes.byteSize(), null));
             try {
-                mover.copy(() -> memories.copyIn(bytes, pages), key, null, tier);
+                mover.copy(() -> memories.copyIn(bytes, pages), key, null, tier, bytes.byteSize());
                 if (tier == Tier.DISK) {
                     mover.checkArrival(segment, pages, null, tier);
                 }
@@ -175,6 +177,7 @@ public final class TieringEngine {
                 registered = true;
                 segment.placement = filler.apply(segment);
                 segment.live = true;
+                listeners.added(key, tier, sizeBytes);
             } catch (RuntimeException | Error e) {
                 if (registered) {
                     store.remove(key);
@@ -221,9 +224,25 @@ public final class TieringEngine {
      * flight (its lock is free) the work is done right here, under that lock: a hit costs only metadata and a
      * promotion needs no future or single-flight entry, and a call arriving meanwhile waits for the lock and
      * then finds the segment resident, so concurrent calls still share the one transfer. Otherwise the call
-     * joins the residency in flight ({@link Residencies}), which also answers a key not cached.
+     * joins the residency in flight ({@link Residencies}), which also answers a key not cached. Timed for the
+     * listeners only when one is registered.
      */
     public ResidentSegment ensureResident(String key, Tier tier) {
+        if (!listeners.any()) {
+            return ensureResidentUntimed(key, tier);
+        }
+        long start = System.nanoTime();
+        boolean succeeded = false;
+        try {
+            ResidentSegment resident = ensureResidentUntimed(key, tier);
+            succeeded = true;
+            return resident;
+        } finally {
+            listeners.ensureResidentCompleted(key, tier, System.nanoTime() - start, succeeded);
+        }
+    }
+
+    private ResidentSegment ensureResidentUntimed(String key, Tier tier) {
         gate.enter();
         try {
             Segment segment = table.peek(key);
@@ -244,7 +263,25 @@ public final class TieringEngine {
 
     /** {@link #ensureResident} on a kvtier thread; enters itself. */
     public CompletableFuture<ResidentSegment> ensureResidentAsync(String key, Tier tier) {
-        return residencies.ensureResidentAsync(key, tier);
+        if (!listeners.any()) {
+            return residencies.ensureResidentAsync(key, tier);
+        }
+        long start = System.nanoTime();
+        CompletableFuture<ResidentSegment> future = residencies.ensureResidentAsync(key, tier);
+        // The caller gets the dependent: listeners hear of the completion before the caller does. It is a
+        // copy already (completing or cancelling it never affected the transfer), and listeners never throw.
+        return future.whenComplete((resident, failure) ->
+                listeners.ensureResidentCompleted(key, tier, System.nanoTime() - start, failure == null));
+    }
+
+    /** Registers {@code listener} for every later committed change (see {@link CacheChangeListener}). */
+    public void addListener(CacheChangeListener listener) {
+        listeners.add(listener);
+    }
+
+    /** @return whether {@code listener} was registered; it hears nothing after this returns */
+    public boolean removeListener(CacheChangeListener listener) {
+        return listeners.remove(listener);
     }
 
     /** Entered (by {@link Residencies}): the work of one residency, on the calling thread. */
@@ -287,7 +324,7 @@ public final class TieringEngine {
      */
     public Pinned pin(String key, Tier tier) {
         Pinned pinned = RoomMaker.retry(() -> {
-            ensureResident(key, tier);
+            residencies.ensureResident(key, tier); // not timed as an ensureResident call: the caller pins
             gate.enter();
             try {
                 Segment segment = table.lockLive(key);
@@ -342,7 +379,7 @@ public final class TieringEngine {
                 mover.verifyDiskChecksum(segment);
             }
             PageAllocation placement = segment.placement;
-            mover.copy(() -> memories.copyOut(placement, dst), key, tier, null);
+            mover.copy(() -> memories.copyOut(placement, dst), key, tier, null, segment.sizeBytes);
             return null;
         } finally {
             segment.lock.unlock();
@@ -351,7 +388,13 @@ public final class TieringEngine {
 
     /** Entered: removes {@code key} and frees its memory; empty if it is not cached. */
     public Optional<SegmentMeta> remove(String key) {
-        return ifCached(key, table::drop);
+        return ifCached(key, segment -> {
+            Optional<SegmentMeta> removed = table.drop(segment);
+            if (removed.isPresent()) {
+                listeners.removed(key, removed.get().tier(), removed.get().sizeBytes());
+            }
+            return removed;
+        });
     }
 
     /** Entered: {@code key}'s metadata once no transfer of it is in flight; empty if it is not cached. */

@@ -126,6 +126,7 @@ public record RunResult(SimOptions options, CacheUnderTest.Settings settings, St
         if (counters.failures() > 0) {
             rows.add(row("cache failures", counters.failures() + " transfers failed inside the cache (rolled back)"));
         }
+        options.jfr().ifPresent(file -> rows.add(row("jfr recording", file + "  (kvtier events; jfr summary " + file + ")")));
         return SummaryTable.render("kvtier simulator summary", rows);
     }
 

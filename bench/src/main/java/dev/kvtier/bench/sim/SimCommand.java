@@ -180,6 +180,10 @@ final class SimCommand {
             description = "where the sweep writes sim-sweep.csv/.svg (trace: sim-trace-sweep.*)  (default ${DEFAULT-VALUE})")
     Path outDirectory;
 
+    @Option(names = "--jfr", paramLabel = "FILE", converter = PathConverter.class,
+            description = "record kvtier's JFR events (transfers, rounds of making room, checksum failures) to FILE")
+    Path jfr;
+
     @Option(names = {"-h", "--help"}, usageHelp = true, description = "this text")
     boolean help;
 

@@ -41,6 +41,7 @@ import picocli.CommandLine.ParseResult;
  * @param generateTrace generate a trace of this kind ({@link #requests} requests from {@link #seed})
  * @param blockBytes    bytes of KV per trace block ({@code --block-bytes model}: 512 tokens of the model)
  * @param sweepBudgets  GPU budgets the sweep runs instead of the {@link #sweepSteps}; empty = the steps
+ * @param jfr           where to write a JFR recording of kvtier's events for the whole run; empty = none
  * @param help          print the usage and exit 0
  */
 public record SimOptions(
@@ -70,6 +71,7 @@ public record SimOptions(
         Optional<TraceGenerator.Kind> generateTrace,
         int blockBytes,
         List<Budget> sweepBudgets,
+        Optional<Path> jfr,
         boolean help) {
 
     /** The page size the chat workload gets by default. */
@@ -174,7 +176,7 @@ public record SimOptions(
                 c.policy, c.backend, c.seed, c.threads, c.verify, c.maxSeconds, c.progress, c.sweep, c.sweepSteps,
                 c.sweepPolicies.policies(), c.outDirectory, c.workload, Optional.ofNullable(c.trace),
                 Optional.ofNullable(c.generateTrace), blockBytes,
-                c.sweepBudgets == null ? List.of() : c.sweepBudgets.budgets(), c.help);
+                c.sweepBudgets == null ? List.of() : c.sweepBudgets.budgets(), Optional.ofNullable(c.jfr), c.help);
     }
 
     /**
@@ -197,7 +199,7 @@ public record SimOptions(
     public SimOptions withGpuBudgetAndPolicy(Budget budget, PolicyChoice newPolicy) {
         return new SimOptions(model, sessions, requests, turnLengths, maxTurns, zipfExponent, budget, cpuBudget,
                 diskDirectory, pageSizeBytes, newPolicy, backend, seed, threads, verify, maxSeconds, progress, sweep,
-                sweepSteps, sweepPolicies, outDirectory, workload, trace, generateTrace, blockBytes, sweepBudgets, help);
+                sweepSteps, sweepPolicies, outDirectory, workload, trace, generateTrace, blockBytes, sweepBudgets, jfr, help);
     }
 
     /** How {@code --backend} spells {@code backend}: its name in lower case. */

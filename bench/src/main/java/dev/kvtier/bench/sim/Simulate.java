@@ -15,10 +15,13 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 import java.util.stream.Stream;
 
+import jdk.jfr.Recording;
+
 import dev.kvtier.bench.trace.MooncakeTrace;
 import dev.kvtier.bench.trace.TraceFormatException;
 import dev.kvtier.bench.trace.TraceGenerator;
 import dev.kvtier.bench.trace.TraceRequest;
+import dev.kvtier.observe.KvTierFlightRecording;
 import dev.kvtier.store.Tier;
 
 /**
@@ -82,11 +85,18 @@ public final class Simulate {
         } catch (UsageException e) {
             return usageError(e);
         }
-        try {
-            if (workload != null) {
-                return options.sweep() ? sweep(options, workload) : simulateOnce(options, workload);
+        // The whole run, so that the recording holds every transfer the summary counts.
+        try (Recording recording = options.jfr().isPresent() ? KvTierFlightRecording.start(options.jfr().get()) : null) {
+            int status = workload != null
+                    ? options.sweep() ? sweep(options, workload) : simulateOnce(options, workload)
+                    : traceMode(options);
+            if (recording != null) {
+                recording.stop(); // writes the file
+                if (options.sweep() || options.workload() == SimOptions.WorkloadKind.CHAT && workload == null) {
+                    out.println("simulate: JFR recording of kvtier's events written to " + options.jfr().get());
+                }
             }
-            return traceMode(options);
+            return status;
         } catch (IOException | UncheckedIOException e) {
             err.println("simulate: I/O error: " + e);
             return FAILED;

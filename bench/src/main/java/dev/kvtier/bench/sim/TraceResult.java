@@ -161,6 +161,7 @@ record TraceResult(SimOptions options, CacheUnderTest.Settings settings, String 
         if (cacheCounters.failures() > 0) {
             rows.add(row("cache failures", cacheCounters.failures() + " transfers failed inside the cache (rolled back)"));
         }
+        options.jfr().ifPresent(file -> rows.add(row("jfr recording", file + "  (kvtier events; jfr summary " + file + ")")));
         return SummaryTable.render("kvtier simulator summary (trace)", rows);
     }
 

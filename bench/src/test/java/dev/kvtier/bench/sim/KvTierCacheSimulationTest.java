@@ -8,6 +8,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -17,6 +18,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import dev.kvtier.Backend;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordingFile;
 
 /** The simulator over the real {@code KvTierCache}: small end-to-end runs that must finish with 0 failures. */
 class KvTierCacheSimulationTest {
@@ -49,6 +52,22 @@ class KvTierCacheSimulationTest {
         assertTrue(Double.parseDouble(hits.group(3)) > 0, "came back from disk: " + o.out());
         assertTrue(o.out().contains("disk -> GPU"), o.out());
         assertTrue(Files.isDirectory(disk), "a given disk directory is kept");
+    }
+
+    @Test
+    void jfrRecordsTheRunsTransfersAndTheSummarySaysWhere() throws Exception {
+        Path recording = temp.resolve("run.jfr");
+        Outcome o = simulate("--backend", "host", "--sessions", "4", "--requests", "40", "--turn-tokens", "8..64",
+                "--gpu-budget", "20%", "--cpu-budget", "20%", "--progress", "off", "--page-size", "4KiB",
+                "--jfr", recording.toString());
+        assertEquals(Simulate.OK, o.status(), o.err() + o.out());
+        assertTrue(o.out().contains("jfr recording     " + recording), o.out());
+        assertTrue(Files.isRegularFile(recording), "the recording was written: " + recording);
+        List<RecordedEvent> events = RecordingFile.readAllEvents(recording);
+        long transfers = events.stream().filter(e -> e.getEventType().getName().equals("dev.kvtier.Transfer")).count();
+        assertTrue(transfers > 0, "transfer events in " + events.size() + " events");
+        assertTrue(events.stream().anyMatch(e -> e.getEventType().getName().equals("dev.kvtier.Transfer")
+                && "DISK".equals(e.getString("to"))), "a demotion to disk among the transfers");
     }
 
     @Test

@@ -1,0 +1,44 @@
+package dev.kvtier;
+
+import dev.kvtier.store.Tier;
+
+/**
+ * Told of each change to a {@link KvTierCache} once it is committed: a segment added (put or
+ * adopted), moved between tiers, or removed, and each {@link KvTierCache#ensureResident} call as
+ * it returns. "Committed" means the bytes are where the call says (events follow bytes): a
+ * listener never hears of a segment before it can be read, nor of a move that was rolled back.
+ * The one way to observe the engine: metrics ({@code dev.kvtier.observe.micrometer.KvTierMetrics})
+ * and cluster notifications hang here.
+ *
+ * <p>Called on the thread that made the change, while that segment's lock is held, so calls for one
+ * key arrive in the order of the changes; calls for different keys may arrive concurrently.
+ * Implementations must be thread-safe, quick and non-blocking (hand slow work to a queue), and must
+ * not call back into the cache. An exception thrown by a listener is logged and does not undo the
+ * change. {@link KvTierCache#close()} removes every segment without telling listeners. Every method
+ * does nothing by default.
+ */
+public interface CacheChangeListener {
+
+    /** Segment {@code key} of {@code bytes} now lives on {@code tier} (put or adopted). */
+    default void segmentAdded(String key, Tier tier, long bytes) {
+    }
+
+    /** Segment {@code key} of {@code bytes} moved from {@code from} to {@code to} (a demotion or promotion). */
+    default void segmentMoved(String key, Tier from, Tier to, long bytes) {
+    }
+
+    /**
+     * Segment {@code key} of {@code bytes}, last on {@code tier}, is gone: removed by the caller, or
+     * dropped because a failed move had no room left to roll back into.
+     */
+    default void segmentRemoved(String key, Tier tier, long bytes) {
+    }
+
+    /**
+     * An {@link KvTierCache#ensureResident} or {@link KvTierCache#ensureResidentAsync} call for
+     * {@code tier} completed after {@code nanos} (waiting for another call's move of the same key
+     * included), successfully or not.
+     */
+    default void ensureResidentCompleted(String key, Tier tier, long nanos, boolean succeeded) {
+    }
+}

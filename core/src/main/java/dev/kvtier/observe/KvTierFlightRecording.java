@@ -1,0 +1,73 @@
+package dev.kvtier.observe;
+
+import jdk.jfr.Configuration;
+import jdk.jfr.Recording;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.Reader;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.text.ParseException;
+
+/**
+ * The JFR settings shipped in the jar ({@value #SETTINGS}), which enable every kvtier event, and a
+ * recording started with them. From the command line, copy the file out of the jar and name it
+ * beside the JDK's own settings:
+ * <pre>{@code
+ * unzip -p kvtier-core.jar dev/kvtier/observe/kvtier.jfc > kvtier.jfc
+ * java -XX:StartFlightRecording:settings=default,settings=kvtier.jfc,filename=run.jfr ...
+ * jfr print --events dev.kvtier.Transfer run.jfr
+ * }</pre>
+ * From code: {@code try (Recording r = KvTierFlightRecording.start(path)) { ... }} writes the
+ * recording to {@code path} when it is stopped or closed. Stateless and thread-safe.
+ */
+public final class KvTierFlightRecording {
+    /** The class-path resource holding the settings. */
+    public static final String SETTINGS = "dev/kvtier/observe/kvtier.jfc";
+
+    private KvTierFlightRecording() {
+    }
+
+    /**
+     * The shipped settings.
+     *
+     * @throws IllegalStateException if the resource is missing or unreadable (a broken jar)
+     */
+    public static Configuration configuration() {
+        try (InputStream in = KvTierFlightRecording.class.getClassLoader().getResourceAsStream(SETTINGS)) {
+            if (in == null) {
+                throw new IllegalStateException("the JFR settings " + SETTINGS + " are missing from the class path"
+                        + " (the kvtier-core jar is incomplete)");
+            }
+            try (Reader reader = new InputStreamReader(in, StandardCharsets.UTF_8)) {
+                return Configuration.create(reader);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read the JFR settings " + SETTINGS, e);
+        } catch (ParseException e) {
+            throw new IllegalStateException("the JFR settings " + SETTINGS + " do not parse: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Starts a recording of kvtier's events (only those) that is written to {@code destination}
+     * when stopped or closed; the caller owns it.
+     *
+     * @throws IOException if {@code destination} cannot be written
+     */
+    public static Recording start(Path destination) throws IOException {
+        Recording recording = new Recording(configuration());
+        try {
+            recording.setName("kvtier");
+            recording.setDestination(destination);
+            recording.start();
+            return recording;
+        } catch (IOException | RuntimeException e) {
+            recording.close();
+            throw e;
+        }
+    }
+}
