@@ -18,6 +18,7 @@ import io.nats.client.api.StreamConfiguration;
 import io.nats.client.api.StreamState;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A {@link SyncBus} over NATS JetStream: the event stream is a file-backed JetStream stream with one subject
@@ -36,6 +37,8 @@ import java.time.Duration;
  */
 public final class JetStreamSyncBus implements SyncBus {
     private static final System.Logger LOG = System.getLogger(JetStreamSyncBus.class.getName());
+    private static final java.util.concurrent.ThreadFactory RESUBSCRIBERS =
+            dev.kvtier.concurrent.KvTierThreads.factory("jetstream-resubscribe");
 
     private final String url;
     private final String streamName;
@@ -44,6 +47,8 @@ public final class JetStreamSyncBus implements SyncBus {
     private final String subjectPrefix;
     private final long retainedMessages;
     private final Duration timeout;
+    private final java.util.List<ResumingSubscription> liveSubscriptions =
+            new java.util.concurrent.CopyOnWriteArrayList<>();
     private final Connection connection;
     private final JetStream jetStream;
     private final JetStreamManagement management;
@@ -74,19 +79,51 @@ public final class JetStreamSyncBus implements SyncBus {
         this.controlSubject = subjectPrefix + ".control";
         Options options = new Options.Builder().server(url).connectionTimeout(timeout).maxReconnects(-1)
                 .reconnectWait(Duration.ofMillis(100)).connectionName("kvtier").errorListener(new QuietErrors())
+                .connectionListener(this::connectionEvent)
                 .build();
+        Connection opened = null;
         try {
-            this.connection = Nats.connect(options);
+            // Retries the first connect like a reconnect: a process started while the server restarts still comes up.
+            opened = Nats.connectReconnectOnConnect(options);
+            this.connection = opened;
             this.jetStream = connection.jetStream(io.nats.client.JetStreamOptions.builder()
                     .requestTimeout(timeout).build());
             this.management = connection.jetStreamManagement();
-            ensureStream(retainedMessages);
-        } catch (IOException | JetStreamApiException e) {
+            ensureStreamWithin(timeout.multipliedBy(3));
+        } catch (IOException | JetStreamApiException | RuntimeException e) {
+            closeQuietly(opened);
             throw new SyncBusException("cannot open " + describe() + ": " + e.getMessage()
                     + " (is nats-server running with -js at that address?)", e);
         } catch (InterruptedException e) {
+            closeQuietly(opened);
             Thread.currentThread().interrupt();
             throw new SyncBusException("interrupted while connecting to " + describe(), e);
+        }
+    }
+
+    private static void closeQuietly(Connection connection) {
+        if (connection != null) {
+            try {
+                connection.close();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** The server may be (re)starting: retry the stream set-up until {@code limit}, then give the last failure. */
+    private void ensureStreamWithin(Duration limit) throws IOException, JetStreamApiException, InterruptedException {
+        long deadline = System.nanoTime() + limit.toNanos();
+        for (int attempt = 0; ; attempt++) {
+            try {
+                ensureStream(retainedMessages);
+                return;
+            } catch (IOException | JetStreamApiException | IllegalStateException e) {
+                if (System.nanoTime() > deadline) {
+                    throw e;
+                }
+                TimeUnit.MILLISECONDS.sleep(Math.min(200, 10L << Math.min(attempt, 5))); // retry pacing
+            }
         }
     }
 
@@ -102,6 +139,16 @@ public final class JetStreamSyncBus implements SyncBus {
                 throw notFound;
             }
             management.addStream(config);
+        }
+    }
+
+    /** Ordered consumers are ephemeral: a restarted server has none, so each subscription opens a new one. */
+    private void connectionEvent(Connection conn, io.nats.client.ConnectionListener.Events event) {
+        if (event == io.nats.client.ConnectionListener.Events.RECONNECTED) {
+            for (ResumingSubscription subscription : liveSubscriptions) {
+                // Not on the client's event thread: opening a consumer waits for the server's answer.
+                RESUBSCRIBERS.newThread(subscription::reopen).start();
+            }
         }
     }
 
@@ -145,39 +192,119 @@ public final class JetStreamSyncBus implements SyncBus {
         if (fromSequence < 1) {
             throw new IllegalArgumentException("fromSequence must be >= 1, got " + fromSequence);
         }
-        Dispatcher dispatcher = connection.createDispatcher();
-        PushSubscribeOptions options = PushSubscribeOptions.builder().stream(streamName).ordered(true)
-                .configuration(ConsumerConfiguration.builder().deliverPolicy(DeliverPolicy.ByStartSequence)
-                        .startSequence(fromSequence).build())
-                .build();
-        try {
-            JetStreamSubscription subscription = jetStream.subscribe(eventSubject, dispatcher,
-                    message -> deliver(message, handler), false, options);
-            return closeOnce(() -> {
-                try {
-                    dispatcher.unsubscribe(subscription);
-                } catch (IllegalStateException alreadyClosed) {
-                    // the connection is closed: nothing is delivered any more anyway
-                }
-                connection.closeDispatcher(dispatcher);
-            });
-        } catch (IOException | JetStreamApiException e) {
-            connection.closeDispatcher(dispatcher);
-            throw new SyncBusException("cannot subscribe to " + describe() + " from sequence " + fromSequence
-                    + ": " + e.getMessage(), e);
-        }
+        ResumingSubscription subscription = new ResumingSubscription(fromSequence - 1, handler);
+        subscription.open();
+        liveSubscriptions.add(subscription);
+        return subscription;
     }
 
-    private void deliver(Message message, EventHandler handler) {
-        if (!message.isJetStream()) {
-            return; // flow control and heartbeats are handled by the client; nothing else is ours
+    /**
+     * An ordered consumer that keeps the last stream sequence it delivered and, after the connection comes back (the
+     * server may have restarted and forgotten the ephemeral consumer), opens a new one right after it. Deliveries at
+     * or below that sequence (an old consumer's last messages) are dropped, so each message is delivered once.
+     */
+    private final class ResumingSubscription implements Subscription {
+        private final EventHandler handler;
+        private final Object lock = new Object();
+        private long lastDelivered; // guarded by lock
+        private Dispatcher dispatcher; // guarded by lock
+        private boolean closed; // guarded by lock
+
+        ResumingSubscription(long lastDelivered, EventHandler handler) {
+            this.lastDelivered = lastDelivered;
+            this.handler = handler;
         }
-        long sequence = message.metaData().streamSequence();
-        try {
-            handler.onMessage(sequence, message.getData());
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "event handler failed on stream sequence " + sequence + " of "
-                    + describe() + "; delivery goes on", e);
+
+        void open() {
+            synchronized (lock) {
+                if (closed) {
+                    return;
+                }
+                Dispatcher created = connection.createDispatcher();
+                PushSubscribeOptions options = PushSubscribeOptions.builder().stream(streamName).ordered(true)
+                        .configuration(ConsumerConfiguration.builder().deliverPolicy(DeliverPolicy.ByStartSequence)
+                                .startSequence(lastDelivered + 1).build())
+                        .build();
+                try {
+                    jetStream.subscribe(eventSubject, created, this::deliver, false, options);
+                } catch (IOException | JetStreamApiException | IllegalStateException e) {
+                    closeDispatcher(created);
+                    throw new SyncBusException("cannot subscribe to " + describe() + " from sequence "
+                            + (lastDelivered + 1) + ": " + e.getMessage(), e);
+                }
+                dispatcher = created;
+            }
+        }
+
+        /** After a reconnect: a fresh consumer from the sequence after the last delivered one. */
+        void reopen() {
+            synchronized (lock) {
+                if (closed) {
+                    return;
+                }
+                closeDispatcher(dispatcher);
+                dispatcher = null;
+            }
+            for (int attempt = 0; ; attempt++) {
+                try {
+                    open();
+                    return;
+                } catch (SyncBusException e) {
+                    if (attempt >= 50 || connection.getStatus() == Connection.Status.CLOSED) {
+                        LOG.log(System.Logger.Level.WARNING, "gave up resubscribing: " + e.getMessage());
+                        return;
+                    }
+                    try {
+                        TimeUnit.MILLISECONDS.sleep(100); // retry pacing while the server finishes starting
+                    } catch (InterruptedException interrupted) {
+                        Thread.currentThread().interrupt();
+                        return;
+                    }
+                }
+            }
+        }
+
+        private void deliver(Message message) {
+            if (!message.isJetStream()) {
+                return; // flow control and heartbeats are handled by the client; nothing else is ours
+            }
+            long sequence = message.metaData().streamSequence();
+            synchronized (lock) {
+                if (closed || sequence <= lastDelivered) {
+                    return;
+                }
+                lastDelivered = sequence;
+            }
+            try {
+                handler.onMessage(sequence, message.getData());
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "event handler failed on stream sequence " + sequence + " of "
+                        + describe() + "; delivery goes on", e);
+            }
+        }
+
+        private void closeDispatcher(Dispatcher toClose) {
+            if (toClose == null) {
+                return;
+            }
+            try {
+                connection.closeDispatcher(toClose);
+            } catch (IllegalStateException | IllegalArgumentException gone) {
+                LOG.log(System.Logger.Level.DEBUG, "closing a dispatcher of a closed connection", gone);
+            }
+        }
+
+        @Override
+        public void close() {
+            liveSubscriptions.remove(this);
+            synchronized (lock) {
+                if (closed) {
+                    return;
+                }
+                closed = true;
+                closeDispatcher(dispatcher);
+                dispatcher = null;
+            }
         }
     }
 

@@ -72,6 +72,18 @@ final class RankTruth implements ClusterPublisher.Holdings {
         publisher.endStep();
     }
 
+    /** Sets what a restarted rank recovered, without publishing (the reset announces it). */
+    synchronized void load(BlockHash block, int tierBits) {
+        tiers.put(block, tierBits);
+    }
+
+    /** {@code hash tierBits} per block: what {@link #load} reads back. */
+    synchronized List<String> stateLines() {
+        List<String> lines = new ArrayList<>();
+        tiers.forEach((block, bits) -> lines.add(block + " " + bits));
+        return lines;
+    }
+
     /** Keeps only the blocks in {@code tier} (what a persistent disk tier recovers after a restart). */
     synchronized void keepOnly(Tier tier) {
         int bit = 1 << tier.ordinal();
