@@ -6,11 +6,8 @@ import dev.kvtier.store.Tier;
 import dev.kvtier.sync.CacheRoutingHint;
 import dev.kvtier.sync.CacheSyncProtocol;
 import dev.kvtier.sync.SyncEvent;
-import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
-import java.io.DataInputStream;
 import java.io.DataOutputStream;
-import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -23,7 +20,6 @@ import java.util.Map;
 import java.util.OptionalLong;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.zip.CRC32C;
-import java.util.zip.CheckedInputStream;
 import java.util.zip.CheckedOutputStream;
 
 /**
@@ -510,55 +506,67 @@ public final class ClusterState {
      *     (wrong magic, version or shape, truncated, checksum mismatch); the caller then starts from nothing
      */
     public static ClusterState restore(InputStream in, ClusterTopology topology) throws IOException {
+        // Read whole and check the checksum first: nothing is parsed from damaged bytes, and one bulk CRC over the
+        // buffer is far cheaper than checksumming field by field through a stream.
+        byte[] bytes = in.readAllBytes();
+        if (bytes.length < 4) {
+            throw new IOException("cluster snapshot is truncated (" + bytes.length + " bytes)");
+        }
         CRC32C crc = new CRC32C();
-        CheckedInputStream checked = new CheckedInputStream(new BufferedInputStream(in, 1 << 16), crc);
-        DataInputStream data = new DataInputStream(checked);
+        crc.update(bytes, 0, bytes.length - 4);
+        java.nio.ByteBuffer data = java.nio.ByteBuffer.wrap(bytes);
+        int expected = data.getInt(bytes.length - 4);
+        if ((int) crc.getValue() != expected) {
+            throw new IOException("cluster snapshot checksum mismatch (crc32c 0x" + Integer.toHexString((int) crc.getValue())
+                    + ", file says 0x" + Integer.toHexString(expected) + "): damaged or truncated");
+        }
+        data.limit(bytes.length - 4);
         try {
-            if (data.readInt() != SNAPSHOT_MAGIC) {
+            if (data.getInt() != SNAPSHOT_MAGIC) {
                 throw new IOException("not a kvtier cluster snapshot (bad magic)");
             }
-            int version = data.readInt();
+            int version = data.getInt();
             if (version != SNAPSHOT_VERSION) {
                 throw new IOException("cluster snapshot version " + version + ", this build reads " + SNAPSHOT_VERSION);
             }
-            int worldSizeRead = data.readInt();
-            int tensorParallelRead = data.readInt();
-            int layersRead = data.readInt();
+            int worldSizeRead = data.getInt();
+            int tensorParallelRead = data.getInt();
+            int layersRead = data.getInt();
             if (worldSizeRead != topology.worldSize() || tensorParallelRead != topology.tensorParallelSize()
                     || layersRead != topology.numLayers()) {
                 throw new IOException("cluster snapshot is of worldSize " + worldSizeRead + ", tensorParallelSize "
                         + tensorParallelRead + ", numLayers " + layersRead + "; expected " + topology);
             }
-            long streamSequence = data.readLong();
-            long outOfSync = data.readLong();
+            long streamSequence = data.getLong();
+            long outOfSync = data.getLong();
             int worldSize = topology.worldSize();
             long[] epochs = new long[worldSize];
             long[] sequences = new long[worldSize];
             String[] hosts = new String[worldSize];
             for (int rank = 0; rank < worldSize; rank++) {
-                epochs[rank] = data.readLong();
-                sequences[rank] = data.readLong();
-                byte[] host = new byte[data.readUnsignedShort()];
-                data.readFully(host);
+                epochs[rank] = data.getLong();
+                sequences[rank] = data.getLong();
+                byte[] host = new byte[data.getShort() & 0xFFFF];
+                data.get(host);
                 hosts[rank] = new String(host, StandardCharsets.UTF_8);
             }
             long[] positions = new long[worldSize * topology.numLayers()];
             for (int i = 0; i < positions.length; i++) {
-                positions[i] = data.readLong();
+                positions[i] = data.getLong();
             }
-            int count = data.readInt();
-            if (count < 0) {
-                throw new IOException("cluster snapshot says " + count + " blocks");
-            }
-            // Sized for at most 2^20 up front: a damaged count must not allocate gigabytes before the checksum fails.
-            ClusterState state = new ClusterState(topology, Math.min(count, 1 << 20));
+            int count = data.getInt();
+            ClusterState state = new ClusterState(topology, count);
             int tierWords = state.blocks.tierWords();
+            if (count < 0 || (long) count * (20 + 8L * tierWords) != data.remaining()) {
+                throw new IOException("cluster snapshot says " + count + " blocks but holds " + data.remaining()
+                        + " bytes of blocks");
+            }
             for (int i = 0; i < count; i++) {
-                long high = data.readLong();
-                long low = data.readLong();
-                int tokens = data.readInt();
+                long high = data.getLong();
+                long low = data.getLong();
+                int tokens = data.getInt();
                 for (int word = 0; word < tierWords; word++) {
-                    long bits = data.readLong();
+                    long bits = data.getLong();
                     for (int r = 0; r < 16 && word * 16 + r < worldSize; r++) {
                         int tiers = (int) (bits >>> (4 * r)) & 0xF;
                         if (tiers != 0) {
@@ -566,12 +574,6 @@ public final class ClusterState {
                         }
                     }
                 }
-            }
-            int computed = (int) crc.getValue();
-            int expected = data.readInt();
-            if (computed != expected) {
-                throw new IOException("cluster snapshot checksum mismatch (crc32c 0x" + Integer.toHexString(computed)
-                        + ", file says 0x" + Integer.toHexString(expected) + ")");
             }
             state.lastStreamSequence = streamSequence;
             state.outOfSync = outOfSync;
@@ -587,7 +589,7 @@ public final class ClusterState {
                 }
             }
             return state;
-        } catch (EOFException e) {
+        } catch (java.nio.BufferUnderflowException e) {
             throw new IOException("cluster snapshot is truncated", e);
         }
     }

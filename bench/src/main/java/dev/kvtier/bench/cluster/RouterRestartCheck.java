@@ -70,6 +70,10 @@ public final class RouterRestartCheck {
                         step.clear();
                     }
                 }
+                if (!step.isEmpty()) {
+                    bus.publish(WireFormat.encode(new WireMessage.RankBatch(rank, 1, ++lastSequence[rank], false,
+                            "host" + rank, step)));
+                }
             }
             List<BlockHash> query = tailChain.subList(tailChain.size() - 64, tailChain.size());
             long expectedTokens = 64L * ClusterIndexFixture.TOKENS_PER_BLOCK;
