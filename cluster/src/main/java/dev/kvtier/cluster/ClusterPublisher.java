@@ -24,7 +24,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * carrying everything {@link Holdings} reports (what the persistent disk tier recovered, after a restart): receivers
  * forget the rank's older epochs and start over. {@link #resetAndReannounce()} does the same within the epoch; it runs
  * when a receiver asks ({@link WireMessage.ResyncRequest} on the control channel) and after this publisher had to drop
- * messages.
+ * messages. Re-announcements run on their own thread and walk the holdings without holding this publisher's locks,
+ * so an engine that reports events while holding its own locks cannot deadlock with them.
  *
  * <p><b>Never blocks the engine on the network.</b> Messages go to a bounded queue ({@code maxQueuedMessages}); one
  * daemon thread publishes them in order and retries a failed publish with a capped backoff (a retry may store a message
@@ -86,11 +87,17 @@ public final class ClusterPublisher implements AutoCloseable {
     private final ArrayDeque<byte[]> queue = new ArrayDeque<>();
     private boolean publishing;
     private boolean needsReset;
+    /** A reset is queued or running: events wait in {@link #step} until it is sent. */
+    private boolean resetting;
+    /** A reset is queued and has not started yet (requests are merged into it). */
+    private boolean resetRequested;
     private boolean closed;
     private long dropped;
     private long published;
 
     private final Thread publisher;
+    private final java.util.concurrent.ExecutorService reannouncer =
+            java.util.concurrent.Executors.newSingleThreadExecutor(KvTierThreads.factory("cluster-reannounce"));
     private final SyncBus.Subscription control;
 
     /**
@@ -182,8 +189,10 @@ public final class ClusterPublisher implements AutoCloseable {
         lock.lock();
         try {
             int bytes = WireFormat.eventBytes(event);
-            if (WireFormat.batchOverhead(hostBytes) + stepBytes + bytes > WireFormat.MAX_MESSAGE_BYTES) {
-                enqueueStep(false); // a step too large for one message continues in the next
+            if (!resetting && WireFormat.batchOverhead(hostBytes) + stepBytes + bytes > WireFormat.MAX_MESSAGE_BYTES) {
+                enqueueEvents(step, false); // a step too large for one message continues in the next
+                step.clear();
+                stepBytes = 0;
             }
             step.add(event);
             stepBytes += bytes;
@@ -192,14 +201,19 @@ public final class ClusterPublisher implements AutoCloseable {
         }
     }
 
-    /** Ends the engine step: its events go out as one message (none when there were none). */
+    /**
+     * Ends the engine step: its events go out as one message (none when there were none). During a re-announcement
+     * they wait, and go out right after it.
+     */
     public void endStep() {
         boolean reset;
         lock.lock();
         try {
             reset = needsReset;
-            if (!reset && !step.isEmpty()) {
-                enqueueStep(false);
+            if (!reset && !resetting && !step.isEmpty()) {
+                enqueueEvents(step, false);
+                step.clear();
+                stepBytes = 0;
             }
         } finally {
             lock.unlock();
@@ -210,57 +224,114 @@ public final class ClusterPublisher implements AutoCloseable {
     }
 
     /**
-     * Sends a reset and everything {@link Holdings} reports now (several messages when large; the first carries the
-     * reset). Events reported meanwhile wait for it, so they follow it on the stream.
+     * Asks for a reset and a re-announcement of everything {@link Holdings} reports. It runs on this publisher's own
+     * thread ({@code kvtier-cluster-reannounce-*}), never on the caller's, and calls {@link Holdings#announce} holding
+     * none of this publisher's locks: the engine may report events while the holdings are walked (they are sent after
+     * the reset; a store or removal seen twice is harmless), and may hold its own locks while it reports. Requests made
+     * while one is pending are merged. {@link #flush} waits for it.
      */
     public void resetAndReannounce() {
         lock.lock();
         try {
-            if (closed) {
+            if (closed || resetRequested) {
                 return;
             }
+            resetRequested = true;
+            resetting = true; // from now on events wait for the reset
+        } finally {
+            lock.unlock();
+        }
+        try {
+            reannouncer.execute(this::runReset);
+        } catch (java.util.concurrent.RejectedExecutionException closedMeanwhile) {
+            // closing: nothing more is sent
+        }
+    }
+
+    private void runReset() {
+        lock.lock();
+        try {
+            resetRequested = false;
             needsReset = false;
+            // Events reported before this point were committed before the walk below: the holdings cover them.
             step.clear();
             stepBytes = 0;
-            boolean[] first = {true};
-            Announcer announcer = new Announcer() {
+        } finally {
+            lock.unlock();
+        }
+        List<ClusterEvent> announced = new ArrayList<>();
+        try {
+            holdings.announce(new Announcer() {
                 @Override
                 public void block(BlockHash block, Tier tier, int tokens) {
-                    collect(new ClusterEvent.BlockStored(block, tier, tokens));
+                    announced.add(new ClusterEvent.BlockStored(block, tier, tokens));
                 }
 
                 @Override
                 public void shard(int layer, long seqPos) {
                     requireLayer(layer);
-                    collect(new ClusterEvent.ShardUpdated(layer, seqPos));
+                    announced.add(new ClusterEvent.ShardUpdated(layer, seqPos));
                 }
-
-                private void collect(ClusterEvent event) {
-                    int bytes = WireFormat.eventBytes(event);
-                    if (WireFormat.batchOverhead(hostBytes) + stepBytes + bytes > WireFormat.MAX_MESSAGE_BYTES) {
-                        enqueueStep(first[0]);
-                        first[0] = false;
-                    }
-                    step.add(event);
-                    stepBytes += bytes;
+            });
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "rank " + rank + ": the holdings could not be walked; the reset waits"
+                    + " for the next request", e);
+            lock.lock();
+            try {
+                needsReset = true;
+                resetting = resetRequested;
+                changed.signalAll();
+            } finally {
+                lock.unlock();
+            }
+            return;
+        }
+        lock.lock();
+        try {
+            enqueueEvents(announced, true);
+            if (!resetRequested) {
+                resetting = false;
+                if (!step.isEmpty()) {
+                    enqueueEvents(step, false); // what the engine reported during the walk, after the reset
+                    step.clear();
+                    stepBytes = 0;
                 }
-            };
-            holdings.announce(announcer);
-            enqueueStep(first[0]); // the reset itself when everything fitted in one message (or there was nothing)
+            }
+            changed.signalAll();
         } finally {
             lock.unlock();
         }
     }
 
-    /** Caller holds lock. Encodes the current step as the next message and queues it (a reset even when empty). */
-    private void enqueueStep(boolean reset) {
-        if (step.isEmpty() && !reset) {
-            return;
+    /**
+     * Caller holds lock. Queues {@code events} as one message, or several when they pass the size bound; the first is
+     * a reset when {@code reset} (and is sent even when there are no events).
+     */
+    private void enqueueEvents(List<ClusterEvent> events, boolean reset) {
+        int overhead = WireFormat.batchOverhead(hostBytes);
+        List<ClusterEvent> chunk = new ArrayList<>();
+        int bytes = 0;
+        boolean first = reset;
+        for (ClusterEvent event : events) {
+            int size = WireFormat.eventBytes(event);
+            if (overhead + bytes + size > WireFormat.MAX_MESSAGE_BYTES) {
+                enqueueMessage(chunk, first);
+                first = false;
+                chunk = new ArrayList<>();
+                bytes = 0;
+            }
+            chunk.add(event);
+            bytes += size;
         }
+        if (!chunk.isEmpty() || first) {
+            enqueueMessage(chunk, first);
+        }
+    }
+
+    /** Caller holds lock. Encodes the next message and queues it. */
+    private void enqueueMessage(List<ClusterEvent> events, boolean reset) {
         sequence++;
-        byte[] message = WireFormat.encode(new WireMessage.RankBatch(rank, epoch, sequence, reset, host, step));
-        step.clear();
-        stepBytes = 0;
+        byte[] message = WireFormat.encode(new WireMessage.RankBatch(rank, epoch, sequence, reset, host, events));
         if (queue.size() >= maxQueuedMessages) {
             dropped += queue.size() + 1;
             queue.clear();
@@ -357,7 +428,7 @@ public final class ClusterPublisher implements AutoCloseable {
         long deadline = System.nanoTime() + timeout.toNanos();
         lock.lock();
         try {
-            while (!queue.isEmpty() || publishing) {
+            while (!queue.isEmpty() || publishing || resetting) {
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
                     return false;
@@ -397,6 +468,7 @@ public final class ClusterPublisher implements AutoCloseable {
     @Override
     public void close() {
         control.close();
+        reannouncer.shutdownNow();
         lock.lock();
         try {
             closed = true;

@@ -33,7 +33,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * repaired the same way. Never a stale index silently: an out-of-sync rank counts for no hint until it resets.
  *
  * <p><b>Background work</b> on one daemon thread ({@code kvtier-cluster-router-*}): every {@code resyncInterval},
- * resync requests for out-of-sync ranks (one for all when all are); every {@code snapshotInterval}, a snapshot
+ * resync requests for out-of-sync ranks (one for all when all are), once the router has read as far as the stream
+ * reached when it started or has seen a gap (before that, "out of sync" usually only means "not read yet"); every {@code snapshotInterval}, a snapshot
  * (written to a temporary file, forced, then moved over the old one, so a crash leaves the old or the new, never half).
  *
  * <p>Thread-safe; {@link #route} runs under the state's read lock in parallel with the consumer.
@@ -81,6 +82,8 @@ public final class ClusterRouter implements AutoCloseable {
     private final ScheduledExecutorService background;
     private final SyncBus.Subscription subscription;
     private volatile boolean closed;
+    /** The stream's end when this router started: until it has read that far, "out of sync" may just mean "not yet read". */
+    private final long catchUpTarget;
 
     private ClusterRouter(SyncBus bus, ClusterTopology topology, Options options, ClusterState state,
             AppliedListener listener) {
@@ -93,6 +96,7 @@ public final class ClusterRouter implements AutoCloseable {
                 KvTierThreads.factory("cluster-router"));
         executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
         this.background = executor;
+        this.catchUpTarget = bus.lastSequence();
         this.subscription = bus.subscribe(state.lastStreamSequence() + 1, this::onMessage);
         long resync = options.resyncInterval().toNanos();
         background.scheduleWithFixedDelay(this::requestResyncIfNeeded, 0, resync, TimeUnit.NANOSECONDS);
@@ -155,8 +159,8 @@ public final class ClusterRouter implements AutoCloseable {
             return;
         }
         long outOfSync = state.ranksOutOfSync();
-        if (outOfSync == 0) {
-            return;
+        if (outOfSync == 0 || (state.lastStreamSequence() < catchUpTarget && state.streamGaps() == 0)) {
+            return; // a restarted router first reads what is there, which usually brings every rank in sync
         }
         try {
             long all = topology.worldSize() == 64 ? -1L : (1L << topology.worldSize()) - 1;

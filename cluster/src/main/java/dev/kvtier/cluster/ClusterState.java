@@ -264,7 +264,8 @@ public final class ClusterState {
             int matched = 0;
             long tokens = 0;
             for (BlockHash block : chain) {
-                long holding = blocks.holders(block.high(), block.low()) & trusted;
+                int slot = blocks.slotOf(block.high(), block.low());
+                long holding = blocks.holdersAtSlot(slot) & trusted;
                 if (holding == 0) {
                     break;
                 }
@@ -281,7 +282,7 @@ public final class ClusterState {
                 }
                 alive = stillAlive;
                 matched++;
-                tokens += blocks.tokens(block.high(), block.low());
+                tokens += blocks.tokensAt(slot);
             }
             if (matched == 0) {
                 return new CacheRoutingHint(0, List.of(), 0, List.of());
