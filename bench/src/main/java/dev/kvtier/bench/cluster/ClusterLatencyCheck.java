@@ -24,7 +24,7 @@ import org.HdrHistogram.Histogram;
  * Issue 13's stream goal: publish -> applied at the router, p50/p99, at 2k and 10k events/s in steps of 16 events,
  * over JetStream on a nats-server this program starts (loopback). Ours: a {@link ClusterPublisher} (queue, publishing
  * thread, wire format) to a {@link ClusterRouter} (ordered consumer, decode, apply to the index). Baseline in the same
- * run: the same message sizes published straight with {@link SyncBus#publish} from the pacing thread and received by a
+ * run (after a one-second warm-up of each, not counted): the same message sizes published straight with {@link SyncBus#publish} from the pacing thread and received by a
  * bare subscription (no queue, no thread hand-off, no decode or apply). Open-loop pacing: a late step is sent at once,
  * and its latency counts from when it was due. Interleaved ours/baseline, median of the rounds.
  *
@@ -49,6 +49,8 @@ public final class ClusterLatencyCheck {
         int streams = 0;
         try (LocalNatsServer server = LocalNatsServer.start(store)) {
             for (int rate : rates) {
+                ours(server.url(), "LAT" + (++streams), rate, 1); // warm-up (JIT, connections), not counted
+                raw(server.url(), "LAT" + (++streams), rate, 1);
                 Result[] ours = new Result[rounds];
                 Result[] raw = new Result[rounds];
                 for (int round = 0; round < rounds; round++) {
