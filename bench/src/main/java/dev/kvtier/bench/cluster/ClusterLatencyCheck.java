@@ -1,6 +1,8 @@
 package dev.kvtier.bench.cluster;
 
+import dev.kvtier.cluster.ClusterEvent;
 import dev.kvtier.cluster.ClusterPublisher;
+import dev.kvtier.cluster.ClusterState;
 import dev.kvtier.cluster.ClusterRouter;
 import dev.kvtier.cluster.ClusterTopology;
 import dev.kvtier.cluster.JetStreamSyncBus;
@@ -32,7 +34,7 @@ import org.HdrHistogram.Histogram;
  */
 public final class ClusterLatencyCheck {
     private static final int EVENTS_PER_STEP = 16;
-    private static final ClusterTopology TOPOLOGY = new ClusterTopology(2, 1, 4);
+    private static final ClusterTopology TOPOLOGY = new ClusterTopology(1, 1, 4);
 
     private ClusterLatencyCheck() {
     }
@@ -89,11 +91,13 @@ public final class ClusterLatencyCheck {
         try (SyncBus routerBus = bus(url, stream); SyncBus rankBus = bus(url, stream);
                 ClusterRouter router = ClusterRouter.start(routerBus, TOPOLOGY, ClusterRouter.Options.inMemory(),
                         (batch, outcome) -> {
-                            long sequence = batch.sequence();
-                            if (batch.rank() == 0 && sequence >= 2 && sequence < steps + 2) {
+                            // A step is recognised by its first block (high half = step number), not by its sequence:
+                            // a resync request may add a reset message and shift the sequences.
+                            if (outcome != ClusterState.Outcome.DUPLICATE && !batch.events().isEmpty()
+                                    && batch.events().get(0) instanceof ClusterEvent.BlockStored first) {
                                 long now = System.nanoTime();
                                 synchronized (histogram) {
-                                    histogram.recordValue(Math.max(0, now - due.get((int) sequence)));
+                                    histogram.recordValue(Math.max(0, now - due.get((int) first.block().high())));
                                 }
                                 all.countDown();
                             }
@@ -110,7 +114,7 @@ public final class ClusterLatencyCheck {
                     block++;
                     publisher.blockStored(new BlockHash(step, block), Tier.GPU, 16);
                 }
-                due.set(step + 2, dueAt); // the reset took sequence 1
+                due.set(step, dueAt);
                 publisher.endStep();
             }
             if (!all.await(60, TimeUnit.SECONDS)) {
