@@ -183,8 +183,9 @@ public final class ClusterRouter implements AutoCloseable {
     }
 
     /**
-     * Tells {@code rank} to start promoting the first {@code blocks} of {@code chain} toward the GPU (the request
-     * routed to it will reuse them). Fire and forget: a lost hint only costs the prefetch.
+     * Tells {@code rank} to start promoting {@code prefix} (the reusable blocks of a request routed to it, first block
+     * first) toward the GPU; its publisher hands them to its {@link ClusterPublisher.PrefetchListener}. Send it to every
+     * rank of the chosen tensor-parallel group. Fire and forget: a lost hint only costs the prefetch.
      */
     public void sendPrefetch(int rank, List<BlockHash> prefix, long reusableTokens) {
         bus.sendControl(WireFormat.encode(new WireMessage.PrefetchHint(rank, reusableTokens, prefix)));

@@ -55,7 +55,8 @@ public final class JetStreamSyncBus implements SyncBus {
 
     /**
      * Connects to {@code url} and creates the stream {@code streamName} (or uses it if it exists) with subjects under
-     * {@code subjectPrefix}, keeping the newest {@code retainedMessages} messages.
+     * {@code subjectPrefix}, keeping the newest {@code retainedMessages} messages. An existing stream is updated to
+     * this retention: every participant of one cluster should pass the same value.
      *
      * @throws IllegalArgumentException if {@code retainedMessages < 1} or a name is blank
      * @throws SyncBusException naming the url and stream when the server cannot be reached within {@code timeout}
