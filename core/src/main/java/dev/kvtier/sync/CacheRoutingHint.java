@@ -11,17 +11,33 @@ import java.util.List;
  * given in any order and repeated; they are kept as given. {@code prefixId} is a 64-bit hash and is
  * printed unsigned (hexadecimal) by {@link #toString()}.
  *
+ *
+ * <p>Across processes (the cluster router) a hint also says where each rank runs: {@code rankHosts} is either empty
+ * (not known, as in the seed) or parallel to {@code relevantRanks} ({@code rankHosts.get(i)} is the host of
+ * {@code relevantRanks.get(i)}).
+ *
  * @param prefixId the prefix to look up (64-bit hash, any bit pattern)
  * @param relevantRanks ranks holding the relevant cache shards; each {@code >= 0}
  * @param reusableTokens how many tokens can be reused from the cache; {@code >= 0}
+ * @param rankHosts the host of each relevant rank, in the same order; or empty when not known
  */
-public record CacheRoutingHint(long prefixId, List<Integer> relevantRanks, long reusableTokens) {
+public record CacheRoutingHint(long prefixId, List<Integer> relevantRanks, long reusableTokens, List<String> rankHosts) {
 
     /**
-     * Checks the components and copies {@code relevantRanks}.
+     * The seed's hint: no host locations.
+     *
+     * @throws IllegalArgumentException as the canonical constructor
+     */
+    public CacheRoutingHint(long prefixId, List<Integer> relevantRanks, long reusableTokens) {
+        this(prefixId, relevantRanks, reusableTokens, List.of());
+    }
+
+    /**
+     * Checks the components and copies {@code relevantRanks} and {@code rankHosts}.
      *
      * @throws IllegalArgumentException if {@code relevantRanks} is {@code null} or holds a
-     *     {@code null} or negative rank, or {@code reusableTokens} is negative
+     *     {@code null} or negative rank, {@code reusableTokens} is negative, or {@code rankHosts} is {@code null},
+     *     holds a {@code null}, or is neither empty nor as long as {@code relevantRanks}
      */
     public CacheRoutingHint {
         if (relevantRanks == null) {
@@ -39,6 +55,22 @@ public record CacheRoutingHint(long prefixId, List<Integer> relevantRanks, long 
         }
         Checks.requireNonNegative("reusableTokens", reusableTokens);
         relevantRanks = List.of(ranks);
+        if (rankHosts == null) {
+            throw new IllegalArgumentException("rankHosts must not be null (empty when not known)");
+        }
+        Object[] hosts = rankHosts.toArray();
+        if (hosts.length != 0 && hosts.length != ranks.length) {
+            throw new IllegalArgumentException("rankHosts must be empty or name one host per relevant rank: "
+                    + hosts.length + " hosts for " + ranks.length + " ranks");
+        }
+        String[] checkedHosts = new String[hosts.length];
+        for (int i = 0; i < hosts.length; i++) {
+            if (!(hosts[i] instanceof String host)) {
+                throw new IllegalArgumentException("rankHosts[" + i + "] must be a non-null String");
+            }
+            checkedHosts[i] = host;
+        }
+        rankHosts = List.of(checkedHosts);
     }
 
     /** Whether there is any rank to notify. */
@@ -46,10 +78,10 @@ public record CacheRoutingHint(long prefixId, List<Integer> relevantRanks, long 
         return !relevantRanks.isEmpty();
     }
 
-    /** Like the record default, with {@code prefixId} as unsigned hexadecimal. */
+    /** Like the record default, with {@code prefixId} as unsigned hexadecimal; hosts only when known. */
     @Override
     public String toString() {
         return "CacheRoutingHint[prefixId=" + Checks.prefixIdToString(prefixId) + ", relevantRanks=" + relevantRanks
-                + ", reusableTokens=" + reusableTokens + "]";
+                + ", reusableTokens=" + reusableTokens + (rankHosts.isEmpty() ? "" : ", rankHosts=" + rankHosts) + "]";
     }
 }

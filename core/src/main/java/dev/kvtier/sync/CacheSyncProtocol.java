@@ -139,6 +139,25 @@ public final class CacheSyncProtocol {
         }
     }
 
+    /**
+     * Forgets every position {@code rank} reported, as if it had never reported (a restarted rank starts over; the
+     * cluster router calls this when a rank resets). Other ranks, confirmed prefixes and the log are unchanged: this
+     * is not an event of the seed, so nothing is appended to the log. O(numLayers).
+     *
+     * @throws IllegalArgumentException if {@code rank} is outside {@code [0, worldSize)}
+     */
+    public void forgetRank(int rank) {
+        Checks.requireIndex("rank", rank, "worldSize", worldSize);
+        lock.writeLock().lock();
+        try {
+            for (int layer = 0; layer < numLayers; layer++) {
+                positions[layer * worldSize + rank] = NO_POSITION;
+            }
+        } finally {
+            lock.writeLock().unlock();
+        }
+    }
+
     /** Caller holds the write lock. */
     private void trimLog() {
         while (log.size() > maxLogSize) {

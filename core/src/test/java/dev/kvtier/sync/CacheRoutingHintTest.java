@@ -51,4 +51,19 @@ class CacheRoutingHintTest {
     void rejectsNegativeRanks() {
         assertRejected(() -> new CacheRoutingHint(1, List.of(0, 1, -3), 0), "relevantRanks[2]", "-3");
     }
+
+    @Test
+    void hostsAreEmptyOrOnePerRankAndCopied() {
+        assertEquals(List.of(), new CacheRoutingHint(1, List.of(0, 1), 2).rankHosts());
+        List<String> hosts = new ArrayList<>(List.of("a", "b"));
+        CacheRoutingHint hint = new CacheRoutingHint(1, List.of(0, 1), 2, hosts);
+        hosts.set(0, "changed");
+        assertEquals(List.of("a", "b"), hint.rankHosts());
+        assertEquals("CacheRoutingHint[prefixId=0x1, relevantRanks=[0, 1], reusableTokens=2, rankHosts=[a, b]]",
+                hint.toString());
+        assertRejected(() -> new CacheRoutingHint(1, List.of(0, 1), 2, List.of("a")), "rankHosts", "1 hosts for 2");
+        assertRejected(() -> new CacheRoutingHint(1, List.of(0), 2, null), "rankHosts", "null");
+        assertRejected(() -> new CacheRoutingHint(1, List.of(0), 2, Arrays.asList((String) null)), "rankHosts[0]",
+                "non-null");
+    }
 }

@@ -215,4 +215,25 @@ class CacheSyncProtocolTest {
         }
         assertEquals(3, proto.eventCount());
     }
+
+    @Test
+    void forgetRankClearsOnlyThatRanksPositionsAndLogsNothing() {
+        CacheSyncProtocol protocol = new CacheSyncProtocol(3, 2);
+        for (int rank = 0; rank < 3; rank++) {
+            for (int layer = 0; layer < 2; layer++) {
+                protocol.recordEvent(new SyncEvent.ShardUpdated(rank, layer, 10 + rank));
+            }
+        }
+        protocol.recordEvent(new SyncEvent.PrefixConfirmed(5, 7));
+        int logged = protocol.eventCount();
+        protocol.forgetRank(1);
+        assertEquals(java.util.OptionalLong.empty(), protocol.latestPosition(1, 0));
+        assertEquals(java.util.OptionalLong.empty(), protocol.latestPosition(1, 1));
+        assertEquals(java.util.OptionalLong.of(10), protocol.latestPosition(0, 1));
+        assertEquals(java.util.OptionalLong.of(12), protocol.latestPosition(2, 0));
+        assertEquals(java.util.OptionalLong.empty(), protocol.minSyncedPosition(0));
+        assertTrue(protocol.isPrefixConfirmed(5));
+        assertEquals(logged, protocol.eventCount());
+        assertRejected(() -> protocol.forgetRank(3), "rank", "3");
+    }
 }

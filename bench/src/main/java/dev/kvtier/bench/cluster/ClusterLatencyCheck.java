@@ -1,0 +1,175 @@
+package dev.kvtier.bench.cluster;
+
+import dev.kvtier.cluster.ClusterEvent;
+import dev.kvtier.cluster.ClusterPublisher;
+import dev.kvtier.cluster.ClusterState;
+import dev.kvtier.cluster.ClusterRouter;
+import dev.kvtier.cluster.ClusterTopology;
+import dev.kvtier.cluster.JetStreamSyncBus;
+import dev.kvtier.cluster.LocalNatsServer;
+import dev.kvtier.cluster.SyncBus;
+import dev.kvtier.prefix.BlockHash;
+import dev.kvtier.store.Tier;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Stream;
+import org.HdrHistogram.Histogram;
+
+/**
+ * Issue 13's stream goal: publish -> applied at the router, p50/p99, at 2k and 10k events/s in steps of 16 events,
+ * over JetStream on a nats-server this program starts (loopback). Ours: a {@link ClusterPublisher} (queue, publishing
+ * thread, wire format) to a {@link ClusterRouter} (ordered consumer, decode, apply to the index). Baseline in the same
+ * run (after a one-second warm-up of each, not counted): the same message sizes published straight with {@link SyncBus#publish} from the pacing thread and received by a
+ * bare subscription (no queue, no thread hand-off, no decode or apply). Open-loop pacing: a late step is sent at once,
+ * and its latency counts from when it was due. Interleaved ours/baseline, median of the rounds.
+ *
+ * <p>Usage: {@code ClusterLatencyCheck [seconds=3] [rounds=3] [rates=2000,10000]}.
+ */
+public final class ClusterLatencyCheck {
+    private static final int EVENTS_PER_STEP = 16;
+    private static final ClusterTopology TOPOLOGY = new ClusterTopology(1, 1, 4);
+
+    private ClusterLatencyCheck() {
+    }
+
+    record Result(double eventsPerSecond, double p50Ms, double p99Ms, double maxMs) {
+    }
+
+    public static void main(String[] args) throws Exception {
+        int seconds = args.length > 0 ? Integer.parseInt(args[0]) : 3;
+        int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 3;
+        int[] rates = args.length > 2 ? Arrays.stream(args[2].split(",")).mapToInt(Integer::parseInt).toArray()
+                : new int[] {2000, 10000};
+        Path store = Files.createTempDirectory("kvtier-latency-nats-");
+        int streams = 0;
+        try (LocalNatsServer server = LocalNatsServer.start(store)) {
+            for (int rate : rates) {
+                ours(server.url(), "LAT" + (++streams), rate, 1); // warm-up (JIT, connections), not counted
+                raw(server.url(), "LAT" + (++streams), rate, 1);
+                Result[] ours = new Result[rounds];
+                Result[] raw = new Result[rounds];
+                for (int round = 0; round < rounds; round++) {
+                    ours[round] = ours(server.url(), "LAT" + (++streams), rate, seconds);
+                    raw[round] = raw(server.url(), "LAT" + (++streams), rate, seconds);
+                    System.out.printf("rate %d round %d: ours %s | raw %s%n", rate, round, ours[round], raw[round]);
+                }
+                Result a = median(ours);
+                Result b = median(raw);
+                System.out.printf("rate %d events/s (steps of %d): ours %.0f events/s p50 %.2f ms p99 %.2f ms;"
+                        + " raw JetStream p50 %.2f ms p99 %.2f ms; p99 ratio %.2f%n", rate, EVENTS_PER_STEP,
+                        a.eventsPerSecond(), a.p50Ms(), a.p99Ms(), b.p50Ms(), b.p99Ms(), a.p99Ms() / b.p99Ms());
+            }
+        } finally {
+            try (Stream<Path> paths = Files.walk(store)) {
+                paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
+    }
+
+    private static Result median(Result[] results) {
+        double[] rate = Arrays.stream(results).mapToDouble(Result::eventsPerSecond).sorted().toArray();
+        double[] p50 = Arrays.stream(results).mapToDouble(Result::p50Ms).sorted().toArray();
+        double[] p99 = Arrays.stream(results).mapToDouble(Result::p99Ms).sorted().toArray();
+        double[] max = Arrays.stream(results).mapToDouble(Result::maxMs).sorted().toArray();
+        int m = results.length / 2;
+        return new Result(rate[m], p50[m], p99[m], max[m]);
+    }
+
+    private static Result ours(String url, String stream, int rate, int seconds) throws Exception {
+        int steps = rate * seconds / EVENTS_PER_STEP;
+        long interval = TimeUnit.SECONDS.toNanos(1) * EVENTS_PER_STEP / rate;
+        AtomicLongArray due = new AtomicLongArray(steps + 2);
+        Histogram histogram = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
+        CountDownLatch all = new CountDownLatch(steps);
+        try (SyncBus routerBus = bus(url, stream); SyncBus rankBus = bus(url, stream);
+                ClusterRouter router = ClusterRouter.start(routerBus, TOPOLOGY, ClusterRouter.Options.inMemory(),
+                        (batch, outcome) -> {
+                            // A step is recognised by its first block (high half = step number), not by its sequence:
+                            // a resync request may add a reset message and shift the sequences.
+                            if (outcome != ClusterState.Outcome.DUPLICATE && !batch.events().isEmpty()
+                                    && batch.events().get(0) instanceof ClusterEvent.BlockStored first) {
+                                long now = System.nanoTime();
+                                synchronized (histogram) {
+                                    histogram.recordValue(Math.max(0, now - due.get((int) first.block().high())));
+                                }
+                                all.countDown();
+                            }
+                        });
+                ClusterPublisher publisher = new ClusterPublisher(rankBus, TOPOLOGY, 0, "bench", 1, announcer -> { },
+                        null, 100_000)) {
+            publisher.flush(Duration.ofSeconds(10));
+            long start = System.nanoTime();
+            long block = 0;
+            for (int step = 0; step < steps; step++) {
+                long dueAt = start + step * interval;
+                waitUntil(dueAt);
+                for (int e = 0; e < EVENTS_PER_STEP; e++) {
+                    block++;
+                    publisher.blockStored(new BlockHash(step, block), Tier.GPU, 16);
+                }
+                due.set(step, dueAt);
+                publisher.endStep();
+            }
+            if (!all.await(60, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("the router did not apply every step within 60 s");
+            }
+            double elapsed = (System.nanoTime() - start) / 1e9;
+            return result(histogram, steps * (double) EVENTS_PER_STEP / elapsed);
+        }
+    }
+
+    private static Result raw(String url, String stream, int rate, int seconds) throws Exception {
+        int steps = rate * seconds / EVENTS_PER_STEP;
+        long interval = TimeUnit.SECONDS.toNanos(1) * EVENTS_PER_STEP / rate;
+        AtomicLongArray due = new AtomicLongArray(steps + 1);
+        Histogram histogram = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
+        CountDownLatch all = new CountDownLatch(steps);
+        // The same size as one of our steps: frame + batch header + 16 block-stored events.
+        byte[] payload = new byte[dev.kvtier.cluster.WireFormat.batchOverhead(5) + EVENTS_PER_STEP * 22];
+        try (SyncBus receiving = bus(url, stream); SyncBus sending = bus(url, stream);
+                SyncBus.Subscription ignored = receiving.subscribe(1, (sequence, bytes) -> {
+                    long now = System.nanoTime();
+                    synchronized (histogram) {
+                        histogram.recordValue(Math.max(0, now - due.get((int) sequence)));
+                    }
+                    all.countDown();
+                })) {
+            long start = System.nanoTime();
+            for (int step = 0; step < steps; step++) {
+                long dueAt = start + step * interval;
+                waitUntil(dueAt);
+                due.set(step + 1, dueAt);
+                sending.publish(payload);
+            }
+            if (!all.await(60, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("the raw subscriber did not get every message within 60 s");
+            }
+            double elapsed = (System.nanoTime() - start) / 1e9;
+            return result(histogram, steps * (double) EVENTS_PER_STEP / elapsed);
+        }
+    }
+
+    private static SyncBus bus(String url, String stream) {
+        return new JetStreamSyncBus(url, stream, stream.toLowerCase(), 1_000_000, Duration.ofSeconds(5));
+    }
+
+    private static void waitUntil(long deadline) {
+        for (long left = deadline - System.nanoTime(); left > 0; left = deadline - System.nanoTime()) {
+            LockSupport.parkNanos(left);
+        }
+    }
+
+    private static Result result(Histogram histogram, double eventsPerSecond) {
+        synchronized (histogram) {
+            return new Result(eventsPerSecond, histogram.getValueAtPercentile(50) / 1e6,
+                    histogram.getValueAtPercentile(99) / 1e6, histogram.getMaxValue() / 1e6);
+        }
+    }
+}

@@ -1,0 +1,486 @@
+package dev.kvtier.cluster;
+
+import dev.kvtier.concurrent.Backoff;
+import dev.kvtier.concurrent.KvTierThreads;
+import dev.kvtier.prefix.BlockHash;
+import dev.kvtier.store.Tier;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * One rank's side of the event stream. The engine calls it <em>after</em> each change is committed (events follow
+ * bytes): {@link #blockStored}, {@link #blockRemoved}, {@link #blockGone}, {@link #shardUpdated}, {@link #shardEvicted};
+ * then {@link #endStep()} at each engine step boundary, which sends that step's events as one message (more only if
+ * they pass {@link WireFormat#MAX_MESSAGE_BYTES}).
+ *
+ * <p><b>Incarnations.</b> Each publisher has an epoch (larger for each restart of the rank; by default the wall clock in
+ * milliseconds at construction) and numbers its messages 1, 2, ... within it. Its first message is a <em>reset</em>
+ * carrying everything {@link Holdings} reports (what the persistent disk tier recovered, after a restart): receivers
+ * forget the rank's older epochs and start over. {@link #resetAndReannounce()} does the same within the epoch; it runs
+ * when a receiver asks ({@link WireMessage.ResyncRequest} on the control channel) and after this publisher had to drop
+ * messages. Re-announcements run on their own thread and walk the holdings without holding this publisher's locks,
+ * so an engine that reports events while holding its own locks cannot deadlock with them.
+ *
+ * <p><b>Never blocks the engine on the network.</b> Messages go to a bounded queue ({@code maxQueuedMessages}); one
+ * daemon thread publishes them in order and retries a failed publish with a capped backoff (a retry may store a message
+ * twice; receivers drop the duplicate by its epoch and sequence). When the queue is full (bus down for long) the queue
+ * is dropped and the next step boundary sends a reset and a full re-announcement instead: receivers see the jump in
+ * sequence, mark this rank out of sync meanwhile, and are whole again after the reset.
+ *
+ * <p><b>Control.</b> Resync requests for this rank (or all ranks) trigger {@link #resetAndReannounce()}; prefetch hints
+ * for this rank go to the {@link PrefetchListener} (the lead connects it to the prefix API's asynchronous
+ * {@code ensurePrefixResident}).
+ *
+ * <p>Thread-safe: event methods may be called from any thread; events of one step are those reported between two
+ * {@link #endStep()} calls.
+ */
+public final class ClusterPublisher implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(ClusterPublisher.class.getName());
+    private static final Backoff RETRY = new Backoff(0, 0, TimeUnit.MILLISECONDS.toNanos(5),
+            TimeUnit.MILLISECONDS.toNanos(500));
+
+    /** What the rank holds now, reported into an {@link Announcer} for a re-announcement. */
+    @FunctionalInterface
+    public interface Holdings {
+        /** Calls {@code announcer} for every block (per tier) and shard position the rank holds right now. */
+        void announce(Announcer announcer);
+    }
+
+    /** Receives a rank's holdings during a re-announcement. */
+    public interface Announcer {
+        /** The rank holds {@code block} in {@code tier}. */
+        void block(BlockHash block, Tier tier, int tokens);
+
+        /** The rank's position for {@code layer} is {@code seqPos}. */
+        void shard(int layer, long seqPos);
+    }
+
+    /** Receives prefetch hints the router sends this rank. Called on the bus's control thread: return quickly. */
+    @FunctionalInterface
+    public interface PrefetchListener {
+        /** A request that will reuse {@code blocks} (first block first, {@code reusableTokens} tokens) is on its way. */
+        void onPrefetchHint(List<BlockHash> blocks, long reusableTokens);
+    }
+
+    private final SyncBus bus;
+    private final int rank;
+    private final String host;
+    private final long epoch;
+    private final Holdings holdings;
+    private final PrefetchListener prefetch;
+    private final int maxQueuedMessages;
+    private final WireFormat.Limits limits;
+    private final int hostBytes;
+
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition changed = lock.newCondition();
+    // Guarded by lock.
+    private final List<ClusterEvent> step = new ArrayList<>();
+    private int stepBytes;
+    private long sequence;
+    private final ArrayDeque<byte[]> queue = new ArrayDeque<>();
+    private boolean publishing;
+    private boolean needsReset;
+    /** A reset is queued or running: events wait in {@link #step} until it is sent. */
+    private boolean resetting;
+    /** A reset is queued and has not started yet (requests are merged into it). */
+    private boolean resetRequested;
+    private boolean closed;
+    private long dropped;
+    private long published;
+
+    private final Thread publisher;
+    private final java.util.concurrent.ExecutorService reannouncer =
+            java.util.concurrent.Executors.newSingleThreadExecutor(KvTierThreads.factory("cluster-reannounce"));
+    private final SyncBus.Subscription control;
+
+    /**
+     * Starts publishing for {@code rank} of {@code topology} on {@code bus}: enqueues the reset with the
+     * {@code holdings} and listens for control messages.
+     *
+     * @param epoch this incarnation's epoch, larger than any earlier incarnation's of the rank ({@link #clockEpoch()})
+     * @param prefetch receives prefetch hints, or {@code null} to ignore them
+     * @throws IllegalArgumentException for a rank outside the topology, a negative epoch, a host longer than
+     *     {@link WireFormat#MAX_HOST_BYTES} bytes, or {@code maxQueuedMessages < 1}
+     */
+    public ClusterPublisher(SyncBus bus, ClusterTopology topology, int rank, String host, long epoch,
+            Holdings holdings, PrefetchListener prefetch, int maxQueuedMessages) {
+        if (rank < 0 || rank >= topology.worldSize()) {
+            throw new IllegalArgumentException("rank must be in [0, " + topology.worldSize() + "), got " + rank);
+        }
+        if (epoch < 0 || maxQueuedMessages < 1) {
+            throw new IllegalArgumentException("epoch must be >= 0 and maxQueuedMessages >= 1, got " + epoch + " and "
+                    + maxQueuedMessages);
+        }
+        this.hostBytes = host.getBytes(StandardCharsets.UTF_8).length;
+        if (hostBytes > WireFormat.MAX_HOST_BYTES) {
+            throw new IllegalArgumentException("host must be at most " + WireFormat.MAX_HOST_BYTES
+                    + " UTF-8 bytes, got '" + host + "'");
+        }
+        this.bus = bus;
+        this.rank = rank;
+        this.host = host;
+        this.epoch = epoch;
+        this.holdings = holdings;
+        this.prefetch = prefetch;
+        this.maxQueuedMessages = maxQueuedMessages;
+        this.limits = topology.limits();
+        this.publisher = KvTierThreads.factory("cluster-publisher").newThread(this::publishLoop);
+        resetAndReannounce();
+        publisher.start();
+        this.control = bus.subscribeControl(this::onControl);
+    }
+
+    /** An epoch from the wall clock (milliseconds): larger for each restart as long as the clock does not go back. */
+    public static long clockEpoch() {
+        return System.currentTimeMillis();
+    }
+
+    /** This publisher's rank. */
+    public int rank() {
+        return rank;
+    }
+
+    /** This incarnation's epoch. */
+    public long epoch() {
+        return epoch;
+    }
+
+    /** The rank now holds {@code block} in {@code tier} (its bytes are in place). */
+    public void blockStored(BlockHash block, Tier tier, int tokens) {
+        add(new ClusterEvent.BlockStored(block, tier, tokens));
+    }
+
+    /** The rank no longer holds {@code block} in {@code tier}. */
+    public void blockRemoved(BlockHash block, Tier tier) {
+        add(new ClusterEvent.BlockRemoved(block, tier));
+    }
+
+    /** The rank holds {@code block} in no tier any more. */
+    public void blockGone(BlockHash block) {
+        add(new ClusterEvent.BlockGone(block));
+    }
+
+    /** The seed's ShardUpdated for this rank. */
+    public void shardUpdated(int layer, long seqPos) {
+        requireLayer(layer);
+        add(new ClusterEvent.ShardUpdated(layer, seqPos));
+    }
+
+    /** The seed's ShardEvicted for this rank. */
+    public void shardEvicted(int layer, long seqPos) {
+        requireLayer(layer);
+        add(new ClusterEvent.ShardEvicted(layer, seqPos));
+    }
+
+    private void requireLayer(int layer) {
+        if (layer < 0 || layer >= limits.numLayers()) {
+            throw new IllegalArgumentException("layer must be in [0, " + limits.numLayers() + "), got " + layer);
+        }
+    }
+
+    private void add(ClusterEvent event) {
+        lock.lock();
+        try {
+            int bytes = WireFormat.eventBytes(event);
+            if (!resetting && WireFormat.batchOverhead(hostBytes) + stepBytes + bytes > WireFormat.MAX_MESSAGE_BYTES) {
+                enqueueEvents(step, false); // a step too large for one message continues in the next
+                step.clear();
+                stepBytes = 0;
+            }
+            step.add(event);
+            stepBytes += bytes;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Ends the engine step: its events go out as one message (none when there were none). During a re-announcement
+     * they wait, and go out right after it.
+     */
+    public void endStep() {
+        boolean reset;
+        lock.lock();
+        try {
+            reset = needsReset;
+            if (!reset && !resetting && !step.isEmpty()) {
+                enqueueEvents(step, false);
+                step.clear();
+                stepBytes = 0;
+            }
+        } finally {
+            lock.unlock();
+        }
+        if (reset) {
+            resetAndReannounce();
+        }
+    }
+
+    /**
+     * Asks for a reset and a re-announcement of everything {@link Holdings} reports. It runs on this publisher's own
+     * thread ({@code kvtier-cluster-reannounce-*}), never on the caller's, and calls {@link Holdings#announce} holding
+     * none of this publisher's locks: the engine may report events while the holdings are walked (they are sent after
+     * the reset; a store or removal seen twice is harmless), and may hold its own locks while it reports. Requests made
+     * while one is pending are merged. {@link #flush} waits for it.
+     */
+    public void resetAndReannounce() {
+        lock.lock();
+        try {
+            if (closed || resetRequested) {
+                return;
+            }
+            resetRequested = true;
+            resetting = true; // from now on events wait for the reset
+        } finally {
+            lock.unlock();
+        }
+        try {
+            reannouncer.execute(this::runReset);
+        } catch (java.util.concurrent.RejectedExecutionException closedMeanwhile) {
+            // closing: nothing more is sent
+        }
+    }
+
+    private void runReset() {
+        lock.lock();
+        try {
+            resetRequested = false;
+            needsReset = false;
+            // Events reported before this point were committed before the walk below: the holdings cover them.
+            step.clear();
+            stepBytes = 0;
+        } finally {
+            lock.unlock();
+        }
+        List<ClusterEvent> announced = new ArrayList<>();
+        try {
+            holdings.announce(new Announcer() {
+                @Override
+                public void block(BlockHash block, Tier tier, int tokens) {
+                    announced.add(new ClusterEvent.BlockStored(block, tier, tokens));
+                }
+
+                @Override
+                public void shard(int layer, long seqPos) {
+                    requireLayer(layer);
+                    announced.add(new ClusterEvent.ShardUpdated(layer, seqPos));
+                }
+            });
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "rank " + rank + ": the holdings could not be walked; the reset waits"
+                    + " for the next request", e);
+            lock.lock();
+            try {
+                needsReset = true;
+                resetting = resetRequested;
+                changed.signalAll();
+            } finally {
+                lock.unlock();
+            }
+            return;
+        }
+        lock.lock();
+        try {
+            enqueueEvents(announced, true);
+            if (!resetRequested) {
+                resetting = false;
+                if (!step.isEmpty()) {
+                    enqueueEvents(step, false); // what the engine reported during the walk, after the reset
+                    step.clear();
+                    stepBytes = 0;
+                }
+            }
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Caller holds lock. Queues {@code events} as one message, or several when they pass the size bound; the first is
+     * a reset when {@code reset} (and is sent even when there are no events).
+     */
+    private void enqueueEvents(List<ClusterEvent> events, boolean reset) {
+        int overhead = WireFormat.batchOverhead(hostBytes);
+        List<ClusterEvent> chunk = new ArrayList<>();
+        int bytes = 0;
+        boolean first = reset;
+        for (ClusterEvent event : events) {
+            int size = WireFormat.eventBytes(event);
+            if (overhead + bytes + size > WireFormat.MAX_MESSAGE_BYTES) {
+                enqueueMessage(chunk, first);
+                first = false;
+                chunk = new ArrayList<>();
+                bytes = 0;
+            }
+            chunk.add(event);
+            bytes += size;
+        }
+        if (!chunk.isEmpty() || first) {
+            enqueueMessage(chunk, first);
+        }
+    }
+
+    /** Caller holds lock. Encodes the next message and queues it. */
+    private void enqueueMessage(List<ClusterEvent> events, boolean reset) {
+        sequence++;
+        byte[] message = WireFormat.encode(new WireMessage.RankBatch(rank, epoch, sequence, reset, host, events));
+        if (queue.size() >= maxQueuedMessages) {
+            dropped += queue.size() + 1;
+            queue.clear();
+            needsReset = true;
+            LOG.log(System.Logger.Level.WARNING, "rank " + rank + ": " + bus.describe() + " is not taking messages;"
+                    + " dropped the queue, the next step boundary re-announces everything");
+            return;
+        }
+        queue.addLast(message);
+        changed.signalAll();
+    }
+
+    private void publishLoop() {
+        while (true) {
+            byte[] message;
+            lock.lock();
+            try {
+                while (queue.isEmpty() && !closed) {
+                    changed.awaitUninterruptibly();
+                }
+                if (queue.isEmpty()) {
+                    return;
+                }
+                message = queue.peekFirst();
+                publishing = true;
+            } finally {
+                lock.unlock();
+            }
+            boolean sent = false;
+            for (int attempt = 0; !sent; attempt++) {
+                try {
+                    bus.publish(message);
+                    sent = true;
+                } catch (SyncBusException e) {
+                    if (isClosed()) {
+                        return;
+                    }
+                    if (attempt == 0) {
+                        LOG.log(System.Logger.Level.WARNING, "rank " + rank + ": publish failed, retrying: "
+                                + e.getMessage());
+                    }
+                    RETRY.idle(attempt);
+                }
+            }
+            lock.lock();
+            try {
+                // The queue may have been dropped meanwhile (overflow): only remove what was sent.
+                if (!queue.isEmpty() && queue.peekFirst() == message) {
+                    queue.removeFirst();
+                }
+                published++;
+                publishing = false;
+                changed.signalAll();
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    private boolean isClosed() {
+        lock.lock();
+        try {
+            return closed;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void onControl(byte[] payload) {
+        WireMessage message;
+        try {
+            message = WireFormat.decode(payload, limits);
+        } catch (MalformedMessageException e) {
+            LOG.log(System.Logger.Level.WARNING, "rank " + rank + ": skipped bad control message: " + e.getMessage());
+            return;
+        }
+        switch (message) {
+            case WireMessage.ResyncRequest request when request.allRanks() || request.rank() == rank ->
+                    resetAndReannounce();
+            case WireMessage.PrefetchHint hint when hint.rank() == rank && prefetch != null ->
+                    prefetch.onPrefetchHint(hint.blocks(), hint.reusableTokens());
+            default -> {
+                // for another rank, or nothing to do
+            }
+        }
+    }
+
+    /**
+     * Waits until every message queued so far is on the bus.
+     *
+     * @return whether it got there within {@code timeout}
+     */
+    public boolean flush(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        lock.lock();
+        try {
+            while (!queue.isEmpty() || publishing || resetting) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                changed.awaitNanos(left);
+            }
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Messages published so far (a retried message counts once). */
+    public long publishedMessages() {
+        lock.lock();
+        try {
+            return published;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Messages dropped because the queue was full. */
+    public long droppedMessages() {
+        lock.lock();
+        try {
+            return dropped;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Stops listening and publishing; messages still queued are dropped (receivers see the gap). Idempotent. */
+    @Override
+    public void close() {
+        control.close();
+        reannouncer.shutdownNow();
+        lock.lock();
+        try {
+            closed = true;
+            queue.clear();
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+        try {
+            publisher.join(TimeUnit.SECONDS.toMillis(10));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

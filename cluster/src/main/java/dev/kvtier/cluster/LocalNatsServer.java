@@ -1,0 +1,167 @@
+package dev.kvtier.cluster;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A {@code nats-server} with JetStream that this process starts and stops itself, by PID: for tests, benchmarks and
+ * the simulator; never a system service. It listens on loopback only, on a free port, and stores its streams in a
+ * directory the caller names (kept across {@link #kill()} and {@link #start()}, so a restarted server still has the
+ * stream).
+ *
+ * <p>The binary is {@code -Dkvtier.nats.server=PATH} if set, else the first {@code nats-server} on {@code PATH},
+ * {@code /usr/sbin}, {@code /usr/bin} or {@code /usr/local/bin}. Not thread-safe: one owner starts and stops it.
+ */
+public final class LocalNatsServer implements AutoCloseable {
+    /** System property naming the nats-server binary. */
+    public static final String BINARY_PROPERTY = "kvtier.nats.server";
+    private static final long READY_TIMEOUT_MS = 10_000;
+
+    private final Path binary;
+    private final Path storeDirectory;
+    private final int port;
+    private Process process;
+
+    private LocalNatsServer(Path binary, Path storeDirectory, int port) {
+        this.binary = binary;
+        this.storeDirectory = storeDirectory;
+        this.port = port;
+    }
+
+    /**
+     * Starts a server on a free loopback port storing into {@code storeDirectory} and waits until it accepts
+     * connections.
+     *
+     * @throws IllegalStateException naming where it looked when there is no nats-server binary, or when the server
+     *     does not accept connections within 10 s (its exit code, if it died)
+     */
+    public static LocalNatsServer start(Path storeDirectory) throws IOException {
+        LocalNatsServer server = new LocalNatsServer(findBinary(), storeDirectory, freePort());
+        server.start();
+        return server;
+    }
+
+    /** The binary this class would run; throws naming the places tried and the fix when there is none. */
+    public static Path findBinary() {
+        List<Path> tried = new ArrayList<>();
+        String property = System.getProperty(BINARY_PROPERTY);
+        if (property != null && !property.isBlank()) {
+            tried.add(Path.of(property));
+        }
+        String path = System.getenv("PATH");
+        if (path != null) {
+            for (String directory : path.split(java.io.File.pathSeparator)) {
+                if (!directory.isEmpty()) {
+                    tried.add(Path.of(directory, "nats-server"));
+                }
+            }
+        }
+        for (String directory : List.of("/usr/sbin", "/usr/bin", "/usr/local/bin")) {
+            tried.add(Path.of(directory, "nats-server"));
+        }
+        for (Path candidate : tried) {
+            if (Files.isExecutable(candidate)) {
+                return candidate;
+            }
+        }
+        throw new IllegalStateException("no nats-server binary found (tried -D" + BINARY_PROPERTY + ", PATH, /usr/sbin,"
+                + " /usr/bin, /usr/local/bin): install it ('apt-get install nats-server') or set -D" + BINARY_PROPERTY);
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return socket.getLocalPort();
+        }
+    }
+
+    /**
+     * (Re)starts the server process on the same port and store directory (after {@link #kill()} or {@link #stop()}).
+     *
+     * @throws IllegalStateException if it is already running or does not become ready within 10 s
+     */
+    public void start() throws IOException {
+        if (process != null && process.isAlive()) {
+            throw new IllegalStateException("nats-server (pid " + process.pid() + ") is already running");
+        }
+        Files.createDirectories(storeDirectory);
+        Path logFile = storeDirectory.resolve("nats-server.log");
+        process = new ProcessBuilder(binary.toString(), "-js", "-a", "127.0.0.1", "-p", Integer.toString(port),
+                "-sd", storeDirectory.toString())
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile())).start();
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(READY_TIMEOUT_MS);
+        while (true) {
+            if (!process.isAlive()) {
+                throw new IllegalStateException("nats-server exited with " + process.exitValue() + " at start (port "
+                        + port + "); its log: " + logFile);
+            }
+            try (Socket socket = new Socket()) {
+                socket.connect(new InetSocketAddress("127.0.0.1", port), 200);
+                return;
+            } catch (IOException notYet) {
+                if (System.nanoTime() > deadline) {
+                    kill();
+                    throw new IllegalStateException("nats-server did not accept connections on port " + port
+                            + " within " + READY_TIMEOUT_MS + " ms; its log: " + logFile, notYet);
+                }
+                // A failed connect to a port nobody listens on returns at once: wait a little before the next try.
+                java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+            }
+        }
+    }
+
+    /** The client URL, {@code nats://127.0.0.1:<port>}. */
+    public String url() {
+        return "nats://127.0.0.1:" + port;
+    }
+
+    /** The server's process id; throws if it is not running. */
+    public long pid() {
+        if (process == null || !process.isAlive()) {
+            throw new IllegalStateException("nats-server is not running");
+        }
+        return process.pid();
+    }
+
+    /** SIGKILL and wait for the process to be gone (at most 10 s); the store directory stays. No-op when not running. */
+    public void kill() {
+        end(true);
+    }
+
+    /** SIGTERM (a clean shutdown) and wait, at most 10 s, then SIGKILL. No-op when not running. */
+    public void stop() {
+        end(false);
+    }
+
+    private void end(boolean forcibly) {
+        if (process == null) {
+            return;
+        }
+        if (forcibly) {
+            process.destroyForcibly();
+        } else {
+            process.destroy();
+        }
+        try {
+            if (!process.waitFor(10, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+                process.waitFor(10, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            process.destroyForcibly();
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** {@link #stop()}. */
+    @Override
+    public void close() {
+        stop();
+    }
+}
