@@ -300,6 +300,16 @@ public final class KvTierCache implements AutoCloseable {
         return engine.description();
     }
 
+    /**
+     * What this cache found in its persisted disk directory when it opened (segments registered again on
+     * DISK, discarded with reasons, duration, the keys), with the recovered segments that failed their
+     * first check since; empty when the DISK tier is not persistent ({@link KvTierConfig#persistence()}).
+     * Works after close too.
+     */
+    public Optional<RecoveryReport> recovery() {
+        return engine.recovery();
+    }
+
     /** The configuration this cache was opened with. */
     public KvTierConfig config() {
         return config;
