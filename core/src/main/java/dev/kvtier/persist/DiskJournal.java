@@ -20,6 +20,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -65,6 +66,7 @@ public final class DiskJournal implements AutoCloseable {
     private long oldestUnsyncedNanos;
     private long writeFailures;
     private long compactions;
+    private boolean syncerStarted;
     private boolean closed;
 
     /** What {@link #open} found: the journal to append to, the live segments, the discards. */
@@ -115,9 +117,14 @@ public final class DiskJournal implements AutoCloseable {
             replay.run(buffer, JournalFormat.readHeader(buffer).length());
             List<SegmentRecord> segments = replay.withExtents(directory, extentBytes);
             for (SegmentRecord segment : segments) {
-                journal.live.put(segment.key(), JournalFormat.put(segment));
+                journal.live.put(segment.key(), replay.encoded.get(segment.key()));
             }
-            journal.compact();
+            journal.records = replay.records;
+            if (!replay.discarded.isEmpty() || journal.records > 2L * journal.live.size() + COMPACT_SLACK) {
+                journal.compact(); // damage is rewritten away, dead records dropped
+            } else {
+                journal.appendAfter(file, replay.goodEnd); // a clean journal: nothing to write, only a torn tail to cut
+            }
             return new Opened(journal, segments, replay.discarded, bytes.length, Optional.empty());
         } catch (IOException | RuntimeException | Error e) {
             journal.closeQuietly(e);
@@ -171,10 +178,16 @@ public final class DiskJournal implements AutoCloseable {
     private static final class Replay {
         final Map<DiscardReason, Long> discarded = new EnumMap<>(DiscardReason.class);
         final LinkedHashMap<String, SegmentRecord> live = new LinkedHashMap<>();
+        /** The record bytes of each live segment, as read: what the journal keeps for compaction. */
+        final Map<String, byte[]> encoded = new HashMap<>();
         /** Per extent slot, per page, the key of the live segment whose bytes are there. */
         final Map<Integer, String[]> owners = new HashMap<>();
         final int pagesPerExtent;
         final long pageSize;
+        /** Whole records read. */
+        long records;
+        /** Where the last whole record ends: what a torn tail is cut back to. */
+        int goodEnd;
 
         Replay(long pageSize, long extentBytes) {
             this.pageSize = pageSize;
@@ -182,6 +195,7 @@ public final class DiskJournal implements AutoCloseable {
         }
 
         void run(ByteBuffer file, int offset) {
+            goodEnd = offset;
             while (offset < file.limit()) {
                 JournalFormat.Decoded record = JournalFormat.readRecord(file, offset);
                 if (record == null) {
@@ -193,11 +207,15 @@ public final class DiskJournal implements AutoCloseable {
                     offset = next;
                     continue;
                 }
+                int start = offset;
                 offset += record.length();
+                goodEnd = offset;
+                records++;
                 forget(record.key());
                 if (record.segment() != null) {
                     if (fits(record.segment())) {
                         claim(record.segment());
+                        encoded.put(record.key(), Arrays.copyOfRange(file.array(), start, offset));
                     } else {
                         count(DiscardReason.CORRUPT_RECORD);
                     }
@@ -249,6 +267,7 @@ public final class DiskJournal implements AutoCloseable {
             SegmentRecord old = live.remove(key);
             if (old != null) {
                 setOwner(old, null);
+                encoded.remove(key);
             }
         }
 
@@ -256,7 +275,7 @@ public final class DiskJournal implements AutoCloseable {
             for (int i = 0; i < r.runCount(); i++) {
                 String[] pages = owners.get(r.runChunk()[i]);
                 if (pages != null) {
-                    java.util.Arrays.fill(pages, r.runFirstPage()[i], r.runFirstPage()[i] + r.runPageCount()[i], key);
+                    Arrays.fill(pages, r.runFirstPage()[i], r.runFirstPage()[i] + r.runPageCount()[i], key);
                 }
             }
         }
@@ -435,10 +454,23 @@ public final class DiskJournal implements AutoCloseable {
             Files.move(compacting, file, StandardCopyOption.REPLACE_EXISTING);
         }
         syncDirectory();
-        channel = FileChannel.open(file, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
         records = live.size();
         compactions++;
-        if (batchSyncer != null && compactions == 1) {
+        appendAfter(file, -1);
+    }
+
+    /**
+     * Opens {@code file} for appends; {@code end >= 0} first cuts it back to {@code end} bytes (a torn
+     * tail, kept for safety: a torn tail is counted as a discard, and any discard compacts instead).
+     * The first call also starts the batch syncer.
+     */
+    private void appendAfter(Path file, long end) throws IOException {
+        channel = FileChannel.open(file, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
+        if (end >= 0 && channel.size() > end) {
+            channel.truncate(end);
+        }
+        if (batchSyncer != null && !syncerStarted) {
+            syncerStarted = true;
             long period = Math.max(1, persistence.batchDelay().toNanos() / 2);
             batchSyncer.scheduleWithFixedDelay(this::syncIfDue, period, period, TimeUnit.NANOSECONDS);
         }
