@@ -40,9 +40,11 @@ public final class DiskPersistence {
         /** Nothing is synced (the OS writes back when it likes): fastest; a power loss may lose any recent segment. */
         NONE,
         /**
-         * Group commit: the bytes of the segments recorded since the last sync, then the journal, are
-         * synced once a batch holds {@link #batchRecords()} records or its oldest is
-         * {@link #batchDelay()} old (a background thread), and at close. A power loss loses at most that much.
+         * Group commit in the background: records are written at once (as with {@code NONE}); once a
+         * batch holds {@link #batchRecords()} records or its oldest is {@link #batchDelay()} old, a
+         * background thread fsyncs each extent file the batch wrote to (once per file), then the journal;
+         * at close the last batch is synced. A put waits only when four batches are still unsynced. A
+         * power loss loses at most the unsynced batches.
          */
         PER_BATCH,
         /** Each DISK put or demotion returns only after its bytes, then its record, are synced: slowest, loses nothing acknowledged. */

@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryStream;
@@ -23,10 +24,13 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -50,6 +54,8 @@ public final class DiskJournal implements AutoCloseable {
     static final String COMPACTING = "kvtier.journal.compacting";
     /** Dead records tolerated beyond the live ones before the journal is compacted while running. */
     static final int COMPACT_SLACK = 4096;
+    /** Unsynced batches ({@link FsyncPolicy#PER_BATCH}) after which a put syncs itself instead of leaving it to the syncer. */
+    private static final int BATCHES_BEHIND = 4;
     /** Highest extent slot a record may name (more than 10^6 extents is corruption, not a cache). */
     private static final int MAX_SLOT = 1 << 20;
 
@@ -58,7 +64,10 @@ public final class DiskJournal implements AutoCloseable {
     private final ByteBuffer header;
     /** Every live segment's PUT record, in the order written: what compaction writes out. */
     private final LinkedHashMap<String, byte[]> live = new LinkedHashMap<>();
-    private final List<MemorySegment> unsyncedData = new ArrayList<>();
+    /** Extent slots written by the unsynced batch ({@link FsyncPolicy#PER_BATCH}): each is fsynced once per batch. */
+    private Set<Integer> unsyncedExtents = new HashSet<>();
+    /** One read channel per extent slot, opened on first sync: fsync of the file writes back its mapped pages. */
+    private final Map<Integer, FileChannel> extentChannels = new ConcurrentHashMap<>();
     private final ScheduledExecutorService batchSyncer;
     private FileChannel channel;
     private long records;
@@ -335,22 +344,31 @@ public final class DiskJournal implements AutoCloseable {
             }
             try {
                 append(bytes);
-                live.put(record.key(), bytes);
+            } catch (IOException | RuntimeException e) {
+                failed("record segment \"" + record.key() + "\"", e);
+                return;
+            }
+            live.put(record.key(), bytes);
+            try {
                 if (policy == FsyncPolicy.PER_SEGMENT) {
                     channel.force(false);
                 } else if (policy == FsyncPolicy.PER_BATCH) {
                     if (unsyncedRecords == 0) {
                         oldestUnsyncedNanos = System.nanoTime();
                     }
-                    unsyncedData.addAll(data);
-                    if (++unsyncedRecords >= persistence.batchRecords()) {
-                        syncBatch();
+                    for (int slot : record.runChunk()) {
+                        unsyncedExtents.add(slot);
+                    }
+                    unsyncedRecords++;
+                    if (unsyncedRecords >= BATCHES_BEHIND * persistence.batchRecords()) {
+                        syncBatch(); // the syncer fell behind: this put waits for it (backpressure)
+                    } else if (unsyncedRecords % persistence.batchRecords() == 0) {
+                        batchSyncer.execute(this::syncNow); // a full batch: synced in the background
                     }
                 }
                 compactIfDue();
             } catch (IOException | RuntimeException e) {
-                live.remove(record.key());
-                failed("record segment \"" + record.key() + "\"", e);
+                failed("sync or compact after recording segment \"" + record.key() + "\"", e);
             }
         }
     }
@@ -385,30 +403,73 @@ public final class DiskJournal implements AutoCloseable {
         }
     }
 
-    /** Syncs the batch: the bytes of the segments recorded since the last sync, then the journal. */
+    /**
+     * Syncs the batch, here and now (with the lock held): the extents written since the last sync, then
+     * the journal.
+     */
     private void syncBatch() throws IOException {
         if (unsyncedRecords == 0) {
             return;
         }
-        for (MemorySegment run : unsyncedData) {
-            run.force();
-        }
-        channel.force(false);
-        unsyncedData.clear();
+        Set<Integer> extents = unsyncedExtents;
+        unsyncedExtents = new HashSet<>();
         unsyncedRecords = 0;
+        syncExtents(extents);
+        channel.force(false);
+    }
+
+    /** fsyncs each extent file named: the kernel writes back the pages the mapping dirtied, in one go per file. */
+    private void syncExtents(Set<Integer> slots) throws IOException {
+        for (int slot : slots) {
+            FileChannel extent = extentChannels.get(slot);
+            if (extent == null) {
+                extent = FileChannel.open(MappedFileChunkAllocator.persistentExtent(directory, slot), StandardOpenOption.READ);
+                FileChannel raced = extentChannels.putIfAbsent(slot, extent);
+                if (raced != null) {
+                    extent.close();
+                    extent = raced;
+                }
+            }
+            extent.force(false);
+        }
+    }
+
+    /**
+     * A batch sync on the syncer thread, without the lock (appends go on meanwhile): the batch is taken
+     * under the lock, its extents and the journal synced outside it. A journal that compaction closed
+     * meanwhile was synced by the compaction itself.
+     */
+    private void syncNow() {
+        Set<Integer> extents;
+        FileChannel journal;
+        synchronized (this) {
+            if (closed || unsyncedRecords == 0) {
+                return;
+            }
+            extents = unsyncedExtents;
+            unsyncedExtents = new HashSet<>();
+            unsyncedRecords = 0;
+            journal = channel;
+        }
+        try {
+            syncExtents(extents);
+            journal.force(false);
+        } catch (ClosedChannelException compactedOrClosed) {
+            // compaction synced the journal it wrote; close() syncs what is pending itself
+        } catch (IOException | RuntimeException e) {
+            failed("sync a batch", e);
+        }
     }
 
     /** The background check of {@link FsyncPolicy#PER_BATCH}: syncs a batch whose oldest record is old enough. */
-    private synchronized void syncIfDue() {
-        if (closed || unsyncedRecords == 0
-                || System.nanoTime() - oldestUnsyncedNanos < persistence.batchDelay().toNanos()) {
-            return;
+    private void syncIfDue() {
+        synchronized (this) {
+            if (closed || unsyncedRecords == 0
+                    || System.nanoTime() - oldestUnsyncedNanos < persistence.batchDelay().toNanos()) {
+                return;
+            }
         }
-        try {
-            syncBatch();
-        } catch (IOException | RuntimeException e) {
-            failed("sync a batch of " + unsyncedRecords + " records", e);
-        }
+        syncNow();
     }
 
     private void compactIfDue() throws IOException {
@@ -493,7 +554,7 @@ public final class DiskJournal implements AutoCloseable {
         }
     }
 
-    private void failed(String what, Exception e) {
+    private synchronized void failed(String what, Exception e) {
         if (writeFailures++ == 0) {
             LOG.log(System.Logger.Level.WARNING, "journal " + directory.resolve(FILE) + ": could not " + what
                     + " (the segment stays cached but may not survive a restart; later failures are logged at DEBUG): " + e);
@@ -538,6 +599,13 @@ public final class DiskJournal implements AutoCloseable {
                 }
             } catch (IOException | RuntimeException e) {
                 failed("sync and close", e);
+            }
+            for (FileChannel extent : extentChannels.values()) {
+                try {
+                    extent.close();
+                } catch (IOException e) {
+                    failed("close an extent", e);
+                }
             }
         }
     }

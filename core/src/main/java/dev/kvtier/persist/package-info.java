@@ -57,8 +57,9 @@
  *       not reach the disk). {@code PER_SEGMENT}: msync of the segment's pages, then write and fdatasync
  *       of its PUT, before the put or demotion returns: the record is never durable without its bytes.
  *       {@code PER_BATCH}: records are written at once; every {@code batchRecords} records, every
- *       {@code batchDelay} (a background thread) and at close, the batch's pages are msynced and then
- *       the journal is fdatasynced. REMOVEs are never synced on their own (a lost REMOVE is handled by
+ *       {@code batchDelay} and at close, a background thread fsyncs each extent file the batch wrote
+ *       to (once per file: the kernel writes back the pages the mapping dirtied), then fdatasyncs the
+ *       journal (a put waits only when four batches are unsynced). REMOVEs are never synced on their own (a lost REMOVE is handled by
  *       recovery, below). Compaction always syncs.</li>
  * </ol>
  * Whatever survives, no byte is served unchecked: every recovered segment's bytes are compared with
