@@ -390,11 +390,6 @@ public final class DiskJournal implements AutoCloseable {
         }
     }
 
-    /** Whether the journal holds segment {@code key}. */
-    public synchronized boolean holds(String key) {
-        return live.containsKey(key);
-    }
-
     private void append(byte[] bytes) throws IOException {
         records++;
         ByteBuffer buffer = ByteBuffer.wrap(bytes);
@@ -566,16 +561,6 @@ public final class DiskJournal implements AutoCloseable {
     /** Appends that failed (the segments concerned were cached but not persisted). */
     public synchronized long writeFailures() {
         return writeFailures;
-    }
-
-    /** Live segments recorded. */
-    public synchronized int liveSegments() {
-        return live.size();
-    }
-
-    /** Records in the journal file now (live and dead): what compaction bounds. */
-    public synchronized long records() {
-        return records;
     }
 
     /**

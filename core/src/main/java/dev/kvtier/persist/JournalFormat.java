@@ -137,6 +137,9 @@ final class JournalFormat {
             key[i] = file.getChar(body + BODY_KEY + 2 * i);
         }
         String name = new String(key);
+        if (name.isBlank()) {
+            return null; // no cache accepts a blank key: not a record of ours
+        }
         int at = body + BODY_KEY + 2 * keyChars;
         int total = RECORD_HEADER + length;
         if (type == REMOVE) {
