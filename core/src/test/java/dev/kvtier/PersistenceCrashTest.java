@@ -27,7 +27,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * whole, with every byte as the generator made it, or absent; every DISK put acknowledged before the
  * kill and not removed or promoted since must be there (the page cache survives a killed process, under
  * every policy); no recovered segment may fail its checksum. A second open while a writer runs is
- * refused. The directory stays bounded. Bounded: 6 kills, each child waited for at most 60 s.
+ * refused. The directory stays bounded. The children close and reopen every 100 operations and compact
+ * their journal every few dozen records, so kills also land in opens, closes and compactions.
+ * Bounded: 6 kills, each child waited for at most 60 s.
  */
 class PersistenceCrashTest {
     private static final int KILLS = 6;
@@ -46,7 +48,7 @@ class PersistenceCrashTest {
         SplittableRandom random = new SplittableRandom(20261202);
         for (int round = 0; round < KILLS; round++) {
             FsyncPolicy policy = FsyncPolicy.values()[round % FsyncPolicy.values().length];
-            runAndKill(round, policy, 20 + random.nextInt(300), random.nextLong());
+            runAndKill(round, policy, 20 + random.nextInt(400), random.nextLong());
             if (round % 2 == 1 || round == KILLS - 1) {
                 checkHere();
             }
@@ -64,7 +66,8 @@ class PersistenceCrashTest {
     private void runAndKill(int round, FsyncPolicy policy, int acksBeforeKill, long seed) throws Exception {
         Path log = logs.resolve("child-" + round + ".log");
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Process child = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-Xmx128m", "-cp",
+        Process child = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-Xmx128m",
+                "-Dkvtier.journal.compactSlack=32", "-cp",
                 System.getProperty("java.class.path"), PersistenceWriterChild.class.getName(), directory.toString(),
                 policy.name(), "r" + round, Long.toString(seed), log.toString()).redirectErrorStream(true).start();
         long started = System.nanoTime();

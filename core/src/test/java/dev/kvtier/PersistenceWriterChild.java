@@ -16,7 +16,9 @@ import java.util.SplittableRandom;
  * every segment it recovered against {@link PersistedSegments#content} (prints {@code BAD <key> <why>}
  * and exits 3 on the first that differs), prints {@code READY <recovered>}, then writes until it is
  * killed: DISK puts (acknowledged {@code DISK <key>} once they returned), CPU puts that demote others
- * to DISK, removals and promotions off DISK (announced {@code BEGIN <key>} before they start), reads.
+ * to DISK, removals and promotions off DISK (announced {@code BEGIN <key>} before they start), reads,
+ * and a close and reopen every 100 operations. Run with a low {@code kvtier.journal.compactSlack}, its
+ * journal is compacted every few dozen records.
  * Every line also goes, unbuffered, to the log file given (the parent's record of what happened
  * before the kill: a killed process's pipe is gone, its file writes are not). Not a test itself (no
  * {@code Test} in the name).
@@ -40,8 +42,10 @@ public final class PersistenceWriterChild {
                 .fsync(DiskPersistence.FsyncPolicy.valueOf(args[1])).batch(16, java.time.Duration.ofMillis(5));
         String prefix = args[2];
         SplittableRandom random = new SplittableRandom(Long.parseLong(args[3]));
-        try (KvTierCache cache = KvTierCache.open(PersistedSegments.config(directory, persistence).build())) {
-            List<String> known = new ArrayList<>(cache.recovery().orElseThrow().recoveredKeys());
+        KvTierConfig config = PersistedSegments.config(directory, persistence).build();
+        List<String> known;
+        try (KvTierCache cache = KvTierCache.open(config)) {
+            known = new ArrayList<>(cache.recovery().orElseThrow().recoveredKeys());
             for (String key : known) {
                 try {
                     PersistedSegments.verify(cache, key);
@@ -51,32 +55,40 @@ public final class PersistenceWriterChild {
                 }
             }
             say("READY " + known.size() + " " + cache.recovery().orElseThrow());
-            for (int i = 0; ; i++) {
-                int op = random.nextInt(100);
-                if (known.size() > 150 && op < 45) {
-                    String key = known.remove(random.nextInt(known.size()));
-                    say("BEGIN " + key);
-                    if (op < 35) {
-                        cache.remove(key);
-                    } else if (cache.get(key).isPresent()) {
-                        cache.ensureResident(key, Tier.CPU); // off DISK: not persisted any more
-                    }
-                } else if (op < 60) {
-                    String key = prefix + "-" + i;
-                    PersistedSegments.put(cache, key, Tier.DISK);
-                    known.add(key);
-                    say("DISK " + key);
-                } else if (op < 90) {
-                    String key = prefix + "-" + i;
-                    PersistedSegments.put(cache, key, Tier.CPU); // demotes older CPU segments to DISK
-                    known.add(key);
-                    say("CPU " + key);
-                } else if (!known.isEmpty()) {
-                    String key = known.get(random.nextInt(known.size()));
-                    if (cache.get(key).isPresent()) {
-                        PersistedSegments.verify(cache, key);
-                    }
+        }
+        for (int i = 0; ; ) {
+            // Closed and reopened every 100 operations, so that some kills land in a close or an open.
+            try (KvTierCache cache = KvTierCache.open(config)) {
+                for (int end = i + 100; i < end; i++) {
+                    step(cache, known, prefix + "-" + i, random);
                 }
+            }
+            say("REOPEN");
+        }
+    }
+
+    private static void step(KvTierCache cache, List<String> known, String newKey, SplittableRandom random) {
+        int op = random.nextInt(100);
+        if (known.size() > 150 && op < 45) {
+            String key = known.remove(random.nextInt(known.size()));
+            say("BEGIN " + key);
+            if (op < 35) {
+                cache.remove(key);
+            } else if (cache.get(key).isPresent()) {
+                cache.ensureResident(key, Tier.CPU); // off DISK: not persisted any more
+            }
+        } else if (op < 60) {
+            PersistedSegments.put(cache, newKey, Tier.DISK);
+            known.add(newKey);
+            say("DISK " + newKey);
+        } else if (op < 90) {
+            PersistedSegments.put(cache, newKey, Tier.CPU); // demotes older CPU segments to DISK
+            known.add(newKey);
+            say("CPU " + newKey);
+        } else if (!known.isEmpty()) {
+            String key = known.get(random.nextInt(known.size()));
+            if (cache.get(key).isPresent()) {
+                PersistedSegments.verify(cache, key);
             }
         }
     }

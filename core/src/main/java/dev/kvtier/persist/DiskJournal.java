@@ -52,8 +52,11 @@ public final class DiskJournal implements AutoCloseable {
     public static final String FILE = "kvtier.journal";
     /** The compacted journal while it is written; renamed over {@link #FILE} when complete. */
     static final String COMPACTING = "kvtier.journal.compacting";
-    /** Dead records tolerated beyond the live ones before the journal is compacted while running. */
-    static final int COMPACT_SLACK = 4096;
+    /**
+     * Dead records tolerated beyond the live ones before the journal is compacted: 4096, or the system
+     * property {@code kvtier.journal.compactSlack} (the crash test lowers it so kills land inside compactions).
+     */
+    static final int COMPACT_SLACK = Math.max(0, Integer.getInteger("kvtier.journal.compactSlack", 4096));
     /** Unsynced batches ({@link FsyncPolicy#PER_BATCH}) after which a put syncs itself instead of leaving it to the syncer. */
     private static final int BATCHES_BEHIND = 4;
     /** Highest extent slot a record may name (more than 10^6 extents is corruption, not a cache). */
