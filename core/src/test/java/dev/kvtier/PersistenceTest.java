@@ -408,6 +408,39 @@ class PersistenceTest {
         }
     }
 
+    /**
+     * A record follows its bytes: a DISK put or demotion whose copy failed, or silently delivered
+     * nothing, leaves no record (a record written before the copy would bring the key back after a restart).
+     */
+    @ParameterizedTest
+    @EnumSource(names = {"FAILED", "SILENTLY_SKIPPED"})
+    void aDiskArrivalWhoseBytesDidNotArriveIsNeverRecorded(CopyFault fault) {
+        KvTierConfig config = config(directory, DiskPersistence.of(NAMESPACE)).build();
+        try (KvTierCache cache = KvTierCache.open(config, fault.onCopy(2))) {
+            put(cache, "a", Tier.DISK); // copy 1
+            assertThrows(TransferFailedException.class, () -> put(cache, "b", Tier.DISK)); // copy 2
+            assertTrue(cache.get("b").isEmpty());
+        }
+        try (KvTierCache cache = KvTierCache.open(config, fault.onCopy(2))) {
+            assertEquals(List.of("a"), cache.recovery().orElseThrow().recoveredKeys());
+            put(cache, "c", Tier.CPU); // copy 1
+            assertThrows(TransferFailedException.class, () -> cache.demote("c", Tier.DISK)); // copy 2
+            assertEquals(Tier.CPU, cache.get("c").orElseThrow().tier());
+        }
+        try (KvTierCache cache = KvTierCache.open(config)) {
+            assertEquals(List.of("a"), cache.recovery().orElseThrow().recoveredKeys());
+            verify(cache, "a");
+        }
+    }
+
+    enum CopyFault {
+        FAILED, SILENTLY_SKIPPED;
+
+        java.util.function.UnaryOperator<dev.kvtier.exec.ExecutionBackend> onCopy(int n) {
+            return this == FAILED ? FaultInjectingBackend.failingCopy(n) : FaultInjectingBackend.silentlySkippedCopy(n);
+        }
+    }
+
     @Test
     void withoutPersistenceThereIsNoReportAndNothingSurvives() {
         KvTierConfig volatileConfig = KvTierConfig.builder().backend(Backend.HOST).gpuBudgetBytes(1 << 16)

@@ -25,7 +25,8 @@ public interface ChunkAllocator {
      * {@link #allocate(long)} for the chunk that will sit in slot {@code slot} of its {@code PagedMemory}
      * (its page coordinates name the slot). An allocator whose chunks outlive the process (persistent
      * DISK extents) names the chunk by its slot, so that a later process finds the pages a journal
-     * record names in the same place; every other allocator ignores the slot.
+     * record names in the same place; every other allocator ignores the slot. An allocator that
+     * wraps another must forward both methods (the default drops the slot).
      *
      * @throws IOException as {@link #allocate(long)}
      */
