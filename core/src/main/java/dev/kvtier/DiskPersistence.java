@@ -146,14 +146,17 @@ public final class DiskPersistence {
         return namespace;
     }
 
+    /** What is synced to stable storage, and when (default {@link FsyncPolicy#NONE}). */
     public FsyncPolicy fsyncPolicy() {
         return fsync;
     }
 
+    /** What an open does with a directory of another namespace or format (default {@link OnMismatch#REFUSE}). */
     public OnMismatch onMismatch() {
         return onMismatch;
     }
 
+    /** When recovered segments' bytes are checked (default {@link Verification#LAZY}). */
     public Verification verification() {
         return verification;
     }
