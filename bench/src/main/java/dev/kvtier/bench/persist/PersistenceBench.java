@@ -25,7 +25,8 @@ import java.util.stream.Stream;
  * The persistent DISK tier's two costs (issue 10), each beside its baseline in the same run:
  * <ul>
  *   <li>{@code recovery N...}: open time of a directory holding N persisted segments (4 KiB each), read
- *       from the {@link RecoveryReport} and timed around {@code open}, the median of 3 opens each;</li>
+ *       from the {@link RecoveryReport} and timed around {@code open}, the median of 3 opens each, lazily
+ *       verified (the default), then 3 more with {@code verify(EAGER)} (every byte read and checked);</li>
  *   <li>{@code puts K SIZE ROUNDS}: DISK puts per second of K segments of SIZE bytes into warm extents,
  *       for the volatile cache and each fsync policy, interleaved round by round (A B C D A B C D ...),
  *       the median per mode and its ratio to the volatile one.</li>
@@ -72,8 +73,10 @@ public final class PersistenceBench {
         long[] wall = new long[3];
         long[] reported = new long[3];
         long[] cpu = new long[3];
+        long[] eager = new long[3];
+        DiskPersistence eagerly = persistence.verify(DiskPersistence.Verification.EAGER);
         java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
-        for (int round = 0; round < 3; round++) {
+        for (int round = 0; round < 3; round++) { // lazy and eager opens interleaved: both see the same machine
             long start = System.nanoTime();
             long startCpu = threads.getCurrentThreadCpuTime();
             try (KvTierCache cache = KvTierCache.open(config(directory, persistence, size))) {
@@ -85,14 +88,22 @@ public final class PersistenceBench {
                     throw new AssertionError("recovered " + report.recovered() + " of " + segments);
                 }
             }
+            start = System.nanoTime();
+            try (KvTierCache cache = KvTierCache.open(config(directory, eagerly, size))) { // every byte read and checked
+                eager[round] = System.nanoTime() - start;
+                if (cache.recovery().orElseThrow().recovered() != segments) {
+                    throw new AssertionError("eager verification dropped segments");
+                }
+            }
         }
         Arrays.sort(wall);
         Arrays.sort(reported);
         Arrays.sort(cpu);
+        Arrays.sort(eager);
         System.out.printf(Locale.ROOT, "recovery %d segments: open %.1f ms (median of 3: %s), of which recovery %.1f ms;"
-                        + " CPU time of the opening thread %.1f ms (%s); journal %d bytes; load average %.2f%n", segments,
-                wall[1] / 1e6, ms(wall), reported[1] / 1e6, cpu[1] / 1e6, ms(cpu),
-                Files.size(directory.resolve("kvtier.journal")),
+                        + " CPU time of the opening thread %.1f ms (%s); verify(EAGER) open %.1f ms (%s); journal %d bytes;"
+                        + " load average %.2f%n", segments, wall[1] / 1e6, ms(wall), reported[1] / 1e6, cpu[1] / 1e6, ms(cpu),
+                eager[1] / 1e6, ms(eager), Files.size(directory.resolve("kvtier.journal")),
                 java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
         delete(directory);
     }
