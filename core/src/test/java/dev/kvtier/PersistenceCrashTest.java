@@ -7,6 +7,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashSet;
@@ -81,11 +82,17 @@ class PersistenceCrashTest {
             String ready = line;
             assertTrue(ready.startsWith("READY"), () -> "child " + round + " found a bad segment after the last kill: " + ready);
             if (round == 0) {
-                IllegalStateException refused = assertThrows(IllegalStateException.class, () -> KvTierCache.open(
-                        PersistedSegments.config(directory, DiskPersistence.of("crash-test")).build()));
+                IllegalStateException refused = assertThrows(IllegalStateException.class, () -> {
+                    try (KvTierCache wrong = KvTierCache.open(PersistedSegments.config(directory,
+                            DiskPersistence.of("crash-test")).build())) {
+                        wrong.stats(); // closed again at once should the open wrongly succeed
+                    }
+                });
                 assertTrue(refused.getMessage().contains("in use") && refused.getMessage().contains("pid " + child.pid()),
                         refused.getMessage());
             }
+            child.getOutputStream().write("GO\n".getBytes(StandardCharsets.UTF_8));
+            child.getOutputStream().flush();
             int acks = 0;
             while (acks < acksBeforeKill && (line = out.readLine()) != null) {
                 acks += line.startsWith("DISK ") || line.startsWith("CPU ") || line.startsWith("BEGIN ") ? 1 : 0;

@@ -2,7 +2,9 @@ package dev.kvtier;
 
 import dev.kvtier.store.Tier;
 
+import java.io.BufferedReader;
 import java.io.FileOutputStream;
+import java.io.InputStreamReader;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -43,9 +45,9 @@ public final class PersistenceWriterChild {
         String prefix = args[2];
         SplittableRandom random = new SplittableRandom(Long.parseLong(args[3]));
         KvTierConfig config = PersistedSegments.config(directory, persistence).build();
-        List<String> known;
-        try (KvTierCache cache = KvTierCache.open(config)) {
-            known = new ArrayList<>(cache.recovery().orElseThrow().recoveredKeys());
+        KvTierCache cache = KvTierCache.open(config);
+        try {
+            List<String> known = new ArrayList<>(cache.recovery().orElseThrow().recoveredKeys());
             for (String key : known) {
                 try {
                     PersistedSegments.verify(cache, key);
@@ -55,15 +57,20 @@ public final class PersistenceWriterChild {
                 }
             }
             say("READY " + known.size() + " " + cache.recovery().orElseThrow());
-        }
-        for (int i = 0; ; ) {
-            // Closed and reopened every 100 operations, so that some kills land in a close or an open.
-            try (KvTierCache cache = KvTierCache.open(config)) {
-                for (int end = i + 100; i < end; i++) {
-                    step(cache, known, prefix + "-" + i, random);
+            // The parent tries a second open of the directory now, while this cache holds it; then says GO.
+            if (!"GO".equals(new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine())) {
+                System.exit(4);
+            }
+            for (int i = 0; ; i++) {
+                step(cache, known, prefix + "-" + i, random);
+                if (i % 100 == 99) { // so that some kills land in a close or an open
+                    cache.close();
+                    cache = KvTierCache.open(config);
+                    say("REOPEN");
                 }
             }
-            say("REOPEN");
+        } finally {
+            cache.close();
         }
     }
 

@@ -443,9 +443,10 @@ public final class TieringEngine {
                 throw new IllegalArgumentException("dst holds " + dst.byteSize() + " bytes but segment \"" + key
                         + "\" has " + segment.sizeBytes);
             }
+            boolean checkedJustNow = !segment.verified;
             verifyRecovered(segment);
             Tier tier = table.currentTier(segment);
-            if (tier == Tier.DISK) {
+            if (tier == Tier.DISK && !checkedJustNow) { // a recovered segment's first read: checked above
                 mover.verifyDiskChecksum(segment);
             }
             PageAllocation placement = segment.placement;
