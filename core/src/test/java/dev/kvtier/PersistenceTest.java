@@ -442,6 +442,25 @@ class PersistenceTest {
     }
 
     @Test
+    void aRecoveredSegmentKeepsTheUsesItHadWhenItArrivedOnDisk() {
+        long uses;
+        try (KvTierCache cache = open()) {
+            put(cache, "hot", Tier.DISK);
+            put(cache, "cold", Tier.DISK);
+            for (int i = 0; i < 3; i++) { // each promotion is a use
+                cache.promote("hot", Tier.CPU);
+                cache.demote("hot", Tier.DISK);
+            }
+            uses = cache.get("hot").orElseThrow().accessCount();
+            assertTrue(uses >= 3, "" + uses);
+        }
+        try (KvTierCache cache = open()) {
+            assertEquals(uses, cache.get("hot").orElseThrow().accessCount());
+            assertTrue(cache.get("cold").orElseThrow().accessCount() < uses);
+        }
+    }
+
+    @Test
     void withoutPersistenceThereIsNoReportAndNothingSurvives() {
         KvTierConfig volatileConfig = KvTierConfig.builder().backend(Backend.HOST).gpuBudgetBytes(1 << 16)
                 .cpuBudgetBytes(1 << 16).diskDirectory(directory).build();

@@ -27,8 +27,8 @@ final class JournalFormat {
     static final byte REMOVE = 2;
     /** Type, key length (in UTF-16 code units). */
     private static final int BODY_KEY = 5;
-    /** Position start, position end, size, CRC32C, run count. */
-    private static final int PUT_FIXED = 8 + 8 + 8 + 4 + 4;
+    /** Position start, position end, size, access count, CRC32C, run count. */
+    private static final int PUT_FIXED = 8 + 8 + 8 + 8 + 4 + 4;
     private static final int RUN = 12;
 
     private JournalFormat() {
@@ -46,8 +46,8 @@ final class JournalFormat {
     static byte[] put(SegmentRecord r) {
         int keyBytes = 2 * r.key().length();
         ByteBuffer body = body(PUT, r.key(), PUT_FIXED + RUN * r.runCount());
-        body.putLong(r.positionStart()).putLong(r.positionEnd()).putLong(r.sizeBytes()).putInt(r.crc32c())
-                .putInt(r.runCount());
+        body.putLong(r.positionStart()).putLong(r.positionEnd()).putLong(r.sizeBytes()).putLong(r.accessCount())
+                .putInt(r.crc32c()).putInt(r.runCount());
         for (int i = 0; i < r.runCount(); i++) {
             body.putInt(r.runChunk()[i]).putInt(r.runFirstPage()[i]).putInt(r.runPageCount()[i]);
         }
@@ -151,10 +151,11 @@ final class JournalFormat {
         long start = file.getLong(at);
         long end = file.getLong(at + 8);
         long size = file.getLong(at + 16);
-        int crc32c = file.getInt(at + 24);
-        int runs = file.getInt(at + 28);
+        long accessCount = file.getLong(at + 24);
+        int crc32c = file.getInt(at + 32);
+        int runs = file.getInt(at + 36);
         if (runs < 0 || length != BODY_KEY + 2 * keyChars + PUT_FIXED + RUN * runs || start < 0 || end < start
-                || size < 0) {
+                || size < 0 || accessCount < 0) {
             return null;
         }
         int[] chunk = new int[runs];
@@ -165,6 +166,7 @@ final class JournalFormat {
             first[i] = file.getInt(p + 4);
             count[i] = file.getInt(p + 8);
         }
-        return new Decoded(name, new SegmentRecord(name, start, end, size, crc32c, chunk, first, count), total);
+        return new Decoded(name, new SegmentRecord(name, start, end, size, crc32c, accessCount, chunk, first, count),
+                total);
     }
 }

@@ -10,12 +10,13 @@ package dev.kvtier.persist;
  * @param positionEnd    last token position, exclusive
  * @param sizeBytes      the segment's size
  * @param crc32c         CRC32C of its bytes
+ * @param accessCount    its uses (promotions and touches) when it arrived on DISK
  * @param runChunk       per run, the extent slot
  * @param runFirstPage   per run, the first page in that extent
  * @param runPageCount   per run, the pages it spans
  */
 public record SegmentRecord(String key, long positionStart, long positionEnd, long sizeBytes, int crc32c,
-                            int[] runChunk, int[] runFirstPage, int[] runPageCount) {
+                            long accessCount, int[] runChunk, int[] runFirstPage, int[] runPageCount) {
 
     /** @throws IllegalArgumentException if the run arrays differ in length */
     public SegmentRecord {

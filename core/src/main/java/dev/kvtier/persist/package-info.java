@@ -38,11 +38,14 @@
  *       5    2k   key, UTF-16LE
  *       PUT only, from 5+2k:
  *       +0   i64  first position      +8   i64  end position (exclusive)
- *       +16  i64  size in bytes       +24  i32  CRC32C of the segment's bytes as they were put
- *       +28  i32  r: runs             +32  r x (i32 extent slot, i32 first page, i32 page count)
+ *       +16  i64  size in bytes       +24  i64  access count when it arrived on DISK
+ *       +32  i32  CRC32C of the segment's bytes as they were put
+ *       +36  i32  r: runs             +40  r x (i32 extent slot, i32 first page, i32 page count)
  * </pre>
  * A PUT says "segment K's bytes are in these pages and have this checksum"; a later PUT of K replaces
- * it; a REMOVE ends it. Usage counts are not persisted: recovered segments start with none.
+ * it; a REMOVE ends it. Usage counts are kept as they were when the segment arrived on DISK (touches
+ * while it stays there are not recorded): a recovered segment comes back with them, so a frequency
+ * policy ranks it as before the restart.
  *
  * <h2>Write order (what makes a crash harmless)</h2>
  * <ol>

@@ -4,6 +4,8 @@ import dev.kvtier.RecoveryReport;
 import dev.kvtier.exec.PageAllocation;
 import dev.kvtier.persist.DiskJournal;
 import dev.kvtier.persist.SegmentRecord;
+import dev.kvtier.store.SegmentMeta;
+import dev.kvtier.store.TieredStore;
 
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
@@ -15,14 +17,17 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class PersistedDisk {
     /** A DISK tier deleted on close: nothing is recorded. */
-    static final PersistedDisk VOLATILE = new PersistedDisk(null);
+    static final PersistedDisk VOLATILE = new PersistedDisk(null, null);
 
     private final DiskJournal journal;
+    private final TieredStore store;
     private volatile RecoveryReport opened;
     private final AtomicLong failedFirstUse = new AtomicLong();
 
-    PersistedDisk(DiskJournal journal) {
+    /** @param journal where records go; @param store where a segment's access count is read when it is recorded */
+    PersistedDisk(DiskJournal journal, TieredStore store) {
         this.journal = journal;
+        this.store = store;
     }
 
     /** Whether the DISK tier outlives the process. */
@@ -52,8 +57,9 @@ final class PersistedDisk {
             first[i] = pages.firstPageOf(i);
             count[i] = pages.pageCountOf(i);
         }
+        long uses = store.get(segment.key).map(SegmentMeta::accessCount).orElse(0L);
         journal.put(new SegmentRecord(segment.key, segment.positions.start(), segment.positions.end(), segment.sizeBytes,
-                segment.crc32c, chunk, first, count), pages.runs());
+                segment.crc32c, uses, chunk, first, count), pages.runs());
     }
 
     /** A locked segment leaves DISK (moved off, removed or dropped): record it before its pages can be reused. */

@@ -116,7 +116,7 @@ public final class TieringEngine {
                     throw new UncheckedIOException("cannot read or write the journal of the persisted disk directory "
                             + diskDirectory + ": " + e.getMessage(), e);
                 }
-                persisted = new PersistedDisk(journal.journal());
+                persisted = new PersistedDisk(journal.journal(), store);
             }
             TieringEngine engine = new TieringEngine(store, memories, created, persisted);
             LOG.log(System.Logger.Level.INFO, "kvtier backend: " + memories.description());
@@ -175,7 +175,8 @@ public final class TieringEngine {
             segment.crcKnown = true;
             segment.verified = false;
             table.publish(segment); // keys are unique in a replayed journal
-            store.register(SegmentMeta.of(segment.key, segment.positions, segment.sizeBytes), Tier.DISK);
+            store.register(SegmentMeta.of(segment.key, segment.positions, segment.sizeBytes)
+                    .withAccessCount(record.accessCount()), Tier.DISK);
             segment.live = true;
             recovered.add(segment);
         }
