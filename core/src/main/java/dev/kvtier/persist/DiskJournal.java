@@ -96,8 +96,9 @@ public final class DiskJournal implements AutoCloseable {
     /**
      * Reads the journal in {@code directory} (the caller holds the directory's lock), checks it was
      * written under the same namespace and layout, replays it into the live segments, drops those whose
-     * extents are gone, and compacts it (the compacted journal is synced, whatever the policy) so that
-     * appends start from a clean file. A directory with no journal starts one.
+     * extents are gone, and compacts it when the replay discarded anything or dead records dominate (the
+     * compacted journal is synced, whatever the policy), so appends never follow damage. A directory with
+     * no journal starts one.
      *
      * @throws PersistedDirectoryMismatchException when the journal is of another namespace, version,
      *                                             page size or extent size, or its header is unreadable, and

@@ -83,13 +83,15 @@
  *       by byte for the next one. If one is found, the bytes between are one {@code CORRUPT_RECORD};
  *       if none is, the rest of the file is one {@code TORN_RECORD} (the writer died while appending).</li>
  *   <li>Discard segments whose extent files are missing or of the wrong size ({@code EXTENT_MISSING}).</li>
- *   <li>Compact: write the header and one PUT per live segment to {@code kvtier.journal.compacting},
- *       fsync it, rename it over {@code kvtier.journal}, fsync the directory. Appends continue there.</li>
+ *   <li>If anything was discarded, or dead records outnumber {@code 2 x live + 4096}, compact: write the
+ *       header and one PUT per live segment to {@code kvtier.journal.compacting}, fsync it, rename it over
+ *       {@code kvtier.journal}, fsync the directory. Otherwise (a clean journal) nothing is rewritten.
+ *       Appends continue at the end.</li>
  *   <li>Map the extents again (their bytes kept), claim each live segment's pages, and register it on
  *       DISK, unverified. No segment byte is read unless verification is eager.</li>
  * </ol>
- * Bounded growth: the journal is compacted at every open and, while running, whenever it holds more
- * than {@code 2 x live + 4096} records; freed pages are reused before an extent is added, and extents
+ * Bounded growth: the journal is compacted, at open or while running, whenever it holds more than
+ * {@code 2 x live + 4096} records (and at an open that found damage); freed pages are reused before an extent is added, and extents
  * are reused by slot across restarts, so crash/reopen cycles do not grow the directory.
  */
 package dev.kvtier.persist;
