@@ -63,7 +63,12 @@ import java.util.function.UnaryOperator;
  *       flight, fails with {@link TierFullException} ("retry") instead of growing the tier.</li>
  *   <li><b>One owner per disk directory.</b> An open cache holds a lock file in its disk directory; a
  *       second open of the same directory, in this process or another, fails naming the holder.
- *       Extents a dead owner left there are deleted at open.</li>
+ *       Extents a dead owner left there are deleted at open (kept and recovered by a persistent cache).</li>
+ *   <li><b>Restarts</b> ({@link KvTierConfig#persistence()}, opt-in): the DISK tier outlives the process
+ *       under a user-chosen namespace. Segments on DISK at a clean close or a crash ({@code kill -9})
+ *       are registered again on DISK by the next open of the directory and served after their CRC32C is
+ *       verified; nothing half-written is ever served; {@link #recovery()} says what was found. GPU and
+ *       CPU stay volatile: what was there is gone. See {@link DiskPersistence}.</li>
  *   <li><b>After a device error that does not clear</b> (CUDA's sticky errors, such as
  *       {@code cudaErrorIllegalAddress}): the backend is unusable (logged once); every call that needs
  *       the GPU fails fast with a {@link TransferFailedException} naming the error (as the cause of a
@@ -323,6 +328,16 @@ public final class KvTierCache implements AutoCloseable {
         return engine.description();
     }
 
+    /**
+     * What this cache found in its persisted disk directory when it opened (segments registered again on
+     * DISK, discarded with reasons, duration, the keys), with the recovered segments that failed their
+     * first check since; empty when the DISK tier is not persistent ({@link KvTierConfig#persistence()}).
+     * Works after close too.
+     */
+    public Optional<RecoveryReport> recovery() {
+        return engine.recovery();
+    }
+
     /** The configuration this cache was opened with. */
     public KvTierConfig config() {
         return config;
@@ -331,7 +346,9 @@ public final class KvTierCache implements AutoCloseable {
     /**
      * Waits for every operation in flight (transfers finish, queued {@link #ensureResidentAsync}
      * calls run), then frees all memory (adopted memory is only forgotten) and deletes the DISK
-     * extents. Idempotent; every other call afterwards throws {@link IllegalStateException}.
+     * extents; a persistent DISK tier ({@link KvTierConfig#persistence()}) is synced as its fsync policy
+     * says and kept for the next open instead. Idempotent; every other call afterwards throws
+     * {@link IllegalStateException} ({@link #recovery()} still answers).
      */
     @Override
     public void close() {

@@ -44,6 +44,7 @@ public final class KvTierConfig {
     private final DiskTransferMode diskTransferMode;
     private final long bounceBufferBytes;
     private final int bounceBufferPairs;
+    private final DiskPersistence persistence;
 
     private KvTierConfig(Builder b) {
         this.gpuBudgetBytes = b.gpuBudgetBytes;
@@ -60,6 +61,7 @@ public final class KvTierConfig {
         this.diskTransferMode = b.diskTransferMode;
         this.bounceBufferBytes = b.bounceBufferBytes;
         this.bounceBufferPairs = b.bounceBufferPairs;
+        this.persistence = b.persistence;
     }
 
     /** A builder with the defaults: no budgets (set both), a fresh temporary disk directory, 64 KiB pages, least-accessed-first, AUTO. */
@@ -137,6 +139,11 @@ public final class KvTierConfig {
         return bounceBufferPairs;
     }
 
+    /** Whether and how the DISK tier outlives the process; empty (the default): it is deleted on close. */
+    public Optional<DiskPersistence> persistence() {
+        return Optional.ofNullable(persistence);
+    }
+
     @Override
     public String toString() {
         return "KvTierConfig[gpuBudget=" + gpuBudgetBytes + ", cpuBudget=" + cpuBudgetBytes + ", diskDirectory="
@@ -145,7 +152,8 @@ public final class KvTierConfig {
                 + ", transferTimeout=" + transferTimeout
                 + ", diskExtent=" + diskExtentBytes + ", copyThreads=" + copyThreads
                 + ", diskTransferMode=" + diskTransferMode + ", bounceBuffers=" + bounceBufferPairs + "x2x" + bounceBufferBytes
-                + (cudaLibrary == null ? "" : ", cudaLibrary=" + cudaLibrary) + "]";
+                + (cudaLibrary == null ? "" : ", cudaLibrary=" + cudaLibrary)
+                + (persistence == null ? "" : ", persistence=" + persistence) + "]";
     }
 
     /** Mutable builder; not thread-safe. Every setter checks its argument and names it when it is bad. */
@@ -164,6 +172,7 @@ public final class KvTierConfig {
         private DiskTransferMode diskTransferMode = DiskTransferMode.AUTO;
         private long bounceBufferBytes = DEFAULT_BOUNCE_BUFFER_BYTES;
         private int bounceBufferPairs = DEFAULT_BOUNCE_BUFFER_PAIRS;
+        private DiskPersistence persistence;
 
         private Builder() {
         }
@@ -309,11 +318,28 @@ public final class KvTierConfig {
         }
 
         /**
+         * Keeps the DISK tier across restarts and crashes under {@code persistence}'s namespace (see
+         * {@link DiskPersistence}); needs an explicit {@link #diskDirectory}. Default: none, the DISK
+         * tier starts empty and its files are deleted on close.
+         */
+        public Builder persistence(DiskPersistence persistence) {
+            if (persistence == null) {
+                throw new IllegalArgumentException("persistence must not be null");
+            }
+            this.persistence = persistence;
+            return this;
+        }
+
+        /**
          * The configuration.
          *
-         * @throws IllegalArgumentException if a budget was not set
+         * @throws IllegalArgumentException if a budget was not set, or persistence was asked without a disk directory
          */
         public KvTierConfig build() {
+            if (persistence != null && diskDirectory == null) {
+                throw new IllegalArgumentException("persistence " + persistence.namespace() + " needs a diskDirectory:"
+                        + " a temporary one is deleted on close");
+            }
             if (gpuBudgetBytes < 0) {
                 throw new IllegalArgumentException("gpuBudgetBytes must be set");
             }

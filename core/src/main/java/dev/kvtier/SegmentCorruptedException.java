@@ -4,19 +4,42 @@ package dev.kvtier;
  * A segment's bytes on DISK no longer match the CRC32C taken when they were written there (the
  * file was changed behind the cache, or the storage flipped bits). No byte of it was handed out or
  * moved; the segment stays on DISK with its metadata unchanged, and every later read or promotion
- * fails the same way until it is removed.
+ * fails the same way until it is removed. The exception: a segment recovered from a persisted DISK
+ * directory ({@link DiskPersistence}) that fails its first check is removed at once
+ * ({@link #removed()} is true), since nothing of it was ever served by this cache.
  */
 public final class SegmentCorruptedException extends KvTierException {
     private static final long serialVersionUID = 1L;
     private final int expectedCrc32c;
     private final int actualCrc32c;
+    private final boolean removed;
 
     /** @param expectedCrc32c the checksum taken when written; @param actualCrc32c the checksum found */
     public SegmentCorruptedException(String key, int expectedCrc32c, int actualCrc32c) {
-        super(key, "segment \"" + key + "\" is corrupted on DISK: CRC32C is " + Integer.toHexString(actualCrc32c)
-                + " but was " + Integer.toHexString(expectedCrc32c) + " when written; remove it and recompute it", null);
+        this(key, expectedCrc32c, actualCrc32c, false, null);
+    }
+
+    /**
+     * @param removed whether the cache removed the segment (a recovered one failing its first check)
+     * @param cause   what made the bytes unreadable, or null when they were read and differ
+     */
+    public SegmentCorruptedException(String key, int expectedCrc32c, int actualCrc32c, boolean removed, Throwable cause) {
+        super(key, removed
+                ? "segment \"" + key + "\" recovered from the persisted DISK directory is corrupted: CRC32C is "
+                        + Integer.toHexString(actualCrc32c) + " but was " + Integer.toHexString(expectedCrc32c)
+                        + " when written" + (cause == null ? "" : " (unreadable: " + cause.getMessage() + ")")
+                        + "; it was removed, recompute it"
+                : "segment \"" + key + "\" is corrupted on DISK: CRC32C is " + Integer.toHexString(actualCrc32c)
+                        + " but was " + Integer.toHexString(expectedCrc32c) + " when written; remove it and recompute it",
+                cause);
         this.expectedCrc32c = expectedCrc32c;
         this.actualCrc32c = actualCrc32c;
+        this.removed = removed;
+    }
+
+    /** Whether the cache removed the segment (see the class comment); false: it is still cached, corrupted. */
+    public boolean removed() {
+        return removed;
     }
 
     /** The CRC32C taken when the segment was written to DISK. */

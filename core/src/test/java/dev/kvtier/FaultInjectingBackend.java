@@ -164,11 +164,21 @@ final class FaultInjectingBackend implements ExecutionBackend {
 
         @Override
         public MemoryChunk allocate(long bytes) throws IOException {
+            take(bytes);
+            return delegate.allocate(bytes);
+        }
+
+        @Override
+        public MemoryChunk allocate(long bytes, int slot) throws IOException {
+            take(bytes);
+            return delegate.allocate(bytes, slot); // persistent extents are named by slot
+        }
+
+        private void take(long bytes) throws IOException {
             if (diskBytesLeft.addAndGet(-bytes) < 0) {
                 diskBytesLeft.addAndGet(bytes);
                 throw new IOException("No space left on device (injected)");
             }
-            return delegate.allocate(bytes);
         }
 
         @Override

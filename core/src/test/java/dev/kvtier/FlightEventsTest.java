@@ -123,6 +123,31 @@ class FlightEventsTest {
         assertEquals(Duration.ofMillis(250), recovery.getDuration("recoveryDuration"));
     }
 
+    @Test
+    void reopeningAPersistedDirectoryRecordsItsRecovery() throws IOException {
+        Path disk = dir.resolve("persisted");
+        UnaryOperator<KvTierConfig.Builder> config = b -> b.backend(Backend.HOST).pageSizeBytes(PAGE)
+                .gpuBudgetBytes(2L * PAGE).cpuBudgetBytes(2L * PAGE).diskExtentBytes(16L * PAGE)
+                .diskDirectory(disk).persistence(DiskPersistence.of("jfr-model"));
+        try (KvTierCache cache = KvTierCache.open(config.apply(KvTierConfig.builder()).build())) {
+            for (int i = 0; i < 3; i++) {
+                cache.put("jfr-p" + i, PositionRange.of(i, i + 1), MemorySegment.ofArray(new byte[PAGE]), Tier.DISK);
+            }
+        }
+        Path file = dir.resolve("reopen.jfr");
+        try (Recording recording = KvTierFlightRecording.start(file);
+             KvTierCache cache = KvTierCache.open(config.apply(KvTierConfig.builder()).build())) {
+            recording.stop();
+        }
+        List<RecordedEvent> recoveries = RecordingFile.readAllEvents(file).stream()
+                .filter(e -> e.getEventType().getName().equals("dev.kvtier.Recovery"))
+                .filter(e -> e.getString("directory").equals(disk.toString())).toList();
+        assertEquals(1, recoveries.size(), recoveries.toString());
+        assertEquals(3, recoveries.getFirst().getLong("segmentsFound"));
+        assertEquals(3L * PAGE, recoveries.getFirst().getLong("bytesFound"));
+        assertEquals(0, recoveries.getFirst().getLong("segmentsDiscarded"));
+    }
+
     private static int crc32c(byte[] bytes) {
         java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
         crc.update(bytes);

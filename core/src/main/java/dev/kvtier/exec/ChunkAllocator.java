@@ -21,6 +21,19 @@ public interface ChunkAllocator {
      */
     MemoryChunk allocate(long bytes) throws IOException;
 
+    /**
+     * {@link #allocate(long)} for the chunk that will sit in slot {@code slot} of its {@code PagedMemory}
+     * (its page coordinates name the slot). An allocator whose chunks outlive the process (persistent
+     * DISK extents) names the chunk by its slot, so that a later process finds the pages a journal
+     * record names in the same place; every other allocator ignores the slot. An allocator that
+     * wraps another must forward both methods (the default drops the slot).
+     *
+     * @throws IOException as {@link #allocate(long)}
+     */
+    default MemoryChunk allocate(long bytes, int slot) throws IOException {
+        return allocate(bytes);
+    }
+
     /** For logs and errors: what this allocator hands out, e.g. {@code "mapped extents in /var/kv"}. */
     String description();
 }

@@ -37,8 +37,8 @@ import java.util.Objects;
  * When the lock is acquired, every {@code kvtier-*.extent} already in the directory belongs to an
  * owner that is gone (killed before it could delete them): they are deleted, and that is logged
  * once with the count. That is the only time anything here deletes a file this instance did not
- * create; other files in the directory are never touched. (The persistence work will recover such
- * extents instead.) {@link #close()} deletes the lock file, then releases the lock.
+ * create; other files in the directory are never touched. A persistent cache
+ * ({@link #acquire(Path, boolean)}) keeps the persistent extents, which its journal describes. {@link #close()} deletes the lock file, then releases the lock.
  *
  * <p>Within one JVM a registry keyed by the directory's real path refuses a second open before any
  * channel is opened: POSIX record locks belong to the process, and closing <em>any</em> descriptor
@@ -92,6 +92,15 @@ public final class DiskDirectoryLock implements AutoCloseable {
      * @throws IOException           if the directory or its lock file cannot be created, read or locked
      */
     public static DiskDirectoryLock acquire(Path directory) throws IOException {
+        return acquire(directory, false);
+    }
+
+    /**
+     * {@link #acquire(Path)}; with {@code keepPersistentExtents} the persistent extents
+     * ({@link MappedFileChunkAllocator#PERSISTENT_PREFIX}) a dead owner left are kept for the
+     * persistence layer to recover, and only the others are deleted.
+     */
+    public static DiskDirectoryLock acquire(Path directory, boolean keepPersistentExtents) throws IOException {
         if (directory == null) {
             throw new IllegalArgumentException("directory must not be null");
         }
@@ -157,7 +166,7 @@ public final class DiskDirectoryLock implements AutoCloseable {
                 DiskDirectoryLock acquired = new DiskDirectoryLock(directory, real, channel, lock, instance,
                         describe(content));
                 try {
-                    acquired.reclaimDeadOwnersExtents();
+                    acquired.reclaimDeadOwnersExtents(keepPersistentExtents);
                 } catch (IOException | RuntimeException e) {
                     acquired.release();
                     throw e;
@@ -212,11 +221,14 @@ public final class DiskDirectoryLock implements AutoCloseable {
     }
 
     /** Deletes every {@code kvtier-*.extent} here: with the lock held, their owner can only be dead. */
-    private void reclaimDeadOwnersExtents() throws IOException {
+    private void reclaimDeadOwnersExtents(boolean keepPersistent) throws IOException {
         int count = 0;
         long bytes = 0;
         try (DirectoryStream<Path> extents = Files.newDirectoryStream(realDirectory, "kvtier-*.extent")) {
             for (Path extent : extents) {
+                if (keepPersistent && extent.getFileName().toString().startsWith(MappedFileChunkAllocator.PERSISTENT_PREFIX)) {
+                    continue;
+                }
                 if (Files.isRegularFile(extent)) {
                     long size = Files.size(extent);
                     if (Files.deleteIfExists(extent)) {

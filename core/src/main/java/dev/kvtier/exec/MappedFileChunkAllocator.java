@@ -33,6 +33,15 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Exclusive use of the directory is {@link DiskDirectoryLock}'s job, held by whoever opens the
  * directory for a cache; the lock also deletes extents a dead owner left.
  *
+ * <p><b>Persistent extents</b> ({@link #persistent}): for a cache whose DISK tier outlives the
+ * process, extents are named by the slot their {@code PagedMemory} keeps them in,
+ * {@code kvtier-persistent-<slot>.extent} ({@link #persistentExtent}), so that page coordinates in a
+ * journal name the same bytes after a restart. Allocating slot {@code n} maps the file already there
+ * when it has exactly the size asked for (its bytes are kept: no zero fill), and otherwise replaces
+ * it with a fresh zero-filled one; closing such an extent unmaps it and keeps the file. The lock
+ * ({@link DiskDirectoryLock#acquire(Path, boolean)}) then leaves these files alone; what they hold is
+ * the persistence layer's to judge.
+ *
  * <p>Interrupts: creating an extent on an interrupted thread fails with an {@link IOException}
  * whose cause is the channel's {@link ClosedByInterruptException}; the thread's interrupt flag stays
  * set. Thread-safe.
@@ -51,6 +60,10 @@ public final class MappedFileChunkAllocator implements ChunkAllocator {
     private final String filePrefix;
     private final UsableSpace usableSpace;
     private final AtomicInteger extents = new AtomicInteger();
+    private final boolean persistent;
+
+    /** File names of persistent extents start with this; {@link DiskDirectoryLock} keeps them when asked to. */
+    public static final String PERSISTENT_PREFIX = "kvtier-persistent-";
 
     /** @param directory where extent files are created (made if missing) */
     public MappedFileChunkAllocator(Path directory) {
@@ -58,17 +71,85 @@ public final class MappedFileChunkAllocator implements ChunkAllocator {
     }
 
     MappedFileChunkAllocator(Path directory, UsableSpace usableSpace) {
+        this(directory, usableSpace, false);
+    }
+
+    private MappedFileChunkAllocator(Path directory, UsableSpace usableSpace, boolean persistent) {
         if (directory == null) {
             throw new IllegalArgumentException("directory must not be null");
         }
         this.directory = directory;
         this.usableSpace = usableSpace;
+        this.persistent = persistent;
         this.filePrefix = "kvtier-" + HexFormat.of().toHexDigits(INSTANCE_IDS.nextLong()) + "-";
     }
 
+    /**
+     * An allocator of persistent extents in {@code directory} (see the class comment): only
+     * {@link #allocate(long, int)} may be called.
+     */
+    public static MappedFileChunkAllocator persistent(Path directory) {
+        return new MappedFileChunkAllocator(directory, dir -> Files.getFileStore(dir).getUsableSpace(), true);
+    }
+
+    /** Whether extents are persistent (named by slot, kept on close). */
+    public boolean isPersistent() {
+        return persistent;
+    }
+
+    /** The file of the persistent extent in slot {@code slot} of {@code directory}. */
+    public static Path persistentExtent(Path directory, int slot) {
+        return directory.resolve(PERSISTENT_PREFIX + slot + ".extent");
+    }
+
+    /** @throws IllegalStateException on a persistent allocator, whose extents need a slot */
     @Override
     public MemoryChunk allocate(long bytes) throws IOException {
-        Path file = directory.resolve(filePrefix + extents.incrementAndGet() + ".extent");
+        if (persistent) {
+            throw new IllegalStateException("persistent extents are named by their slot: call allocate(bytes, slot)");
+        }
+        return create(directory.resolve(filePrefix + extents.incrementAndGet() + ".extent"), bytes, true);
+    }
+
+    /**
+     * A persistent allocator maps slot {@code slot}'s file as it is when it has {@code bytes} bytes, and
+     * otherwise makes it afresh; any other allocator ignores the slot.
+     */
+    @Override
+    public MemoryChunk allocate(long bytes, int slot) throws IOException {
+        if (!persistent) {
+            return allocate(bytes);
+        }
+        Path file = persistentExtent(directory, slot);
+        if (Files.isRegularFile(file) && Files.size(file) == bytes) {
+            return reopen(file, bytes);
+        }
+        Files.deleteIfExists(file); // a wrong size: whatever it held cannot be trusted to lie where it should
+        return create(file, bytes, false);
+    }
+
+    /** Maps an existing persistent extent read-write, keeping its bytes. */
+    private MemoryChunk reopen(Path file, long bytes) throws IOException {
+        FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        Arena arena = Arena.ofShared();
+        try {
+            return new MappedExtent(file, channel, arena, channel.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena),
+                    false);
+        } catch (IOException | RuntimeException e) {
+            arena.close();
+            try {
+                channel.close();
+            } catch (IOException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            if (e instanceof IOException io) {
+                throw explain(io, file, bytes);
+            }
+            throw e;
+        }
+    }
+
+    private MemoryChunk create(Path file, long bytes, boolean deleteOnClose) throws IOException {
         FileChannel channel = null;
         boolean created = false;
         Arena arena = null;
@@ -93,7 +174,7 @@ public final class MappedFileChunkAllocator implements ChunkAllocator {
                         + " (if the limit on mappings was hit, raise vm.max_map_count or configure larger disk extents): "
                         + e.getMessage(), e);
             }
-            return new MappedExtent(file, channel, arena, mapping);
+            return new MappedExtent(file, channel, arena, mapping, deleteOnClose);
         } catch (IOException | RuntimeException e) {
             // Release in order: the mapping (none yet unless map itself failed), the channel, then the
             // file, so its blocks really go back to the file system (an open channel would keep them).
@@ -185,12 +266,14 @@ public final class MappedFileChunkAllocator implements ChunkAllocator {
         private final Arena arena;
         private final MemorySegment mapping;
         private final AtomicBoolean closed = new AtomicBoolean();
+        private final boolean deleteOnClose;
 
-        MappedExtent(Path file, FileChannel channel, Arena arena, MemorySegment mapping) {
+        MappedExtent(Path file, FileChannel channel, Arena arena, MemorySegment mapping, boolean deleteOnClose) {
             this.file = file;
             this.channel = channel;
             this.arena = arena;
             this.mapping = mapping;
+            this.deleteOnClose = deleteOnClose;
         }
 
         @Override
@@ -206,7 +289,9 @@ public final class MappedFileChunkAllocator implements ChunkAllocator {
             arena.close();
             try {
                 channel.close();
-                Files.deleteIfExists(file);
+                if (deleteOnClose) {
+                    Files.deleteIfExists(file);
+                }
             } catch (IOException e) {
                 // The extent is unmapped and its channel released; a leftover file is only disk space.
                 System.getLogger(MappedFileChunkAllocator.class.getName())

@@ -65,6 +65,36 @@ public final class PageAllocation {
         return runs;
     }
 
+    /**
+     * The slot of the chunk that run {@code run} of {@link #runs()} lies in (with
+     * {@link #firstPageOf} and {@link #pageCountOf}: where the run is in its memory, which is what a
+     * persisted DISK segment records, see {@link TransferExecutor#claim}).
+     *
+     * @throws IllegalStateException for external memory, which has no pages
+     */
+    public int chunkOf(int run) {
+        return ownedRuns()[run];
+    }
+
+    /** The first page of run {@code run} within its chunk; see {@link #chunkOf}. */
+    public int firstPageOf(int run) {
+        ownedRuns();
+        return runFirstPage[run];
+    }
+
+    /** The pages run {@code run} spans; see {@link #chunkOf}. */
+    public int pageCountOf(int run) {
+        ownedRuns();
+        return runPageCount[run];
+    }
+
+    private int[] ownedRuns() {
+        if (owner == null) {
+            throw new IllegalStateException("external memory has no pages: " + this);
+        }
+        return runChunk;
+    }
+
     /** Whether this is caller-owned memory (adopted) that the executor never frees. */
     public boolean isExternal() {
         return owner == null;

@@ -117,11 +117,7 @@ final class PagedMemory implements AutoCloseable {
                     throw new PhysicallyFullException(kind, bytes, (needed - freePageCount) * pageSize,
                             (long) maxChunks * pagesPerChunk * pageSize);
                 }
-                MemoryChunk memory = allocator.allocate((long) pagesPerChunk * pageSize);
-                BitSet free = new BitSet(pagesPerChunk);
-                free.set(0, pagesPerChunk);
-                grown.add(place(new Chunk(memory, free, pagesPerChunk)));
-                freePageCount += pagesPerChunk;
+                grown.add(grow(freeSlot()));
             }
         } catch (IOException | RuntimeException e) {
             // Nothing was allocated: give back the chunks grown for this request (an oversized DISK put
@@ -196,6 +192,97 @@ final class PagedMemory implements AutoCloseable {
             }
         }
         return null;
+    }
+
+    /** Takes a chunk from the allocator into {@code slot} (free), all its pages free; returns the slot. */
+    private int grow(int slot) throws IOException {
+        MemoryChunk memory = allocator.allocate((long) pagesPerChunk * pageSize, slot);
+        BitSet free = new BitSet(pagesPerChunk);
+        free.set(0, pagesPerChunk);
+        place(slot, new Chunk(memory, free, pagesPerChunk));
+        freePageCount += pagesPerChunk;
+        return slot;
+    }
+
+    /**
+     * Grows this memory until slots {@code 0..chunkCount-1} all hold a chunk, every new page free: how a
+     * reopened DISK memory takes back the extents a journal names before {@link #claim}ing their pages.
+     *
+     * @throws IOException             when the allocator cannot supply a chunk (the chunks grown stay)
+     * @throws PhysicallyFullException when that is more chunks than this memory may take
+     */
+    public synchronized void growTo(int chunkCount) throws IOException {
+        ensureOpen();
+        if (chunkCount > maxChunks) {
+            throw new PhysicallyFullException(kind, (long) chunkCount * pagesPerChunk * pageSize,
+                    (long) (chunkCount - maxChunks) * pagesPerChunk * pageSize, (long) maxChunks * pagesPerChunk * pageSize);
+        }
+        for (int slot = 0; slot < chunkCount; slot++) {
+            if (slot >= chunks.size() || chunks.get(slot) == null) {
+                grow(slot);
+            }
+        }
+    }
+
+    /**
+     * Takes exactly the pages named (per run: chunk slot, first page, page count, in segment order) as the
+     * allocation of a {@code bytes}-byte segment, as {@link #allocate} would have handed them out: how a
+     * reopened DISK memory gives a recovered segment back the pages its bytes are in.
+     *
+     * @throws IllegalArgumentException naming the run when a run lies outside the chunks held, a page is
+     *                                  already in use, or the pages do not fit {@code bytes}; nothing is taken then
+     */
+    public synchronized PageAllocation claim(long bytes, int[] runChunk, int[] runFirst, int[] runCount) {
+        ensureOpen();
+        if (runChunk.length != runFirst.length || runChunk.length != runCount.length) {
+            throw new IllegalArgumentException("run arrays differ in length: " + runChunk.length + ", "
+                    + runFirst.length + ", " + runCount.length);
+        }
+        long pages = 0;
+        for (int count : runCount) {
+            pages += count;
+        }
+        if (bytes < 0 || pages != (bytes + pageSize - 1) / pageSize) {
+            throw new IllegalArgumentException(pages + " pages of " + pageSize + " bytes cannot hold exactly a "
+                    + bytes + "-byte segment");
+        }
+        int taken = 0;
+        try {
+            for (; taken < runChunk.length; taken++) {
+                int c = runChunk[taken];
+                int first = runFirst[taken];
+                int count = runCount[taken];
+                if (c < 0 || c >= chunks.size() || chunks.get(c) == null || first < 0 || count <= 0
+                        || first > pagesPerChunk - count) {
+                    throw new IllegalArgumentException("run " + taken + " (chunk " + c + ", pages " + first + "+"
+                            + count + ") lies outside the " + liveChunks + " chunks of " + pagesPerChunk + " pages held");
+                }
+                BitSet free = chunks.get(c).freePages;
+                if (free.nextClearBit(first) < first + count) {
+                    throw new IllegalArgumentException("run " + taken + " (chunk " + c + ", pages " + first + "+"
+                            + count + ") overlaps pages already in use");
+                }
+                free.clear(first, first + count);
+                chunks.get(c).freeCount -= count;
+            }
+        } catch (IllegalArgumentException e) {
+            for (int i = 0; i < taken; i++) {
+                chunks.get(runChunk[i]).freePages.set(runFirst[i], runFirst[i] + runCount[i]);
+                chunks.get(runChunk[i]).freeCount += runCount[i];
+            }
+            throw e;
+        }
+        List<MemorySegment> segments = new ArrayList<>(runChunk.length);
+        long remaining = bytes;
+        for (int i = 0; i < runChunk.length; i++) {
+            long length = Math.min(remaining, (long) runCount[i] * pageSize);
+            segments.add(chunks.get(runChunk[i]).memory.memory().asSlice((long) runFirst[i] * pageSize, length));
+            remaining -= length;
+        }
+        pagesInUse += pages;
+        bytesInUse += bytes;
+        freePageCount -= pages;
+        return new PageAllocation(kind, bytes, segments, this, runChunk.clone(), runFirst.clone(), runCount.clone());
     }
 
     /** Picks {@code needed} free pages as (chunk, first page, count) runs: one run if any chunk has one. */
@@ -282,16 +369,19 @@ final class PagedMemory implements AutoCloseable {
         }
     }
 
-    /** Puts a new chunk in the first free slot; returns its index. */
-    private int place(Chunk chunk) {
-        liveChunks++;
+    /** The first slot holding no chunk (one past the end when all do). */
+    private int freeSlot() {
         int slot = chunks.indexOf(null);
-        if (slot >= 0) {
-            chunks.set(slot, chunk);
-            return slot;
+        return slot >= 0 ? slot : chunks.size();
+    }
+
+    /** Puts a new chunk in {@code slot}, which holds none (slots below it are filled with empty ones). */
+    private void place(int slot, Chunk chunk) {
+        liveChunks++;
+        while (chunks.size() <= slot) {
+            chunks.add(null);
         }
-        chunks.add(chunk);
-        return chunks.size() - 1;
+        chunks.set(slot, chunk);
     }
 
     /**

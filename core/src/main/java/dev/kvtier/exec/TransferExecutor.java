@@ -104,6 +104,34 @@ public final class TransferExecutor implements AutoCloseable {
         return memories.get(kind).allocate(bytes);
     }
 
+    /**
+     * Grows {@code kind}'s memory until its chunk slots {@code 0..chunkCount-1} are all held (reopening
+     * persistent DISK extents); see {@code PagedMemory.growTo}.
+     *
+     * @throws IOException when that memory cannot grow
+     */
+    public void growTo(StorageKind kind, int chunkCount) throws IOException {
+        ensureOpen();
+        memories.get(kind).growTo(chunkCount);
+    }
+
+    /**
+     * The pages named (per run: chunk slot, first page, page count, as {@link PageAllocation#chunkOf} and
+     * friends report them) as the allocation of a {@code bytes}-byte segment of {@code kind}: a recovered
+     * DISK segment gets back the pages its bytes are in. Release it like any allocation.
+     *
+     * @throws IllegalArgumentException when a run lies outside the memory or overlaps pages in use
+     */
+    public PageAllocation claim(StorageKind kind, long bytes, int[] runChunk, int[] runFirst, int[] runCount) {
+        ensureOpen();
+        return memories.get(kind).claim(bytes, runChunk, runFirst, runCount);
+    }
+
+    /** Bytes per chunk of {@code kind} (for DISK: the size of each extent file). */
+    public long chunkBytes(StorageKind kind) {
+        return memories.get(kind).chunkBytes();
+    }
+
     /** References caller-owned memory of {@code kind} (an adopted device buffer) without copying or owning it. */
     public PageAllocation external(StorageKind kind, MemorySegment memory) {
         ensureOpen();

@@ -47,6 +47,19 @@ public final class SegmentMeta {
         return new SegmentMeta(key, positions, sizeBytes, Tier.GPU, 0);
     }
 
+    /**
+     * The same not-yet-registered metadata with {@code accessCount} uses, which {@link TieredStore#register}
+     * keeps: how a segment recovered from a persisted DISK tier comes back with the uses it had.
+     *
+     * @throws IllegalArgumentException if {@code accessCount} is negative
+     */
+    public SegmentMeta withAccessCount(long accessCount) {
+        if (accessCount < 0) {
+            throw new IllegalArgumentException("accessCount must be >= 0, was " + accessCount);
+        }
+        return new SegmentMeta(key, positions, sizeBytes, tier, accessCount);
+    }
+
     /** A snapshot of a registered segment's state; arguments trusted (the store validated them). */
     static SegmentMeta placed(String key, PositionRange positions, long sizeBytes, Tier tier, long accessCount) {
         return new SegmentMeta(key, positions, sizeBytes, tier, accessCount);

@@ -6,6 +6,7 @@ import dev.kvtier.cuda.CudaRuntime;
 import dev.kvtier.exec.DirectoryOwningBackend;
 import dev.kvtier.exec.DiskDirectoryLock;
 import dev.kvtier.exec.ExecutionBackend;
+import dev.kvtier.exec.MappedFileChunkAllocator;
 import dev.kvtier.exec.cuda.CudaExecutionBackend;
 import dev.kvtier.exec.cuda.ExtentRegistration;
 import dev.kvtier.exec.host.HostExecutionBackend;
@@ -30,7 +31,7 @@ public final class BackendSelection {
     public static ExecutionBackend open(KvTierConfig config, Path diskDirectory) {
         DiskDirectoryLock lock;
         try {
-            lock = DiskDirectoryLock.acquire(diskDirectory);
+            lock = DiskDirectoryLock.acquire(diskDirectory, config.persistence().isPresent());
         } catch (IOException e) {
             throw new UncheckedIOException("cannot lock the disk directory " + diskDirectory
                     + " (set KvTierConfig.builder().diskDirectory(...) to a writable place): " + e.getMessage(), e);
@@ -43,9 +44,16 @@ public final class BackendSelection {
         }
     }
 
+    /** Where DISK extents come from: named by slot and kept on close when the DISK tier is persistent. */
+    private static MappedFileChunkAllocator diskExtents(KvTierConfig config, Path diskDirectory) {
+        return config.persistence().isPresent() ? MappedFileChunkAllocator.persistent(diskDirectory)
+                : new MappedFileChunkAllocator(diskDirectory);
+    }
+
     private static ExecutionBackend select(KvTierConfig config, Path diskDirectory) {
         return switch (config.backend()) {
-            case HOST -> new HostExecutionBackend(diskDirectory, config.copyThreads(), "HOST requested by configuration");
+            case HOST -> new HostExecutionBackend(diskExtents(config, diskDirectory), config.copyThreads(),
+                    "HOST requested by configuration");
             case CUDA -> {
                 CudaProbe probe = probe(config);
                 CudaRuntime cuda = probe.runtime().orElseThrow(() -> new IllegalStateException(
@@ -58,12 +66,14 @@ public final class BackendSelection {
                 try {
                     probe = probe(config);
                 } catch (RuntimeException | LinkageError e) {
-                    yield new HostExecutionBackend(diskDirectory, config.copyThreads(), "no GPU: probing CUDA failed: " + e);
+                    yield new HostExecutionBackend(diskExtents(config, diskDirectory), config.copyThreads(),
+                            "no GPU: probing CUDA failed: " + e);
                 }
                 if (probe.runtime().isPresent()) {
                     yield cuda(probe.runtime().get(), config, diskDirectory, "AUTO found a usable device");
                 }
-                yield new HostExecutionBackend(diskDirectory, config.copyThreads(), "no GPU: " + probe.describe());
+                yield new HostExecutionBackend(diskExtents(config, diskDirectory), config.copyThreads(),
+                        "no GPU: " + probe.describe());
             }
         };
     }
@@ -74,7 +84,7 @@ public final class BackendSelection {
             case REGISTERED -> ExtentRegistration.ALWAYS;
             case STAGED -> ExtentRegistration.NEVER;
         };
-        return new CudaExecutionBackend(cuda, diskDirectory, config.copyThreads(), true, registration,
+        return new CudaExecutionBackend(cuda, diskExtents(config, diskDirectory), config.copyThreads(), true, registration,
                 config.bounceBufferBytes(), config.bounceBufferPairs(), config.transferTimeout(), reason);
     }
 

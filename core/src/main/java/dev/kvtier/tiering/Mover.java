@@ -32,11 +32,13 @@ final class Mover {
     private final TierMemories memories;
     private final TierCounters counters;
     private final ChangeListeners listeners;
+    private final PersistedDisk persisted;
 
-    Mover(TierMemories memories, TierCounters counters, ChangeListeners listeners) {
+    Mover(TierMemories memories, TierCounters counters, ChangeListeners listeners, PersistedDisk persisted) {
         this.memories = memories;
         this.counters = counters;
         this.listeners = listeners;
+        this.persisted = persisted;
     }
 
     /**
@@ -122,8 +124,14 @@ final class Mover {
     /** Last half, once the bytes are in the destination: the segment now lives there. */
     void commit(Move move) {
         Segment segment = move.segment();
+        if (move.transfer().from() == Tier.DISK) {
+            persisted.leaving(segment); // before its pages can be reused
+        }
         memories.release(segment.placement);
         segment.placement = move.destination();
+        if (move.transfer().to() == Tier.DISK) {
+            persisted.stored(segment, move.destination()); // its bytes were checksummed on arrival
+        }
         counters.transferred(move.transfer().from(), move.transfer().to(), segment.sizeBytes);
         listeners.moved(segment.key, move.transfer().from(), move.transfer().to(), segment.sizeBytes);
     }

@@ -32,6 +32,11 @@ final class Segment {
     boolean live;
     /** Open pins: while positive the bytes stay where they are (a removal keeps the placement). */
     int pins;
+    /**
+     * False only for a segment recovered from a persisted DISK directory whose bytes have not yet been
+     * checked against {@link #crc32c}: its first use checks them (and drops it when they do not match).
+     */
+    boolean verified = true;
 
     Segment(String key, PositionRange positions, long sizeBytes) {
         this.key = key;

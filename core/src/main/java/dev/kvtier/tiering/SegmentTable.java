@@ -18,10 +18,12 @@ final class SegmentTable {
     private final ConcurrentHashMap<String, Segment> segments = new ConcurrentHashMap<>();
     private final TieredStore store;
     private final TierMemories memories;
+    private final PersistedDisk persisted;
 
-    SegmentTable(TieredStore store, TierMemories memories) {
+    SegmentTable(TieredStore store, TierMemories memories, PersistedDisk persisted) {
         this.store = store;
         this.memories = memories;
+        this.persisted = persisted;
     }
 
     /** Publishes a new, locked segment; false if the key is taken. */
@@ -81,6 +83,7 @@ final class SegmentTable {
      */
     Optional<SegmentMeta> drop(Segment segment) {
         Optional<SegmentMeta> removed = store.remove(segment.key);
+        persisted.leaving(segment); // wherever it is: the journal knows whether it holds a record
         if (segment.pins == 0) {
             memories.release(segment.placement);
             segment.placement = null;

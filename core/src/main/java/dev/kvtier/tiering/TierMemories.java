@@ -67,6 +67,25 @@ final class TierMemories implements AutoCloseable {
         return executor.allocate(storageOf(tier), bytes);
     }
 
+    /** Bytes of each DISK extent file. */
+    long diskExtentBytes() {
+        return executor.chunkBytes(storageOf(Tier.DISK));
+    }
+
+    /** Maps the DISK extents in slots {@code 0..extents-1} again (persistent extents keep their bytes). */
+    void reopenDisk(int extents) throws IOException {
+        executor.growTo(storageOf(Tier.DISK), extents);
+    }
+
+    /**
+     * The DISK pages a recovered record names, as the allocation of its segment.
+     *
+     * @throws IllegalArgumentException when they lie outside the extents or overlap pages in use
+     */
+    PageAllocation claimDisk(long bytes, int[] runChunk, int[] runFirst, int[] runCount) {
+        return executor.claim(storageOf(Tier.DISK), bytes, runChunk, runFirst, runCount);
+    }
+
     /** References caller-owned memory on {@code tier} (adopted device memory); never freed. */
     PageAllocation external(Tier tier, MemorySegment memory) {
         return executor.external(storageOf(tier), memory);

@@ -2,13 +2,19 @@ package dev.kvtier.tiering;
 
 import dev.kvtier.CacheChangeListener;
 import dev.kvtier.CacheStats;
+import dev.kvtier.DiskPersistence;
+import dev.kvtier.RecoveryReport;
 import dev.kvtier.KvTierConfig;
+import dev.kvtier.observe.ChecksumFailureEvent;
+import dev.kvtier.observe.RecoveryEvent;
 import dev.kvtier.ResidentSegment;
 import dev.kvtier.SegmentCorruptedException;
 import dev.kvtier.TierFullException;
 import dev.kvtier.TransferFailedException;
 import dev.kvtier.exec.ExecutionBackend;
 import dev.kvtier.exec.PageAllocation;
+import dev.kvtier.persist.DiskJournal;
+import dev.kvtier.persist.SegmentRecord;
 import dev.kvtier.store.PositionRange;
 import dev.kvtier.store.SegmentMeta;
 import dev.kvtier.store.Tier;
@@ -20,6 +26,11 @@ import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
@@ -53,13 +64,15 @@ public final class TieringEngine {
     private final OperationGate gate = new OperationGate();
     private final Residencies residencies;
     private final Path createdDiskDirectory;
+    private final PersistedDisk persisted;
 
-    private TieringEngine(TieredStore store, TierMemories memories, Path createdDiskDirectory) {
+    private TieringEngine(TieredStore store, TierMemories memories, Path createdDiskDirectory, PersistedDisk persisted) {
         this.store = store;
         this.memories = memories;
         this.createdDiskDirectory = createdDiskDirectory;
-        this.table = new SegmentTable(store, memories);
-        this.mover = new Mover(memories, counters, listeners);
+        this.persisted = persisted;
+        this.table = new SegmentTable(store, memories, persisted);
+        this.mover = new Mover(memories, counters, listeners, persisted);
         this.roomMaker = new RoomMaker(store, table, mover, DemotionCascade.STANDARD, listeners);
         this.residencies = new Residencies(gate, this::makeResident);
     }
@@ -85,6 +98,7 @@ public final class TieringEngine {
                     + " (set KvTierConfig.builder().diskDirectory(...) to a writable place)", e);
         }
         TierMemories memories = null;
+        PersistedDisk persisted = PersistedDisk.VOLATILE;
         try {
             // The store first: a bad policy fails before any thread or native memory exists.
             TieredStore store = new TieredStore(config.gpuBudgetBytes(), config.cpuBudgetBytes(), config.policy());
@@ -96,11 +110,27 @@ public final class TieringEngine {
                 throw e;
             }
             memories = TierMemories.open(backend, config);
-            TieringEngine engine = new TieringEngine(store, memories, created);
+            long recoveryStart = System.nanoTime();
+            DiskJournal.Opened journal = null;
+            if (config.persistence().isPresent()) {
+                try {
+                    journal = DiskJournal.open(diskDirectory, config.persistence().get(), config.pageSizeBytes(),
+                            memories.diskExtentBytes());
+                } catch (IOException e) {
+                    throw new UncheckedIOException("cannot read or write the journal of the persisted disk directory "
+                            + diskDirectory + ": " + e.getMessage(), e);
+                }
+                persisted = new PersistedDisk(journal.journal(), store);
+            }
+            TieringEngine engine = new TieringEngine(store, memories, created, persisted);
             LOG.log(System.Logger.Level.INFO, "kvtier backend: " + memories.description());
+            if (journal != null) {
+                engine.recover(journal, config.persistence().get(), diskDirectory, recoveryStart);
+            }
             return engine;
         } catch (RuntimeException | Error e) {
             // Nothing of a failed open may outlive it: copy threads, native memory, a directory we made.
+            persisted.close(); // before the extents it syncs are unmapped
             if (memories != null) {
                 try {
                     memories.close();
@@ -111,6 +141,112 @@ public final class TieringEngine {
             deleteCreated(created, e);
             throw e;
         }
+    }
+
+    /**
+     * Registers again on DISK the segments the journal recovered: their pages claimed in the reopened
+     * extents, their checksums known and, unless verification is eager, not yet checked (their first use
+     * checks them). Runs before the engine is handed out, so nothing else touches these segments.
+     */
+    private void recover(DiskJournal.Opened opened, DiskPersistence persistence, Path directory, long startNanos) {
+        int extents = 0;
+        for (SegmentRecord record : opened.segments()) {
+            for (int chunk : record.runChunk()) {
+                extents = Math.max(extents, chunk + 1);
+            }
+        }
+        try {
+            memories.reopenDisk(extents);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot map the " + extents + " persisted disk extents in " + directory
+                    + " again: " + e.getMessage(), e);
+        }
+        Map<RecoveryReport.DiscardReason, Long> discarded = new EnumMap<>(RecoveryReport.DiscardReason.class);
+        discarded.putAll(opened.discarded());
+        List<Segment> recovered = new ArrayList<>(opened.segments().size());
+        for (SegmentRecord record : opened.segments()) {
+            Segment segment = new Segment(record.key(), PositionRange.of(record.positionStart(), record.positionEnd()),
+                    record.sizeBytes());
+            try {
+                segment.placement = memories.claimDisk(record.sizeBytes(), record.runChunk(), record.runFirstPage(),
+                        record.runPageCount());
+            } catch (IllegalArgumentException unclaimable) { // the replay already ruled this out; never serve it
+                discarded.merge(RecoveryReport.DiscardReason.CORRUPT_RECORD, 1L, Long::sum);
+                persisted.leaving(segment);
+                continue;
+            }
+            segment.crc32c = record.crc32c();
+            segment.crcKnown = true;
+            segment.verified = false;
+            table.publish(segment); // keys are unique in a replayed journal
+            store.register(SegmentMeta.of(segment.key, segment.positions, segment.sizeBytes)
+                    .withAccessCount(record.accessCount()), Tier.DISK);
+            segment.live = true;
+            recovered.add(segment);
+        }
+        List<String> keys = new ArrayList<>(recovered.size());
+        long bytes = 0;
+        for (Segment segment : recovered) {
+            if (persistence.verification() == DiskPersistence.Verification.EAGER && checkRecovered(segment) != null) {
+                table.drop(segment);
+                discarded.merge(RecoveryReport.DiscardReason.CHECKSUM_MISMATCH, 1L, Long::sum);
+                continue;
+            }
+            keys.add(segment.key);
+            bytes += segment.sizeBytes;
+        }
+        RecoveryReport report = new RecoveryReport(persistence.namespace(), keys.size(), bytes, discarded, 0,
+                opened.journalBytes(), Duration.ofNanos(System.nanoTime() - startNanos), opened.wipedBecause(), keys);
+        persisted.recovered(report);
+        RecoveryEvent.emit(directory.toString(), report.recovered(), report.recoveredBytes(), report.discardedTotal(),
+                report.duration());
+        LOG.log(System.Logger.Level.INFO, "kvtier recovered " + directory + ": " + report);
+    }
+
+    /**
+     * Checks a recovered segment's bytes against its checksum once; marks it verified when they match.
+     *
+     * @return null when they match, else the exception its first use throws (the caller drops it)
+     */
+    private SegmentCorruptedException checkRecovered(Segment segment) {
+        int actual;
+        InternalError unreadable = null;
+        try {
+            actual = memories.crc32c(segment.placement);
+        } catch (InternalError e) { // a fault reading the mapping (see Mover#verifyDiskChecksum)
+            actual = ~segment.crc32c;
+            unreadable = e;
+        }
+        if (actual == segment.crc32c) {
+            segment.verified = true;
+            return null;
+        }
+        ChecksumFailureEvent.emit(segment.key, Tier.DISK, false, segment.crc32c, actual);
+        return new SegmentCorruptedException(segment.key, segment.crc32c, actual, true, unreadable);
+    }
+
+    /**
+     * The first use of a recovered segment whose bytes were not checked yet: checks them, and drops
+     * the segment when they do not match.
+     *
+     * @throws SegmentCorruptedException when they do not ({@code removed()} is true)
+     */
+    private void verifyRecovered(Segment segment) {
+        if (segment.verified) {
+            return;
+        }
+        SegmentCorruptedException corrupted = checkRecovered(segment);
+        if (corrupted != null) {
+            table.drop(segment);
+            persisted.failedFirstUse();
+            LOG.log(System.Logger.Level.WARNING, corrupted.getMessage());
+            throw corrupted;
+        }
+    }
+
+    /** What the open recovered from the persisted disk directory; empty without persistence. */
+    public Optional<RecoveryReport> recovery() {
+        return persisted.report();
     }
 
     /** Deletes a disk directory this cache created, if it did; a failure is kept on {@code failure} or logged. */
@@ -150,6 +286,9 @@ public final class TieringEngine {
             } catch (RuntimeException e) {
                 memories.release(pages);
                 throw e;
+            }
+            if (tier == Tier.DISK) {
+                persisted.stored(segment, pages); // after its bytes are in place and checked
             }
             return pages;
         }));
@@ -199,6 +338,7 @@ public final class TieringEngine {
     private Void moveLocked(String key, Tier to, boolean promotion) {
         Segment segment = table.lockLive(key);
         try {
+            verifyRecovered(segment);
             Tier from = table.currentTier(segment);
             if (from == to) {
                 return null;
@@ -300,6 +440,7 @@ public final class TieringEngine {
 
     /** For a locked, live segment: counts the access if it is on {@code tier} or faster, else promotes it there. */
     private ResidentSegment makeResident(Segment segment, Tier tier) {
+        verifyRecovered(segment);
         String key = segment.key;
         Tier current = table.currentTier(segment);
         if (!tier.isFasterThan(current)) {
@@ -374,8 +515,10 @@ public final class TieringEngine {
                 throw new IllegalArgumentException("dst holds " + dst.byteSize() + " bytes but segment \"" + key
                         + "\" has " + segment.sizeBytes);
             }
+            boolean checkedJustNow = !segment.verified;
+            verifyRecovered(segment);
             Tier tier = table.currentTier(segment);
-            if (tier == Tier.DISK) {
+            if (tier == Tier.DISK && !checkedJustNow) { // a recovered segment's first read: checked above
                 mover.verifyDiskChecksum(segment);
             }
             PageAllocation placement = segment.placement;
@@ -454,6 +597,7 @@ public final class TieringEngine {
         residencies.shutdown();
         table.clear();
         try {
+            persisted.close(); // syncs what the policy still owes, before the extents are unmapped
             memories.close();
         } finally {
             deleteCreated(createdDiskDirectory, null);

@@ -71,6 +71,17 @@ public final class CudaExecutionBackend implements ExecutionBackend {
     public CudaExecutionBackend(CudaRuntime cuda, Path diskDirectory, int hostCopyThreads, boolean batchSmallCopies,
                                 ExtentRegistration extentRegistration, long bounceBufferBytes, int bouncePairs,
                                 Duration transferTimeout, String reason) {
+        this(cuda, new MappedFileChunkAllocator(diskDirectory), hostCopyThreads, batchSmallCopies, extentRegistration,
+                bounceBufferBytes, bouncePairs, transferTimeout, reason);
+    }
+
+    /**
+     * As the constructor above, with the DISK extents' allocator given ({@link MappedFileChunkAllocator#persistent}
+     * for a DISK tier that outlives the process); each extent is registered or staged the same way.
+     */
+    public CudaExecutionBackend(CudaRuntime cuda, MappedFileChunkAllocator diskExtents, int hostCopyThreads,
+                                boolean batchSmallCopies, ExtentRegistration extentRegistration, long bounceBufferBytes,
+                                int bouncePairs, Duration transferTimeout, String reason) {
         if (extentRegistration == null) {
             throw new IllegalArgumentException("extentRegistration must not be null");
         }
@@ -92,7 +103,7 @@ public final class CudaExecutionBackend implements ExecutionBackend {
                 case ALWAYS -> "REGISTERED by configuration";
                 case NEVER -> "STAGED by configuration";
             };
-            this.disk = new DiskExtents(cuda, health, new MappedFileChunkAllocator(diskDirectory), register, staged,
+            this.disk = new DiskExtents(cuda, health, diskExtents, register, staged,
                     bounce.description(), why);
             this.engine = new CudaCopyEngine(cuda, health, hostCopyThreads, batchSmallCopies, transferTimeout, staged,
                     bounce);
@@ -220,7 +231,16 @@ public final class CudaExecutionBackend implements ExecutionBackend {
 
         @Override
         public MemoryChunk allocate(long bytes) throws IOException {
-            MemoryChunk extent = files.allocate(bytes);
+            return register(files.allocate(bytes));
+        }
+
+        @Override
+        public MemoryChunk allocate(long bytes, int slot) throws IOException {
+            return register(files.allocate(bytes, slot));
+        }
+
+        /** Registers a new extent with the driver, or marks it staged. */
+        private MemoryChunk register(MemoryChunk extent) {
             if (!register || health.isUnusable()) {
                 // Unusable: the driver would refuse; the extent still holds host bytes (host copies need no driver).
                 return stagedExtent(extent);

@@ -30,7 +30,16 @@ public final class HostExecutionBackend implements ExecutionBackend {
      * @param reason        why this backend was chosen, for the log line
      */
     public HostExecutionBackend(Path diskDirectory, int copyThreads, String reason) {
-        this.disk = new MappedFileChunkAllocator(diskDirectory);
+        this(new MappedFileChunkAllocator(diskDirectory), copyThreads, reason);
+    }
+
+    /**
+     * @param diskExtents where DISK extents come from (persistent ones for a DISK tier that outlives the process)
+     * @param copyThreads copy threads, {@code >= 1}
+     * @param reason      why this backend was chosen, for the log line
+     */
+    public HostExecutionBackend(MappedFileChunkAllocator diskExtents, int copyThreads, String reason) {
+        this.disk = diskExtents;
         this.engine = new HostCopyEngine(copyThreads);
         this.reason = reason;
     }

@@ -1,0 +1,39 @@
+package dev.kvtier;
+
+/**
+ * A persistent cache refused a disk directory written under another namespace, format version, page
+ * size or extent size ({@link DiskPersistence.OnMismatch#REFUSE}); nothing there was read as KV or
+ * changed. The message names what differs, both values, and the fixes: use the directory's namespace
+ * and layout, another directory, or {@link DiskPersistence.OnMismatch#WIPE}.
+ */
+public final class PersistedDirectoryMismatchException extends IllegalStateException {
+    private static final long serialVersionUID = 1L;
+    private final String what;
+    private final String expected;
+    private final String found;
+
+    /** @param what which property differs; @param expected this cache's value; @param found the directory's */
+    public PersistedDirectoryMismatchException(String directory, String what, String expected, String found) {
+        super("disk directory " + directory + " holds persisted KV with " + what + " \"" + found + "\" but this cache"
+                + " has " + what + " \"" + expected + "\": refusing to serve it (configure the same " + what
+                + ", another disk directory, or DiskPersistence.onMismatch(WIPE) to delete what is there)");
+        this.what = what;
+        this.expected = expected;
+        this.found = found;
+    }
+
+    /** Which property differs: {@code namespace}, {@code format version}, {@code page size}, {@code extent size} or {@code header}. */
+    public String what() {
+        return what;
+    }
+
+    /** This cache's value. */
+    public String expected() {
+        return expected;
+    }
+
+    /** The directory's value. */
+    public String found() {
+        return found;
+    }
+}

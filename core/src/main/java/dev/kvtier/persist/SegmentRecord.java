@@ -1,0 +1,33 @@
+package dev.kvtier.persist;
+
+/**
+ * One persisted DISK segment, as its journal record holds it: key, positions, size, the CRC32C of its
+ * bytes as they were put, and where its bytes lie (per run: extent slot, first page, page count, in
+ * segment order). Treat the arrays as read-only.
+ *
+ * @param key            the segment's key
+ * @param positionStart  first token position
+ * @param positionEnd    last token position, exclusive
+ * @param sizeBytes      the segment's size
+ * @param crc32c         CRC32C of its bytes
+ * @param accessCount    its uses (promotions and touches) when it arrived on DISK
+ * @param runChunk       per run, the extent slot
+ * @param runFirstPage   per run, the first page in that extent
+ * @param runPageCount   per run, the pages it spans
+ */
+public record SegmentRecord(String key, long positionStart, long positionEnd, long sizeBytes, int crc32c,
+                            long accessCount, int[] runChunk, int[] runFirstPage, int[] runPageCount) {
+
+    /** @throws IllegalArgumentException if the run arrays differ in length */
+    public SegmentRecord {
+        if (runChunk.length != runFirstPage.length || runChunk.length != runPageCount.length) {
+            throw new IllegalArgumentException("run arrays differ in length: " + runChunk.length + ", "
+                    + runFirstPage.length + ", " + runPageCount.length);
+        }
+    }
+
+    /** How many runs the segment's bytes lie in. */
+    public int runCount() {
+        return runChunk.length;
+    }
+}
