@@ -99,6 +99,7 @@ final class Mover {
         Segment segment = move.segment();
         memories.release(segment.placement);
         segment.placement = move.destination();
+        segment.countOn(move.transfer().to());
         counters.transferred(move.transfer().from(), move.transfer().to(), segment.sizeBytes);
     }
 

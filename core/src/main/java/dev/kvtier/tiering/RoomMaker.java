@@ -26,6 +26,13 @@ import java.util.function.Supplier;
  * one per victim, which is what makes room for a large segment among many small ones cheap). A
  * segment being moved or made resident (its lock is held) or pinned is never chosen.
  *
+ * <p><b>Prefix blocks leave from the tail.</b> A prefix block (see {@code Segment#parent}) is never chosen
+ * to leave a tier while one of its children has its bytes on that tier or a faster one: the candidate is
+ * skipped and the store asked for more. So, with children never placed hotter than their parents (the
+ * prefix layer's rule), a chain is demoted from its tail first, a child is never hotter than its parent,
+ * and since eviction never removes anything from DISK, no parent leaves the cache while a child stays.
+ * The policy SPI is unchanged: it ranks, this class filters.
+ *
  * <p>Also the one home of rollback: a failed move's booking is put back on the tier it came from,
  * which may need room there again ({@link #undo}). Retries go in bounded rounds with
  * {@link Backoff#ROOM_RETRY} between rounds that freed nothing. Thread-safe.
@@ -154,7 +161,7 @@ final class RoomMaker {
                         }
                         locked.add(victim);
                         Mover.Move move = victim.live && victim.pins == 0 && table.currentTier(victim) == tier
-                                ? bookDemotion(victim, tier, failed) : null;
+                                && !victim.holdsChildrenOnOrAbove(tier) ? bookDemotion(victim, tier, failed) : null;
                         if (move == null) {
                             skipped += victim.sizeBytes;
                             continue;
