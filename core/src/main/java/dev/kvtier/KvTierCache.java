@@ -167,7 +167,7 @@ public final class KvTierCache implements AutoCloseable {
      * @throws TransferFailedException    if the copy failed (the segment stays where it was)
      * @throws SegmentCorruptedException  never: demotion only reads GPU or CPU memory
      * @throws IllegalStateException      if it is a prefix block ({@link #prefixBlocks}) with child blocks on
-     *                                    its tier or a faster one (a chain leaves a tier from its tail)
+     *                                    a tier faster than {@code to} (a chain leaves a tier from its tail)
      */
     public void demote(String key, Tier to) {
         move(key, to, false);

@@ -27,8 +27,9 @@ import java.util.function.Supplier;
  * segment being moved or made resident (its lock is held) or pinned is never chosen.
  *
  * <p><b>Prefix blocks leave from the tail.</b> A prefix block (see {@code Segment#parent}) is never chosen
- * to leave a tier while one of its children has its bytes on that tier or a faster one: the candidate is
- * skipped and the store asked for more. So, with children never placed hotter than their parents (the
+ * to leave a tier while one of its children has its bytes on that tier or a faster one (the candidate is
+ * skipped and the store asked for more), nor sent down the cascade past a tier where a child of it is (a GPU
+ * block with a child on CPU may go to CPU, not straight to DISK). So, with children never placed hotter than their parents (the
  * prefix layer's rule), a chain is demoted from its tail first, a child is never hotter than its parent,
  * and since eviction never removes anything from DISK, no parent leaves the cache while a child stays.
  * The policy SPI is unchanged: it ranks, this class filters.
@@ -203,6 +204,9 @@ final class RoomMaker {
     private Mover.Move bookDemotion(Segment victim, Tier tier, Failed failed) {
         Optional<TierTransfer> transfer = Optional.empty();
         for (Tier target : cascade.targets(tier)) {
+            if (victim.holdsChildFasterThan(target)) {
+                continue; // a child of it is on a tier between: it may go no further down than that child
+            }
             transfer = store.demote(victim.key, target);
             long budget = budget(target);
             if (transfer.isEmpty() && budget != Long.MAX_VALUE && victim.sizeBytes <= budget

@@ -73,9 +73,9 @@ final class Segment {
     }
 
     /**
-     * The prefix-eviction constraint: whether a child of this block has its bytes on {@code tier} or a
-     * faster one, in which case this block must not leave {@code tier} (a child must never be hotter than
-     * its parent, and a parent never gone while a child stays). Call with this segment's lock held.
+     * Whether a child of this block has its bytes on {@code tier} or a faster one: then this block may not
+     * leave {@code tier} at all (wherever it went, that child would be faster than it). Call with this
+     * segment's lock held.
      */
     boolean holdsChildrenOnOrAbove(Tier tier) {
         if (childrenOn == null) {
@@ -83,6 +83,24 @@ final class Segment {
         }
         for (Tier t : Tier.values()) {
             if (!tier.isFasterThan(t) && childrenOn.get(t.ordinal()) > 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * The prefix-eviction constraint: whether a child of this block has its bytes on a tier faster than
+     * {@code destination}, in which case this block must not move there (a child is never faster than its
+     * parent; a GPU block whose child is on CPU may go to CPU but not straight to DISK). Call with this
+     * segment's lock held.
+     */
+    boolean holdsChildFasterThan(Tier destination) {
+        if (childrenOn == null) {
+            return false;
+        }
+        for (Tier t : Tier.values()) {
+            if (t.isFasterThan(destination) && childrenOn.get(t.ordinal()) > 0) {
                 return true;
             }
         }

@@ -234,9 +234,9 @@ public final class TieringEngine {
                         + from + " where segment \"" + key + "\" is, was " + to);
             }
             SegmentTable.requireUnpinned(segment, (promotion ? "promote" : "demote") + " it to " + to);
-            if (!promotion && segment.holdsChildrenOnOrAbove(from)) {
-                throw new IllegalStateException("segment \"" + key + "\" is a prefix block with child blocks on " + from
-                        + " or a faster tier; demote them first (a chain leaves a tier from its tail)");
+            if (!promotion && segment.holdsChildFasterThan(to)) {
+                throw new IllegalStateException("segment \"" + key + "\" is a prefix block with child blocks on a tier"
+                        + " faster than " + to + "; demote them first (a chain leaves a tier from its tail)");
             }
             Optional<TierTransfer> transfer = promotion ? store.promote(key, to) : store.demote(key, to);
             if (transfer.isEmpty()) {
