@@ -340,6 +340,24 @@ abstract class PrefixBlockCacheContract {
     }
 
     @Test
+    void aParentIsNotSentDownPastTheTierOfItsChild() {
+        KvTierCache cache = open(1, 1);
+        PrefixBlockCache blocks = cache.prefixBlocks(LAYOUT);
+        List<BlockHash> a = chain("m", 18, 2);
+        blocks.storeBlocks(BlockHash.ROOT, a.subList(0, 1), contents(a.subList(0, 1), PAGE), Tier.GPU);
+        blocks.storeBlocks(a.get(0), a.subList(1, 2), contents(a.subList(1, 2), PAGE), Tier.CPU);
+        List<BlockHash> b = chain("m", 19, 1);
+        try (SegmentPin childHeld = cache.pin(keyOf(a.get(1)), Tier.CPU)) {
+            // Room on GPU needs a's root to leave; CPU is full of its pinned child: DISK would orphan the child's
+            // prefix (the child faster than its parent), so the root stays and the store fails.
+            assertThrows(TierFullException.class, () -> blocks.storeBlocks(BlockHash.ROOT, b, contents(b, PAGE), Tier.GPU));
+            assertEquals(List.of(Tier.GPU, Tier.CPU), tiers(blocks, a));
+        }
+        blocks.storeBlocks(BlockHash.ROOT, b, contents(b, PAGE), Tier.GPU); // the child may now go to DISK first
+        assertEquals(List.of(Tier.CPU, Tier.DISK), tiers(blocks, a));
+    }
+
+    @Test
     void aBlockWithCachedChildrenIsNotRemoved() {
         PrefixBlockCache blocks = open(4, 4).prefixBlocks(LAYOUT);
         List<BlockHash> a = chain("m", 16, 3);

@@ -162,7 +162,7 @@ final class RoomMaker {
                         }
                         locked.add(victim);
                         Mover.Move move = victim.live && victim.pins == 0 && table.currentTier(victim) == tier
-                                && !victim.holdsChildrenOnOrAbove(tier) ? bookDemotion(victim, tier, failed) : null;
+                                ? bookDemotion(victim, tier, failed) : null;
                         if (move == null) {
                             skipped += victim.sizeBytes;
                             continue;
@@ -205,7 +205,9 @@ final class RoomMaker {
         Optional<TierTransfer> transfer = Optional.empty();
         for (Tier target : cascade.targets(tier)) {
             if (victim.holdsChildFasterThan(target)) {
-                continue; // a child of it is on a tier between: it may go no further down than that child
+                // The prefix rule: a child of it is on a faster tier than this target (on this very tier, when
+                // the victim must stay; on a tier between, when it may go no further down than that child).
+                continue;
             }
             transfer = store.demote(victim.key, target);
             long budget = budget(target);

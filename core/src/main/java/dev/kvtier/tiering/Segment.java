@@ -42,7 +42,7 @@ final class Segment {
     /**
      * For a block ({@link #isBlock()}): per tier ordinal, how many live children have their bytes there.
      * Changed by the children (under their own locks) when they arrive, move or go; read under this
-     * segment's lock to decide whether it may leave a tier (see {@link #holdsChildrenOnOrAbove}). Null for
+     * segment's lock to decide whether it may leave a tier (see {@link #holdsChildFasterThan}). Null for
      * a plain segment, which never has children.
      */
     final AtomicIntegerArray childrenOn;
@@ -70,23 +70,6 @@ final class Segment {
     /** Whether this is a prefix block (may have a parent and children). */
     boolean isBlock() {
         return childrenOn != null;
-    }
-
-    /**
-     * Whether a child of this block has its bytes on {@code tier} or a faster one: then this block may not
-     * leave {@code tier} at all (wherever it went, that child would be faster than it). Call with this
-     * segment's lock held.
-     */
-    boolean holdsChildrenOnOrAbove(Tier tier) {
-        if (childrenOn == null) {
-            return false;
-        }
-        for (Tier t : Tier.values()) {
-            if (!tier.isFasterThan(t) && childrenOn.get(t.ordinal()) > 0) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /**
