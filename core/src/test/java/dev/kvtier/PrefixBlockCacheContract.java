@@ -347,14 +347,17 @@ abstract class PrefixBlockCacheContract {
         blocks.storeBlocks(BlockHash.ROOT, a.subList(0, 1), contents(a.subList(0, 1), PAGE), Tier.GPU);
         blocks.storeBlocks(a.get(0), a.subList(1, 2), contents(a.subList(1, 2), PAGE), Tier.CPU);
         List<BlockHash> b = chain("m", 19, 1);
+        List<BlockHash> c = chain("m", 20, 1);
         try (SegmentPin childHeld = cache.pin(keyOf(a.get(1)), Tier.CPU)) {
-            // Room on GPU needs a's root to leave; CPU is full of its pinned child: DISK would orphan the child's
-            // prefix (the child faster than its parent), so the root stays and the store fails.
-            assertThrows(TierFullException.class, () -> blocks.storeBlocks(BlockHash.ROOT, b, contents(b, PAGE), Tier.GPU));
+            // Room on GPU needs a's root to leave; CPU is full of its pinned child: DISK would leave the child faster
+            // than its parent, so the root stays, and the new block, finding no room on GPU or CPU, goes to DISK.
+            blocks.storeBlocks(BlockHash.ROOT, b, contents(b, PAGE), Tier.GPU);
             assertEquals(List.of(Tier.GPU, Tier.CPU), tiers(blocks, a));
+            assertEquals(List.of(Tier.DISK), tiers(blocks, b));
         }
-        blocks.storeBlocks(BlockHash.ROOT, b, contents(b, PAGE), Tier.GPU); // the child may now go to DISK first
+        blocks.storeBlocks(BlockHash.ROOT, c, contents(c, PAGE), Tier.GPU); // the child may now go to DISK first
         assertEquals(List.of(Tier.CPU, Tier.DISK), tiers(blocks, a));
+        assertEquals(List.of(Tier.GPU), tiers(blocks, c));
     }
 
     @Test

@@ -158,14 +158,14 @@ public final class PrefixBlockCache {
      * and the first block's parent is {@code parentHash}. When {@code parentHash} is not a cached block
      * ({@link BlockHash#ROOT}, a namespace root, or a block no longer cached) the chain starts here. Each block
      * goes to {@code tier}, or to its parent's tier when that is slower (a child is never hotter than its
-     * parent), making room there as {@code KvTierCache.put} does. A block already cached is left as it is
+     * parent), making room there as {@code KvTierCache.put} does; when no room can be made there soon (every
+     * candidate is pinned, or an ancestor of the block itself), it goes to the next slower tier instead. A block already cached is left as it is
      * (equal hash, equal bytes). Returns when the bytes are in place; {@code bytes} is not referenced afterwards.
      *
      * @param bytes host memory (native or heap) of exactly {@code hashes.size() * bytesPerBlock} bytes
      * @return how many blocks were new
      * @throws IllegalArgumentException naming the argument if one is null or {@code bytes} has the wrong size,
      *                                  or a hash is cached already as the child of another block
-     * @throws dev.kvtier.TierFullException       if no room could be made (the blocks before it are stored)
      * @throws dev.kvtier.TransferFailedException if a copy failed (the blocks before it are stored)
      */
     public int storeBlocks(BlockHash parentHash, List<BlockHash> hashes, MemorySegment bytes, Tier tier) {

@@ -2,6 +2,7 @@ package dev.kvtier.tiering;
 
 import dev.kvtier.ResidentSegment;
 import dev.kvtier.SegmentPinnedException;
+import dev.kvtier.TierFullException;
 import dev.kvtier.concurrent.KvTierThreads;
 import dev.kvtier.exec.PageAllocation;
 import dev.kvtier.store.PositionRange;
@@ -87,7 +88,7 @@ final class PrefixChains {
      * chain starts here), block {@code i} being {@code bytes[i * bytesPerBlock, (i + 1) * bytesPerBlock)} at
      * the token positions after its parent's. A block already cached is kept as it is (equal hash, equal
      * bytes) and continues the chain. Each new block goes to {@code tier}, or to its parent's tier when that
-     * is slower.
+     * is slower, or further down when no room can be made there soon.
      *
      * @return how many blocks were new
      */
@@ -117,15 +118,8 @@ final class PrefixChains {
                 if (next == null) {
                     Tier parentTier = parent == null ? null : table.currentTier(parent);
                     Tier target = parentTier == null || !tier.isFasterThan(parentTier) ? tier : parentTier;
-                    next = Segment.block(key, PositionRange.of(position, position + tokensPerBlock), bytesPerBlock, parent);
-                    next.lock.lock();
-                    try {
-                        engine.insertLocked(next, target, engine.copiedIn(
-                                bytes.asSlice(i * bytesPerBlock, bytesPerBlock), target));
-                    } catch (RuntimeException | Error e) {
-                        next.lock.unlock();
-                        throw e;
-                    }
+                    next = insert(key, PositionRange.of(position, position + tokensPerBlock),
+                            bytes.asSlice(i * bytesPerBlock, bytesPerBlock), parent, target);
                     stored++;
                 }
                 if (parent != null) {
@@ -140,6 +134,34 @@ final class PrefixChains {
             }
         }
         return stored;
+    }
+
+    /**
+     * Inserts one new block on {@code target}, or, when no room can be made there soon (its candidates are the
+     * block's own ancestors, or pinned), on the next slower tier: a new block may always be colder than asked.
+     *
+     * @return the block, live and locked
+     */
+    private Segment insert(String key, PositionRange positions, MemorySegment bytes, Segment parent, Tier target) {
+        Tier tier = target;
+        while (true) {
+            Segment block = Segment.block(key, positions, bytes.byteSize(), parent);
+            block.lock.lock();
+            try {
+                engine.insertLocked(block, tier, engine.copiedIn(bytes, tier, tier != Tier.DISK), tier != Tier.DISK);
+                return block;
+            } catch (TierFullException full) {
+                block.lock.unlock();
+                tier = switch (tier) {
+                    case GPU -> Tier.CPU;
+                    case CPU -> Tier.DISK;
+                    case DISK -> throw full;
+                };
+            } catch (RuntimeException | Error e) {
+                block.lock.unlock();
+                throw e;
+            }
+        }
     }
 
     private static void requireContinues(Segment existing, Segment parent, String key, int index) {

@@ -43,7 +43,7 @@ final class RoomMaker {
     /** Rounds of making room before a call gives up; between rounds it waits for other moves to finish. */
     static final int ROUNDS = 40;
     /** Rounds a call waits for pages held by moves in flight when nothing can be demoted (~30 ms of backoff). */
-    private static final int SHORTAGE_PATIENCE = 5;
+    static final int SHORTAGE_PATIENCE = 5;
 
     private final TieredStore store;
     private final SegmentTable table;
@@ -64,7 +64,12 @@ final class RoomMaker {
      * @return what {@code attempt} answered, or null when every round missed
      */
     static <T> T retry(Supplier<T> attempt, BooleanSupplier madeProgress) {
-        for (int round = 0; round < ROUNDS; round++) {
+        return retry(ROUNDS, attempt, madeProgress);
+    }
+
+    /** {@link #retry(Supplier, BooleanSupplier)} in at most {@code rounds} rounds. */
+    static <T> T retry(int rounds, Supplier<T> attempt, BooleanSupplier madeProgress) {
+        for (int round = 0; round < rounds; round++) {
             T done = attempt.get();
             if (done != null) {
                 return done;
@@ -78,7 +83,16 @@ final class RoomMaker {
 
     /** Registers a new segment on {@code tier}, making room there as needed. */
     void register(SegmentMeta meta, Tier tier) {
-        makingRoomUntil(meta.key(), tier, meta.sizeBytes(), () -> {
+        register(meta, tier, ROUNDS);
+    }
+
+    /**
+     * {@link #register(SegmentMeta, Tier)} in at most {@code rounds} rounds: a caller with somewhere else to put
+     * the segment (a new prefix block, which may go to a slower tier) asks with few rounds, so a tier whose
+     * every candidate is held (its own chain, pins) fails fast instead of backing off for long.
+     */
+    void register(SegmentMeta meta, Tier tier, int rounds) {
+        makingRoomUntil(meta.key(), tier, meta.sizeBytes(), rounds, () -> {
             if (store.register(meta, tier)) {
                 return Boolean.TRUE;
             }
@@ -96,8 +110,13 @@ final class RoomMaker {
      * @throws TierFullException if the segment can never fit, or after {@link #ROUNDS} misses
      */
     <T> T makingRoomUntil(String key, Tier tier, long bytes, Supplier<T> attempt) {
+        return makingRoomUntil(key, tier, bytes, ROUNDS, attempt);
+    }
+
+    /** {@link #makingRoomUntil(String, Tier, long, Supplier)} in at most {@code rounds} rounds. */
+    <T> T makingRoomUntil(String key, Tier tier, long bytes, int rounds, Supplier<T> attempt) {
         Failed failed = new Failed();
-        T done = retry(attempt, () -> {
+        T done = retry(rounds, attempt, () -> {
             requireFits(key, tier, bytes);
             return makeRoom(tier, bytes, key, failed);
         });
@@ -251,11 +270,16 @@ final class RoomMaker {
      * @throws TierFullException when no more room could be made (the cause is the shortage)
      */
     <T> T withRoom(String key, Tier tier, long bytes, Supplier<T> step) {
+        return withRoom(key, tier, bytes, SHORTAGE_PATIENCE, step);
+    }
+
+    /** {@link #withRoom(String, Tier, long, Supplier)}, giving up after {@code patience} fruitless rounds. */
+    <T> T withRoom(String key, Tier tier, long bytes, int patience, Supplier<T> step) {
         RoomShortage[] last = new RoomShortage[1];
         Failed failed = new Failed();
         int[] fruitless = new int[1];
         T done = retry(() -> {
-            if (fruitless[0] > SHORTAGE_PATIENCE) {
+            if (fruitless[0] > patience) {
                 return null; // see below: give the logical room back to whoever holds the pages
             }
             try {
@@ -265,7 +289,7 @@ final class RoomMaker {
                 return null;
             }
         }, () -> {
-            if (fruitless[0] > SHORTAGE_PATIENCE) {
+            if (fruitless[0] > patience) {
                 return true;
             }
             boolean progress = makeRoom(last[0].tier, free(last[0].tier) + last[0].shortBytes, key, failed);

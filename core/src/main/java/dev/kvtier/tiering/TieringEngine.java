@@ -148,16 +148,19 @@ public final class TieringEngine {
 
     /** Entered: caches a copy of {@code bytes} as {@code key} on {@code tier}, making room first. */
     public void put(String key, PositionRange positions, MemorySegment bytes, Tier tier) {
-        counted(() -> insert(key, positions, bytes.byteSize(), tier, copiedIn(bytes, tier)));
+        counted(() -> insert(key, positions, bytes.byteSize(), tier, copiedIn(bytes, tier, false)));
     }
 
-    /** Fills a new segment with a copy of {@code bytes} on {@code tier} (making room), checksummed first. */
-    Function<Segment, PageAllocation> copiedIn(MemorySegment bytes, Tier tier) {
+    /**
+     * Fills a new segment with a copy of {@code bytes} on {@code tier} (making room; {@code quickly}: giving up
+     * soon), checksummed first.
+     */
+    Function<Segment, PageAllocation> copiedIn(MemorySegment bytes, Tier tier, boolean quickly) {
         return segment -> {
             // Taken from the caller's bytes, before any copy: what every later DISK arrival must match.
             segment.crc32c = memories.crc32c(bytes);
             segment.crcKnown = true;
-            PageAllocation pages = roomMaker.withRoom(segment.key, tier, bytes.byteSize(),
+            PageAllocation pages = roomMaker.withRoom(segment.key, tier, bytes.byteSize(), quickly ? 0 : RoomMaker.SHORTAGE_PATIENCE,
                     () -> mover.allocate(segment.key, tier, bytes.byteSize(), null));
             try {
                 mover.copy(() -> memories.copyIn(bytes, pages), segment.key, null, tier);
@@ -184,7 +187,7 @@ public final class TieringEngine {
         Segment segment = new Segment(key, positions, sizeBytes);
         segment.lock.lock();
         try {
-            insertLocked(segment, tier, filler);
+            insertLocked(segment, tier, filler, false);
             return null;
         } finally {
             segment.lock.unlock();
@@ -194,16 +197,17 @@ public final class TieringEngine {
     /**
      * Publishes a new segment the calling thread has locked, registers it on {@code tier} (making room),
      * fills it and makes it live (a block is counted in its parent's children); undoes everything on
-     * failure. The lock stays the caller's.
+     * failure. The lock stays the caller's. {@code quickly}: making room gives up after a couple of rounds
+     * (the caller has a slower tier to try).
      */
-    void insertLocked(Segment segment, Tier tier, Function<Segment, PageAllocation> filler) {
+    void insertLocked(Segment segment, Tier tier, Function<Segment, PageAllocation> filler, boolean quickly) {
         SegmentMeta meta = SegmentMeta.of(segment.key, segment.positions, segment.sizeBytes);
         if (!table.publish(segment)) {
             throw new IllegalArgumentException("key \"" + segment.key + "\" is already cached; remove it first");
         }
         boolean registered = false;
         try {
-            roomMaker.register(meta, tier);
+            roomMaker.register(meta, tier, quickly ? 2 : RoomMaker.ROUNDS);
             registered = true;
             segment.placement = filler.apply(segment);
             segment.live = true;
