@@ -44,6 +44,9 @@ import java.util.concurrent.RejectedExecutionException;
  * <p>Thread-safe.
  */
 final class PrefixChains {
+    /** Rounds of making room a restore tries before it refuses the prefix ({@link RoomMaker#ROUNDS} for one segment). */
+    static final int RESTORE_ROUNDS = 4;
+
     private final TieringEngine engine;
     private final TieredStore store;
     private final SegmentTable table;
@@ -372,12 +375,15 @@ final class PrefixChains {
         if (moving.isEmpty()) {
             return List.of();
         }
-        List<TierTransfer> transfers = roomMaker.makingRoomUntil(moving.get(0).key, tier, bytes, () -> bookAll(moving, tier));
+        // Few rounds: a prefix that does not fit now (its tier's pages are fewer than its budget's bytes say, or held
+        // by pins) is refused soon, and the caller uses the blocks where they are.
+        List<TierTransfer> transfers = roomMaker.makingRoomUntil(moving.get(0).key, tier, bytes, RESTORE_ROUNDS,
+                () -> bookAll(moving, tier));
         List<Mover.Move> moves = new ArrayList<>(moving.size());
         int i = 0;
         try {
             for (; i < moving.size(); i++) {
-                moves.add(roomMaker.prepare(moving.get(i), transfers.get(i))); // undoes its own booking on failure
+                moves.add(roomMaker.prepare(moving.get(i), transfers.get(i), 1)); // undoes its own booking on failure
             }
         } catch (RuntimeException | Error e) {
             for (Mover.Move move : moves) {

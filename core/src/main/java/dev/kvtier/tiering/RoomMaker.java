@@ -159,6 +159,10 @@ final class RoomMaker {
             return true;
         }
         Set<String> tried = new HashSet<>();
+        // Prefix blocks refused while a child of theirs was still here: once this call has moved victims (their
+        // children among them, a chain's tail first), they are asked again, so one call peels a chain layer by
+        // layer instead of backing off between layers.
+        List<String> waitingForChildren = new ArrayList<>();
         long skipped = 0;
         while (true) {
             List<String> candidates = store.candidatesForDemotion(tier, needed - free + skipped);
@@ -184,6 +188,9 @@ final class RoomMaker {
                                 ? bookDemotion(victim, tier, failed) : null;
                         if (move == null) {
                             skipped += victim.sizeBytes;
+                            if (victim.liveChildren() > 0) {
+                                waitingForChildren.add(candidate);
+                            }
                             continue;
                         }
                         booked.add(move);
@@ -198,7 +205,13 @@ final class RoomMaker {
                     }
                     throw e;
                 }
-                skipped += moveAll(booked, tier, failed);
+                long notMoved = moveAll(booked, tier, failed);
+                skipped += notMoved;
+                if (!waitingForChildren.isEmpty() && notMoved < bytesOf(booked)) {
+                    tried.removeAll(waitingForChildren);
+                    waitingForChildren.clear();
+                    fresh = true;
+                }
             } finally {
                 for (Segment victim : locked) {
                     victim.lock.unlock();
@@ -212,6 +225,14 @@ final class RoomMaker {
                 return false;
             }
         }
+    }
+
+    private static long bytesOf(List<Mover.Move> moves) {
+        long bytes = 0;
+        for (Mover.Move move : moves) {
+            bytes += move.segment().sizeBytes;
+        }
+        return bytes;
     }
 
     /**
@@ -254,8 +275,13 @@ final class RoomMaker {
      * is undone and the error rethrown.
      */
     Mover.Move prepare(Segment segment, TierTransfer transfer) {
+        return prepare(segment, transfer, SHORTAGE_PATIENCE);
+    }
+
+    /** {@link #prepare(Segment, TierTransfer)}, giving up after {@code patience} fruitless rounds of making room. */
+    Mover.Move prepare(Segment segment, TierTransfer transfer, int patience) {
         try {
-            return withRoom(segment.key, transfer.to(), segment.sizeBytes, () -> mover.prepare(segment, transfer));
+            return withRoom(segment.key, transfer.to(), segment.sizeBytes, patience, () -> mover.prepare(segment, transfer));
         } catch (RuntimeException | Error e) {
             throw undo(segment, transfer, null, e);
         }

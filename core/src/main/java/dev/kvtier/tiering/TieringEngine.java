@@ -360,7 +360,20 @@ public final class TieringEngine {
      * (one batched transfer per tier pair) and pins it; all or nothing.
      */
     public PinnedChain pinChain(List<String> keys, Tier tier) {
-        return counted(() -> chains.pin(keys, tier));
+        return countedTransfers(() -> chains.pin(keys, tier));
+    }
+
+    /**
+     * Runs a chain restore, counting it as failed when its bytes could not be moved or checked; a prefix that
+     * did not fit ({@code TierFullException}) is an answer, not a failed transfer.
+     */
+    private <T> T countedTransfers(Supplier<T> call) {
+        try {
+            return call.get();
+        } catch (TransferFailedException | SegmentCorruptedException e) {
+            counters.failed();
+            throw e;
+        }
     }
 
     /** Enters itself: {@link #pinChain} without blocking, one batched transfer per layer (regions per layer). */
@@ -382,9 +395,9 @@ public final class TieringEngine {
         }
     }
 
-    /** {@link #counted} for the chain operations running on their own threads. */
+    /** How a chain restore on another thread is counted (see {@link #pinChain}). */
     <T> T countedCall(Supplier<T> call) {
-        return counted(call);
+        return countedTransfers(call);
     }
 
     /** Entered: copies {@code key}'s bytes into the start of {@code dst}, wherever the segment is. */
