@@ -58,6 +58,24 @@ public interface CopyEngine extends AutoCloseable {
     }
 
     /**
+     * Copies every plan and returns when all bytes are in place, waiting at most {@code timeoutNanos}. The
+     * default submits them together ({@link #submitAll}: one batch per direction on CUDA) and
+     * {@link #await awaits}; engines that copy with the CPU do it on the calling thread, saving the hand-off
+     * and the wake-up (which cost more than copying a small block).
+     *
+     * @throws java.util.concurrent.CompletionException wrapping what failed
+     * @throws TransferTimeoutException                 if the bytes were not in place in time
+     * @throws IllegalStateException                    after {@link #close()}
+     */
+    default void copyAllAndWait(java.util.List<CopyPlan> plans, long timeoutNanos) {
+        long bytes = 0;
+        for (CopyPlan plan : plans) {
+            bytes += plan.totalBytes();
+        }
+        await(submitAll(plans), timeoutNanos, bytes);
+    }
+
+    /**
      * Waits for a copy's future at most {@code timeoutNanos}, uninterruptibly (an interrupt is kept in
      * the thread's flag: abandoning the wait would let the caller free memory under a running copy).
      *

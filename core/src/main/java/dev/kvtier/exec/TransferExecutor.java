@@ -173,12 +173,32 @@ public final class TransferExecutor implements AutoCloseable {
      * @throws TransferTimeoutException                 if the copies did not complete in time
      */
     public void transferAllAndWait(List<PageAllocation> from, List<PageAllocation> to) {
-        CompletableFuture<Void> copies = transferAll(from, to);
+        if (from.size() != to.size()) {
+            throw new IllegalArgumentException("from and to must have the same length, were " + from.size() + " and " + to.size());
+        }
+        List<CopyPlan> plans = new ArrayList<>(from.size());
+        long bytes = 0;
+        for (int i = 0; i < from.size(); i++) {
+            requireLive(from.get(i), "from[" + i + "]");
+            requireLive(to.get(i), "to[" + i + "]");
+            CopyPlan plan = plan(from.get(i), to.get(i));
+            plans.add(plan);
+            bytes += plan.totalBytes();
+        }
+        ensureOpen();
+        // The engine copies on this thread where it can (host), else enqueues them together and waits.
+        long grant = limiter.acquire(bytes, timeoutNanos);
+        boolean timedOut = false;
         try {
-            CopyEngine.await(copies, timeoutNanos, sizeOf(to));
+            engine.copyAllAndWait(plans, timeoutNanos);
         } catch (TransferTimeoutException e) {
+            timedOut = true;
             to.forEach(this::quarantine);
             throw e;
+        } finally {
+            if (!timedOut) {
+                limiter.release(grant); // a copy that may still run keeps its bytes in flight
+            }
         }
     }
 

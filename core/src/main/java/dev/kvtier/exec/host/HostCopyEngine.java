@@ -250,6 +250,22 @@ public final class HostCopyEngine implements CopyEngine {
         }
     }
 
+    /** Copies every plan on the calling thread, as {@link #copyAndWait} does for one. */
+    @Override
+    public void copyAllAndWait(List<CopyPlan> plans, long timeoutNanos) {
+        if (closed) {
+            throw new IllegalStateException("the host copy engine is closed");
+        }
+        try {
+            for (CopyPlan plan : plans) {
+                copyNow(plan);
+            }
+        } catch (RuntimeException | InternalError e) {
+            // InternalError: a fault while touching a file mapping (the file shrank or the disk failed).
+            throw new java.util.concurrent.CompletionException(e);
+        }
+    }
+
     /** Copies every region on the calling thread. */
     static void copyNow(CopyPlan plan) {
         for (CopyRegion region : plan.regions()) {
