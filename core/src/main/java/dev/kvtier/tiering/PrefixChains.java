@@ -46,6 +46,8 @@ import java.util.concurrent.RejectedExecutionException;
 final class PrefixChains {
     /** Rounds of making room a restore tries before it refuses the prefix ({@link RoomMaker#ROUNDS} for one segment). */
     static final int RESTORE_ROUNDS = 4;
+    /** Layers of a layered restore started beyond the one being waited for. */
+    private static final int LAYERS_AHEAD = 1;
 
     private final TieringEngine engine;
     private final TieredStore store;
@@ -291,24 +293,28 @@ final class PrefixChains {
                 sources.add(move.segment().placement);
                 destinations.add(move.destination());
             }
-            // Every layer is started before the first is waited for: the copies run back to back.
+            // Layer l + 1 is started before layer l is waited for: the copies run back to back, and each layer's
+            // future completes as soon as it is in place (on this thread: never on a driver's callback thread).
             List<CompletableFuture<Void>> copies = new ArrayList<>(offsets.length);
             Throwable failure = null;
-            for (int l = 0; l < offsets.length && failure == null; l++) {
-                try {
-                    copies.add(memories.transferRanges(sources, destinations, offsets[l], lengths[l]));
-                } catch (RuntimeException e) {
-                    failure = e;
+            for (int l = 0; l < offsets.length; l++) {
+                for (int next = copies.size(); next <= Math.min(l + LAYERS_AHEAD, offsets.length - 1) && failure == null; next++) {
+                    try {
+                        copies.add(memories.transferRanges(sources, destinations, offsets[next], lengths[next]));
+                    } catch (RuntimeException e) {
+                        failure = e;
+                    }
                 }
-            }
-            for (int l = 0; l < copies.size(); l++) {
+                if (l >= copies.size()) {
+                    break; // never started: nothing to wait for
+                }
                 try {
                     memories.awaitTransfer(copies.get(l), destinations);
                     if (failure == null) {
                         layers.get(l).complete(view);
                     }
                 } catch (RuntimeException | InternalError e) {
-                    // Keep waiting for the later layers: their copies still write the destinations.
+                    // Keep waiting for the later layers started: their copies still write the destinations.
                     failure = failure == null ? Failures.cause(e) : failure;
                 }
             }
