@@ -185,15 +185,22 @@ public final class TransferExecutor implements AutoCloseable {
             plans.add(plan);
             bytes += plan.totalBytes();
         }
+        runAllAndWait(plans, bytes, to);
+    }
+
+    /**
+     * Copies {@code plans} and waits, at most the transfer timeout: on this thread where the engine copies with
+     * the CPU, else enqueued together; on a timeout every one of {@code destinations} is quarantined.
+     */
+    private void runAllAndWait(List<CopyPlan> plans, long bytes, List<PageAllocation> destinations) {
         ensureOpen();
-        // The engine copies on this thread where it can (host), else enqueues them together and waits.
         long grant = limiter.acquire(bytes, timeoutNanos);
         boolean timedOut = false;
         try {
             engine.copyAllAndWait(plans, timeoutNanos);
         } catch (TransferTimeoutException e) {
             timedOut = true;
-            to.forEach(this::quarantine);
+            destinations.forEach(this::quarantine);
             throw e;
         } finally {
             if (!timedOut) {
@@ -214,6 +221,27 @@ public final class TransferExecutor implements AutoCloseable {
      */
     public CompletableFuture<Void> transferRanges(List<PageAllocation> from, List<PageAllocation> to, long[] offsets,
                                                   long[] lengths) {
+        return submit(rangePlans(from, to, offsets, lengths));
+    }
+
+    /**
+     * {@link #transferRanges}, returning when the bytes are in place (the host engine copies on the calling
+     * thread), or failing after the transfer timeout, when every destination is quarantined.
+     *
+     * @throws java.util.concurrent.CompletionException wrapping what failed
+     * @throws TransferTimeoutException                 if the copies did not complete in time
+     */
+    public void transferRangesAndWait(List<PageAllocation> from, List<PageAllocation> to, long[] offsets, long[] lengths) {
+        List<CopyPlan> plans = rangePlans(from, to, offsets, lengths);
+        long bytes = 0;
+        for (CopyPlan plan : plans) {
+            bytes += plan.totalBytes();
+        }
+        runAllAndWait(plans, bytes, to);
+    }
+
+    private static List<CopyPlan> rangePlans(List<PageAllocation> from, List<PageAllocation> to, long[] offsets,
+                                             long[] lengths) {
         if (from.size() != to.size()) {
             throw new IllegalArgumentException("from and to must have the same length, were " + from.size() + " and " + to.size());
         }
@@ -240,7 +268,7 @@ public final class TransferExecutor implements AutoCloseable {
                         destination.kind(), slice(destination.runs(), offsets[r], lengths[r])));
             }
         }
-        return submit(plans);
+        return plans;
     }
 
     /**
@@ -258,6 +286,11 @@ public final class TransferExecutor implements AutoCloseable {
             destinations.forEach(this::quarantine);
             throw e;
         }
+    }
+
+    /** @see CopyEngine#copiesWithTheCpu() */
+    public boolean copiesWithTheCpu() {
+        return engine.copiesWithTheCpu();
     }
 
     /** The runs covering bytes {@code [offset, offset + length)} of a run list, as slices of its runs. */

@@ -46,8 +46,6 @@ import java.util.concurrent.RejectedExecutionException;
 final class PrefixChains {
     /** Rounds of making room a restore tries before it refuses the prefix ({@link RoomMaker#ROUNDS} for one segment). */
     static final int RESTORE_ROUNDS = 4;
-    /** Layers of a layered restore started beyond the one being waited for. */
-    private static final int LAYERS_AHEAD = 1;
 
     private final TieringEngine engine;
     private final TieredStore store;
@@ -293,31 +291,9 @@ final class PrefixChains {
                 sources.add(move.segment().placement);
                 destinations.add(move.destination());
             }
-            // Layer l + 1 is started before layer l is waited for: the copies run back to back, and each layer's
-            // future completes as soon as it is in place (on this thread: never on a driver's callback thread).
-            List<CompletableFuture<Void>> copies = new ArrayList<>(offsets.length);
-            Throwable failure = null;
-            for (int l = 0; l < offsets.length; l++) {
-                for (int next = copies.size(); next <= Math.min(l + LAYERS_AHEAD, offsets.length - 1) && failure == null; next++) {
-                    try {
-                        copies.add(memories.transferRanges(sources, destinations, offsets[next], lengths[next]));
-                    } catch (RuntimeException e) {
-                        failure = e;
-                    }
-                }
-                if (l >= copies.size()) {
-                    break; // never started: nothing to wait for
-                }
-                try {
-                    memories.awaitTransfer(copies.get(l), destinations);
-                    if (failure == null) {
-                        layers.get(l).complete(view);
-                    }
-                } catch (RuntimeException | InternalError e) {
-                    // Keep waiting for the later layers started: their copies still write the destinations.
-                    failure = failure == null ? Failures.cause(e) : failure;
-                }
-            }
+            Throwable failure = memories.copiesWithTheCpu()
+                    ? copyLayersHere(sources, destinations, offsets, lengths, layers, view)
+                    : copyLayersAhead(sources, destinations, offsets, lengths, layers, view);
             if (failure != null) {
                 throw undoAll(moves, failure);
             }
@@ -325,6 +301,62 @@ final class PrefixChains {
         } finally {
             unlockAll(chain);
         }
+    }
+
+    /**
+     * The copies are the CPU's work: this thread copies each layer itself (no hand-off, no wake-up) and completes
+     * its future.
+     *
+     * @return the first failure, or null
+     */
+    private Throwable copyLayersHere(List<PageAllocation> sources, List<PageAllocation> destinations, long[][] offsets,
+                                     long[][] lengths, List<CompletableFuture<List<ResidentSegment>>> layers,
+                                     List<ResidentSegment> view) {
+        for (int l = 0; l < offsets.length; l++) {
+            try {
+                memories.transferRangesAndWait(sources, destinations, offsets[l], lengths[l]);
+            } catch (RuntimeException | InternalError e) {
+                return Failures.cause(e);
+            }
+            layers.get(l).complete(view);
+        }
+        return null;
+    }
+
+    /**
+     * The copies run on a device: layer {@code l + 1} is started before layer {@code l} is waited for, so they run
+     * back to back, and each layer's future completes as soon as it is in place (on this thread: never on a
+     * driver's callback thread).
+     *
+     * @return the first failure, or null; returns only when no copy started can still write a destination
+     */
+    private Throwable copyLayersAhead(List<PageAllocation> sources, List<PageAllocation> destinations, long[][] offsets,
+                                      long[][] lengths, List<CompletableFuture<List<ResidentSegment>>> layers,
+                                      List<ResidentSegment> view) {
+        List<CompletableFuture<Void>> copies = new ArrayList<>(offsets.length);
+        Throwable failure = null;
+        for (int l = 0; l < offsets.length; l++) {
+            for (int next = copies.size(); next <= Math.min(l + 1, offsets.length - 1) && failure == null; next++) {
+                try {
+                    copies.add(memories.transferRanges(sources, destinations, offsets[next], lengths[next]));
+                } catch (RuntimeException e) {
+                    failure = e;
+                }
+            }
+            if (l >= copies.size()) {
+                break; // never started: nothing to wait for
+            }
+            try {
+                memories.awaitTransfer(copies.get(l), destinations);
+                if (failure == null) {
+                    layers.get(l).complete(view);
+                }
+            } catch (RuntimeException | InternalError e) {
+                // Keep waiting for the later layers started: their copies still write the destinations.
+                failure = failure == null ? Failures.cause(e) : failure;
+            }
+        }
+        return failure;
     }
 
     /** Locks the leading run of {@code keys} that is live and chained (each the child of the one before). */

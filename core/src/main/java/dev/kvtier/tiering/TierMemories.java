@@ -98,9 +98,19 @@ final class TierMemories implements AutoCloseable {
         return executor.transferRanges(from, to, offsets, lengths);
     }
 
+    /** @see TransferExecutor#transferRangesAndWait */
+    void transferRangesAndWait(List<PageAllocation> from, List<PageAllocation> to, long[] offsets, long[] lengths) {
+        executor.transferRangesAndWait(from, to, offsets, lengths);
+    }
+
     /** @see TransferExecutor#awaitTransfer */
     void awaitTransfer(java.util.concurrent.CompletableFuture<Void> copy, List<PageAllocation> destinations) {
         executor.awaitTransfer(copy, destinations);
+    }
+
+    /** @see TransferExecutor#copiesWithTheCpu() */
+    boolean copiesWithTheCpu() {
+        return executor.copiesWithTheCpu();
     }
 
     /** The CRC32C of the caller's host memory (native or heap). */

@@ -271,6 +271,11 @@ public final class HostCopyEngine implements CopyEngine {
         return submit(new CopyPlan(plans.get(0).sourceKind(), plans.get(0).destinationKind(), regions));
     }
 
+    @Override
+    public boolean copiesWithTheCpu() {
+        return true;
+    }
+
     /** Copies every plan on the calling thread, as {@link #copyAndWait} does for one. */
     @Override
     public void copyAllAndWait(List<CopyPlan> plans, long timeoutNanos) {
