@@ -28,11 +28,11 @@ import java.util.function.Supplier;
  *
  * <p><b>Prefix blocks leave from the tail.</b> A prefix block (see {@code Segment#parent}) is never chosen
  * to leave a tier while one of its children has its bytes on that tier or a faster one (the candidate is
- * skipped and the store asked for more), nor sent down the cascade past a tier where a child of it is (a GPU
- * block with a child on CPU may go to CPU, not straight to DISK). So, with children never placed hotter than their parents (the
- * prefix layer's rule), a chain is demoted from its tail first, a child is never hotter than its parent,
- * and since eviction never removes anything from DISK, no parent leaves the cache while a child stays.
- * The policy SPI is unchanged: it ranks, this class filters.
+ * skipped and the store asked for more), nor sent down the cascade past a tier where a child of it is (a
+ * GPU block with a child on CPU may go to CPU, not straight to DISK). So, with children never placed
+ * hotter than their parents (the prefix layer's rule), a chain is demoted from its tail first, a child is
+ * never hotter than its parent, and since eviction never removes anything from DISK, no parent leaves the
+ * cache while a child stays. The policy SPI is unchanged: it ranks, this class filters.
  *
  * <p>Also the one home of rollback: a failed move's booking is put back on the tier it came from,
  * which may need room there again ({@link #undo}). Retries go in bounded rounds with
