@@ -374,6 +374,65 @@ abstract class PrefixBlockCacheContract {
         assertEquals(0, blocks.lookupPrefix(a).cachedBlocks());
     }
 
+    /**
+     * Threads restoring, pinning and extending chains that share a prefix, on budgets that force every call to
+     * make room: no deadlock (chains lock root to tail), and afterwards no child is faster than its parent and
+     * every block reads back what was stored.
+     */
+    @Test
+    void concurrentRestoresAndStoresOfSharedChainsNeitherDeadlockNorBreakTheInvariant() throws Exception {
+        PrefixBlockCache blocks = open(6, 10).prefixBlocks(LAYOUT);
+        List<BlockHash> trunk = chain("m", 30, 3);
+        blocks.storeBlocks(BlockHash.ROOT, trunk, contents(trunk, PAGE), Tier.GPU);
+        int threads = 4;
+        List<List<BlockHash>> stored = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
+        try {
+            List<java.util.concurrent.Future<?>> done = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int thread = t;
+                done.add(pool.submit(() -> {
+                    java.util.SplittableRandom random = new java.util.SplittableRandom(thread);
+                    for (int round = 0; round < 25; round++) {
+                        // A branch of 1-3 blocks under the shared trunk, unique to this thread and round.
+                        List<BlockHash> branch = new ArrayList<>();
+                        BlockHash parent = trunk.get(random.nextInt(trunk.size()));
+                        for (int i = 0; i < 1 + random.nextInt(3); i++) {
+                            branch.add(new BlockHash(0xc0c0 + thread, round * 8L + i));
+                        }
+                        blocks.storeBlocks(parent, branch, contents(branch, PAGE), Tier.GPU);
+                        List<BlockHash> request = new ArrayList<>(trunk.subList(0, trunk.indexOf(parent) + 1));
+                        request.addAll(branch);
+                        stored.add(request);
+                        List<BlockHash> again = stored.get(random.nextInt(stored.size()));
+                        try (PrefixPin pin = blocks.ensurePrefixResident(again, Tier.GPU)) {
+                            assertEquals(again.size(), pin.size());
+                        } catch (TierFullException busy) {
+                            // The GPU held by the other threads' pins: allowed, nothing moved.
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (java.util.concurrent.Future<?> future : done) {
+                future.get(60, TimeUnit.SECONDS); // a deadlock fails here instead of hanging the build
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        for (List<BlockHash> request : stored) {
+            List<Tier> tiers = tiers(blocks, request);
+            assertEquals(request.size(), tiers.size(), "every block stored is cached");
+            for (int i = 1; i < tiers.size(); i++) {
+                assertTrue(!tiers.get(i).isFasterThan(tiers.get(i - 1)), "block " + i + " of " + request + " on "
+                        + tiers.get(i) + ", its parent on " + tiers.get(i - 1));
+            }
+            for (BlockHash hash : request) {
+                assertArrayEquals(content(hash, PAGE), read(blocks, hash));
+            }
+        }
+    }
+
     @Test
     void badArgumentsAreNamedAndChangeNothing() {
         PrefixBlockCache blocks = open(4, 4).prefixBlocks(LAYOUT);
