@@ -44,8 +44,6 @@ final class PrefixBlockPlayer implements BlockRequestPlayer {
     private final MemorySegment readBack;
     private final MemorySegment expected;
     private MemorySegment suffix;
-    /** Requests whose cached prefix could not be pinned on the GPU as a whole (larger than what could be made room for). */
-    long prefixesNotPinned;
 
     PrefixBlockPlayer(CacheUnderTest.PrefixBlocks cache, BlockTrace trace, TraceCounters counters, long seed,
                       int blockBytes, SimOptions.VerifyMode verify, Arena arena) {
@@ -124,7 +122,7 @@ final class PrefixBlockPlayer implements BlockRequestPlayer {
         try {
             pin = cache.pinOnGpu(prefix);
         } catch (TierFullException e) {
-            prefixesNotPinned++; // larger than the room that could be made: used where it is
+            counters.prefixesNotPinned++; // larger than the room that could be made: used where it is
             return true;
         } catch (RuntimeException e) {
             counters.fail("ensurePrefixResident of request " + request + " (" + prefix.size() + " blocks) failed: "
@@ -133,6 +131,7 @@ final class PrefixBlockPlayer implements BlockRequestPlayer {
         }
         try (pin) {
             counters.timeToResident.recordValue(Math.min(TraceCounters.HISTOGRAM_MAX_NANOS, System.nanoTime() - t0));
+            counters.prefixesPinned++;
             List<CacheUnderTest.Resident> blocks = pin.blocks();
             if (blocks.size() != prefix.size()) {
                 counters.fail("ensurePrefixResident of request " + request + " pinned " + blocks.size() + " blocks, but "

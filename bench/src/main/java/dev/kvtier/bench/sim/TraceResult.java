@@ -129,6 +129,10 @@ record TraceResult(SimOptions options, CacheUnderTest.Settings settings, String 
         rows.add(row("prefix hit rate", String.format(Locale.ROOT,
                 "%.1f%% of block references in their request's cached prefix (any tier), %.1f%% in its prefix on GPU",
                 100 * prefixHitShare(), 100 * prefixOnGpuShare())));
+        if (options.traceApi() == SimOptions.TraceApi.PREFIX) {
+            rows.add(row("prefix restores", String.format(Locale.ROOT, "%,d cached prefixes pinned on GPU whole, %,d refused"
+                    + " (no room for all of it: used where they were)", counters.prefixesPinned, counters.prefixesNotPinned)));
+        }
         rows.add(row("GPU hit rate", String.format(Locale.ROOT, "policy %.1f%% / optimum %.1f%% = %.2f  (Belady, %,d blocks)",
                 100 * foundOnShare(Tier.GPU), 100 * optimumGpuShare(), ratioToOptimum(), gpuCapacityBlocks)));
         rows.add(row("time-to-resident", String.format(Locale.ROOT, (options.traceApi() == SimOptions.TraceApi.PREFIX
