@@ -1,6 +1,9 @@
 package dev.kvtier;
 
 import dev.kvtier.exec.ExecutionBackend;
+import dev.kvtier.prefix.BlockHash;
+import dev.kvtier.prefix.BlockLayout;
+import dev.kvtier.prefix.PrefixBlockCache;
 import dev.kvtier.store.PositionRange;
 import dev.kvtier.store.SegmentMeta;
 import dev.kvtier.store.Tier;
@@ -168,6 +171,8 @@ public final class KvTierCache implements AutoCloseable {
      * @throws TierFullException          if {@code to} is CPU and has no room
      * @throws TransferFailedException    if the copy failed (the segment stays where it was)
      * @throws SegmentCorruptedException  never: demotion only reads GPU or CPU memory
+     * @throws IllegalStateException      if it is a prefix block ({@link #prefixBlocks}) with child blocks on
+     *                                    a tier faster than {@code to} (a chain leaves a tier from its tail)
      */
     public void demote(String key, Tier to) {
         move(key, to, false);
@@ -293,6 +298,21 @@ public final class KvTierCache implements AutoCloseable {
     public Optional<SegmentMeta> get(String key) {
         requireKey(key);
         return entered(() -> engine.get(key));
+    }
+
+    /**
+     * A prefix-block view of this cache: chains of fixed-size KV blocks named by {@link BlockHash}, looked
+     * up and restored by longest cached prefix, with eviction that keeps parents while children stay (see
+     * {@link PrefixBlockCache}). The blocks share this cache's tiers, budgets, policy and lifecycle; each is
+     * a segment keyed {@link PrefixBlockCache#keyOf} (leave those keys to the view). Use one layout per
+     * cache. Cheap: the view holds no state of its own.
+     *
+     * @throws IllegalArgumentException if {@code layout} is null
+     * @throws IllegalStateException    after {@link #close()}
+     */
+    public PrefixBlockCache prefixBlocks(BlockLayout layout) {
+        requireNonNull(layout, "layout");
+        return entered(() -> PrefixBlockCache.over(engine, layout));
     }
 
     /** A snapshot of usage per tier, transfers, failures and bytes moved per tier pair. */

@@ -145,6 +145,11 @@ final class FaultInjectingBackend implements ExecutionBackend {
         }
 
         @Override
+        public boolean copiesWithTheCpu() {
+            return delegate.copiesWithTheCpu(); // its paths that copy on the caller's thread meet the faults too
+        }
+
+        @Override
         public String description() {
             return delegate.description();
         }

@@ -127,6 +127,15 @@ public interface CopyEngine extends AutoCloseable {
         action.run();
     }
 
+    /**
+     * Whether this engine's copies are work of the CPU ({@code MemorySegment.copy}) rather than of a device
+     * engine running beside it: then starting a copy before waiting for the one before buys no overlap, and a
+     * waiter that finds a copy not yet started runs it itself, saving a hand-off. False by default.
+     */
+    default boolean copiesWithTheCpu() {
+        return false;
+    }
+
     /** For logs: how copies are done, e.g. {@code "MemorySegment.copy on 2 threads"}. */
     String description();
 

@@ -211,22 +211,131 @@ public final class TransferExecutor implements AutoCloseable {
      * @throws TransferTimeoutException                 if the copies did not complete in time
      */
     public void transferAllAndWait(List<PageAllocation> from, List<PageAllocation> to) {
-        List<CopyPlan> plans = plans(from, to);
+        runAllAndWait(plans(from, to), sizeOf(to), to);
+    }
+
+    /**
+     * Copies {@code plans} and waits, at most the transfer timeout: on this thread where the engine copies with
+     * the CPU, else enqueued together; on a timeout every one of {@code destinations} is quarantined.
+     */
+    private void runAllAndWait(List<CopyPlan> plans, long bytes, List<PageAllocation> destinations) {
         ensureOpen();
-        long grant = limiter.acquire(sizeOf(to), timeoutNanos);
+        long grant = limiter.acquire(bytes, timeoutNanos);
         boolean timedOut = false;
         try {
-            // Through the engine's blocking form: the host engine copies on this thread (no future, no wake-up).
             engine.copyAllAndWait(plans, timeoutNanos);
         } catch (TransferTimeoutException e) {
             timedOut = true;
-            to.forEach(this::quarantine);
+            destinations.forEach(this::quarantine);
             throw e;
         } finally {
             if (!timedOut) {
-                limiter.release(grant); // copies that may still run keep their bytes in flight
+                limiter.release(grant); // a copy that may still run keeps its bytes in flight
             }
         }
+    }
+
+    /**
+     * Copies the same byte ranges of many equally sized pairs ({@code from.get(i)} into {@code to.get(i)},
+     * range {@code r} being {@code [offsets[r], offsets[r] + lengths[r])} of each) asynchronously, as one
+     * submission: one {@code cudaMemcpyBatchAsync} per direction on the CUDA backend. This is how one layer
+     * of many KV blocks moves at once (a layer is the same regions of every block). The future completes only
+     * when no copy can still touch either side; wait for it with {@link #awaitTransfer}.
+     *
+     * @throws IllegalArgumentException if the lists differ in length, a pair differs in size, the arrays differ
+     *                                  in length, or a range lies outside the allocations (naming it)
+     */
+    public CompletableFuture<Void> transferRanges(List<PageAllocation> from, List<PageAllocation> to, long[] offsets,
+                                                  long[] lengths) {
+        return submit(rangePlans(from, to, offsets, lengths));
+    }
+
+    /**
+     * {@link #transferRanges}, returning when the bytes are in place (the host engine copies on the calling
+     * thread), or failing after the transfer timeout, when every destination is quarantined.
+     *
+     * @throws java.util.concurrent.CompletionException wrapping what failed
+     * @throws TransferTimeoutException                 if the copies did not complete in time
+     */
+    public void transferRangesAndWait(List<PageAllocation> from, List<PageAllocation> to, long[] offsets, long[] lengths) {
+        List<CopyPlan> plans = rangePlans(from, to, offsets, lengths);
+        long bytes = 0;
+        for (CopyPlan plan : plans) {
+            bytes += plan.totalBytes();
+        }
+        runAllAndWait(plans, bytes, to);
+    }
+
+    private static List<CopyPlan> rangePlans(List<PageAllocation> from, List<PageAllocation> to, long[] offsets,
+                                             long[] lengths) {
+        if (from.size() != to.size()) {
+            throw new IllegalArgumentException("from and to must have the same length, were " + from.size() + " and " + to.size());
+        }
+        if (offsets.length != lengths.length) {
+            throw new IllegalArgumentException("offsets and lengths must have the same length, were " + offsets.length
+                    + " and " + lengths.length);
+        }
+        List<CopyPlan> plans = new ArrayList<>(from.size() * offsets.length);
+        for (int i = 0; i < from.size(); i++) {
+            PageAllocation source = from.get(i);
+            PageAllocation destination = to.get(i);
+            requireLive(source, "from[" + i + "]");
+            requireLive(destination, "to[" + i + "]");
+            if (source.sizeBytes() != destination.sizeBytes()) {
+                throw new IllegalArgumentException("from[" + i + "] holds " + source.sizeBytes() + " bytes but to[" + i
+                        + "] holds " + destination.sizeBytes());
+            }
+            for (int r = 0; r < offsets.length; r++) {
+                if (offsets[r] < 0 || lengths[r] < 0 || offsets[r] + lengths[r] > source.sizeBytes()) {
+                    throw new IllegalArgumentException("range " + r + " [" + offsets[r] + ", " + (offsets[r] + lengths[r])
+                            + ") lies outside the " + source.sizeBytes() + " bytes of from[" + i + "]");
+                }
+                plans.add(CopyPlan.between(source.kind(), slice(source.runs(), offsets[r], lengths[r]),
+                        destination.kind(), slice(destination.runs(), offsets[r], lengths[r])));
+            }
+        }
+        return plans;
+    }
+
+    /**
+     * Waits for a copy started by {@link #transfer}, {@link #transferAll} or {@link #transferRanges} at most
+     * the transfer timeout (uninterruptibly: the flag is kept); on a timeout every one of
+     * {@code destinations} is quarantined (a copy may still write it).
+     *
+     * @throws java.util.concurrent.CompletionException wrapping what failed
+     * @throws TransferTimeoutException                 if the copies did not complete in time
+     */
+    public void awaitTransfer(CompletableFuture<Void> copy, List<PageAllocation> destinations) {
+        try {
+            CopyEngine.await(copy, timeoutNanos, sizeOf(destinations));
+        } catch (TransferTimeoutException e) {
+            destinations.forEach(this::quarantine);
+            throw e;
+        }
+    }
+
+    /** @see CopyEngine#copiesWithTheCpu() */
+    public boolean copiesWithTheCpu() {
+        return engine.copiesWithTheCpu();
+    }
+
+    /** The runs covering bytes {@code [offset, offset + length)} of a run list, as slices of its runs. */
+    private static List<MemorySegment> slice(List<MemorySegment> runs, long offset, long length) {
+        List<MemorySegment> slices = new ArrayList<>(2);
+        long skip = offset;
+        long left = length;
+        for (int i = 0; i < runs.size() && left > 0; i++) {
+            MemorySegment run = runs.get(i);
+            if (skip >= run.byteSize()) {
+                skip -= run.byteSize();
+                continue;
+            }
+            long take = Math.min(run.byteSize() - skip, left);
+            slices.add(run.asSlice(skip, take));
+            left -= take;
+            skip = 0;
+        }
+        return slices;
     }
 
     private static long sizeOf(List<PageAllocation> allocations) {

@@ -28,7 +28,19 @@ import java.util.Objects;
  * tokens differ from the same tokens cut differently; the tag makes these hashes differ from any other
  * use of SHA-256 over token ids. A later definition gets a new tag ({@code v2}) rather than a change here.
  * Nothing else (model, LoRA adapter, multimodal inputs) goes in: a runtime that must keep those apart
- * gives each such namespace its own first parent instead of {@link BlockHash#ROOT}.
+ * gives each such namespace its own first parent instead of {@link BlockHash#ROOT}, its namespace root:
+ * <pre>
+ *   namespaceRoot(name) = first 16 bytes of SHA-256(message), read as above
+ *
+ *   message = "kvtier/block-namespace/v1"   25 bytes, US-ASCII, the domain tag (no terminator)
+ *           | n                            4 bytes, big-endian signed int: the length of name in UTF-8 bytes
+ *           | name                         n bytes, UTF-8
+ * </pre>
+ * A namespace root is a parent only, never a block: its own tag keeps it from equalling any block's hash.
+ * The name is the runtime's (say {@code "meta-llama/Llama-3.1-8B@main"} or
+ * {@code "meta-llama/Llama-3.1-8B@main+lora:sql-v2"}); kvtier only hashes it. Decided so (rather than hashing
+ * a namespace into every block) because the chain already carries it: one hash per chain, and the block
+ * definition stays the one other runtimes use.
  *
  * <h2>Use</h2>
  * Not thread-safe: an instance keeps one {@link MessageDigest} and a scratch buffer; use one per thread
@@ -38,6 +50,9 @@ public final class BlockHasher {
 
     /** The version-1 domain tag, the first bytes of every hashed message. */
     public static final String DOMAIN_TAG = "kvtier/block-hash/v1";
+
+    /** The version-1 domain tag of namespace roots ({@link #namespaceRoot}). */
+    public static final String NAMESPACE_TAG = "kvtier/block-namespace/v1";
 
     private static final byte[] TAG = DOMAIN_TAG.getBytes(StandardCharsets.US_ASCII);
 
@@ -52,6 +67,32 @@ public final class BlockHasher {
             // Every Java platform must provide SHA-256 (MessageDigest's Javadoc): this is a broken JDK.
             throw new IllegalStateException("this JDK has no SHA-256 MessageDigest", e);
         }
+    }
+
+    /**
+     * The first parent of every chain in namespace {@code name} (a model, a model with a LoRA adapter), as
+     * defined in the class comment. A pure function: thread-safe, the same on every JVM and host.
+     *
+     * @throws IllegalArgumentException when {@code name} is null or empty
+     */
+    public static BlockHash namespaceRoot(String name) {
+        if (name == null || name.isEmpty()) {
+            throw new IllegalArgumentException("a namespace name must not be null or empty, was "
+                    + (name == null ? "null" : "\"\""));
+        }
+        byte[] utf8 = name.getBytes(StandardCharsets.UTF_8);
+        byte[] length = new byte[4];
+        putInt(length, 0, utf8.length);
+        MessageDigest digest;
+        try {
+            digest = MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("this JDK has no SHA-256 MessageDigest", e);
+        }
+        digest.update(NAMESPACE_TAG.getBytes(StandardCharsets.US_ASCII));
+        digest.update(length);
+        digest.update(utf8);
+        return BlockHash.fromBytes(digest.digest(), 0);
     }
 
     /** The hash of a block holding all of {@code tokens} whose parent is {@code parent}. */

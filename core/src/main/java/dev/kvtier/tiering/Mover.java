@@ -129,6 +129,7 @@ final class Mover {
         }
         memories.release(segment.placement);
         segment.placement = move.destination();
+        segment.countOn(move.transfer().to());
         if (move.transfer().to() == Tier.DISK) {
             persisted.stored(segment, move.destination()); // its bytes were checksummed on arrival
         }

@@ -27,6 +27,14 @@ import java.util.function.Supplier;
  * one per victim, which is what makes room for a large segment among many small ones cheap). A
  * segment being moved or made resident (its lock is held) or pinned is never chosen.
  *
+ * <p><b>Prefix blocks leave from the tail.</b> A prefix block (see {@code Segment#parent}) is never chosen
+ * to leave a tier while one of its children has its bytes on that tier or a faster one (the candidate is
+ * skipped and the store asked for more), nor sent down the cascade past a tier where a child of it is (a
+ * GPU block with a child on CPU may go to CPU, not straight to DISK). So, with children never placed
+ * hotter than their parents (the prefix layer's rule), a chain is demoted from its tail first, a child is
+ * never hotter than its parent, and since eviction never removes anything from DISK, no parent leaves the
+ * cache while a child stays. The policy SPI is unchanged: it ranks, this class filters.
+ *
  * <p>Also the one home of rollback: a failed move's booking is put back on the tier it came from,
  * which may need room there again ({@link #undo}). Retries go in bounded rounds with
  * {@link Backoff#ROOM_RETRY} between rounds that freed nothing. Each round that demotes is a JFR
@@ -37,7 +45,7 @@ final class RoomMaker {
     /** Rounds of making room before a call gives up; between rounds it waits for other moves to finish. */
     static final int ROUNDS = 40;
     /** Rounds a call waits for pages held by moves in flight when nothing can be demoted (~30 ms of backoff). */
-    private static final int SHORTAGE_PATIENCE = 5;
+    static final int SHORTAGE_PATIENCE = 5;
 
     private final TieredStore store;
     private final SegmentTable table;
@@ -60,12 +68,20 @@ final class RoomMaker {
      * @return what {@code attempt} answered, or null when every round missed
      */
     static <T> T retry(Supplier<T> attempt, BooleanSupplier madeProgress) {
-        return retry(attempt, madeProgress, false);
+        return retry(ROUNDS, attempt, madeProgress, false);
     }
 
-    /** {@link #retry(Supplier, BooleanSupplier)}; {@code firstMissed}: the caller made the first attempt, which missed. */
-    private static <T> T retry(Supplier<T> attempt, BooleanSupplier madeProgress, boolean firstMissed) {
-        for (int round = 0; round < ROUNDS; round++) {
+    /** {@link #retry(Supplier, BooleanSupplier)} in at most {@code rounds} rounds. */
+    static <T> T retry(int rounds, Supplier<T> attempt, BooleanSupplier madeProgress) {
+        return retry(rounds, attempt, madeProgress, false);
+    }
+
+    /**
+     * {@link #retry(int, Supplier, BooleanSupplier)}; {@code firstMissed}: the caller made the first attempt,
+     * which missed (its fast path), so the first round starts by making progress.
+     */
+    private static <T> T retry(int rounds, Supplier<T> attempt, BooleanSupplier madeProgress, boolean firstMissed) {
+        for (int round = 0; round < rounds; round++) {
             if (round > 0 || !firstMissed) {
                 T done = attempt.get();
                 if (done != null) {
@@ -81,7 +97,16 @@ final class RoomMaker {
 
     /** Registers a new segment on {@code tier}, making room there as needed. */
     void register(SegmentMeta meta, Tier tier) {
-        makingRoomUntil(meta.key(), tier, meta.sizeBytes(), () -> {
+        register(meta, tier, ROUNDS);
+    }
+
+    /**
+     * {@link #register(SegmentMeta, Tier)} in at most {@code rounds} rounds: a caller with somewhere else to put
+     * the segment (a new prefix block, which may go to a slower tier) asks with few rounds, so a tier whose
+     * every candidate is held (its own chain, pins) fails fast instead of backing off for long.
+     */
+    void register(SegmentMeta meta, Tier tier, int rounds) {
+        makingRoomUntil(meta.key(), tier, meta.sizeBytes(), rounds, () -> {
             if (store.register(meta, tier)) {
                 return Boolean.TRUE;
             }
@@ -99,12 +124,17 @@ final class RoomMaker {
      * @throws TierFullException if the segment can never fit, or after {@link #ROUNDS} misses
      */
     <T> T makingRoomUntil(String key, Tier tier, long bytes, Supplier<T> attempt) {
+        return makingRoomUntil(key, tier, bytes, ROUNDS, attempt);
+    }
+
+    /** {@link #makingRoomUntil(String, Tier, long, Supplier)} in at most {@code rounds} rounds. */
+    <T> T makingRoomUntil(String key, Tier tier, long bytes, int rounds, Supplier<T> attempt) {
         T done = attempt.get();
         if (done != null) {
             return done; // room there already: none of the machinery below
         }
         Failed failed = new Failed();
-        done = retry(attempt, () -> {
+        done = retry(rounds, attempt, () -> {
             requireFits(key, tier, bytes);
             return makeRoom(tier, bytes, key, failed);
         }, true);
@@ -167,6 +197,10 @@ final class RoomMaker {
      */
     private boolean demote(Tier tier, long needed, String excludeKey, Failed failed, long free, int[] victims) {
         Set<String> tried = new HashSet<>();
+        // Prefix blocks refused while a child of theirs was still here: once this call has moved victims (their
+        // children among them, a chain's tail first), they are asked again, so one call peels a chain layer by
+        // layer instead of backing off between layers.
+        List<String> waitingForChildren = new ArrayList<>();
         long skipped = 0;
         while (true) {
             List<String> candidates = store.candidatesForDemotion(tier, needed - free + skipped);
@@ -192,6 +226,9 @@ final class RoomMaker {
                                 ? bookDemotion(victim, tier, failed) : null;
                         if (move == null) {
                             skipped += victim.sizeBytes;
+                            if (victim.liveChildren() > 0) {
+                                waitingForChildren.add(candidate);
+                            }
                             continue;
                         }
                         booked.add(move);
@@ -209,7 +246,13 @@ final class RoomMaker {
                     }
                     throw e;
                 }
-                skipped += moveAll(booked, tier, failed);
+                long notMoved = moveAll(booked, tier, failed);
+                skipped += notMoved;
+                if (!waitingForChildren.isEmpty() && notMoved < bytesOf(booked)) {
+                    tried.removeAll(waitingForChildren);
+                    waitingForChildren.clear();
+                    fresh = true;
+                }
             } finally {
                 for (Segment victim : locked) {
                     victim.lock.unlock();
@@ -225,6 +268,14 @@ final class RoomMaker {
         }
     }
 
+    private static long bytesOf(List<Mover.Move> moves) {
+        long bytes = 0;
+        for (Mover.Move move : moves) {
+            bytes += move.segment().sizeBytes;
+        }
+        return bytes;
+    }
+
     /**
      * Books a locked victim's move down the cascade (making room on a bounded target first where
      * it would fit) and prepares it.
@@ -234,6 +285,11 @@ final class RoomMaker {
     private Mover.Move bookDemotion(Segment victim, Tier tier, Failed failed) {
         Optional<TierTransfer> transfer = Optional.empty();
         for (Tier target : cascade.targets(tier)) {
+            if (victim.holdsChildFasterThan(target)) {
+                // The prefix rule: a child of it is on a faster tier than this target (on this very tier, when
+                // the victim must stay; on a tier between, when it may go no further down than that child).
+                continue;
+            }
             transfer = store.demote(victim.key, target);
             long budget = budget(target);
             if (transfer.isEmpty() && budget != Long.MAX_VALUE && victim.sizeBytes <= budget
@@ -260,8 +316,13 @@ final class RoomMaker {
      * is undone and the error rethrown.
      */
     Mover.Move prepare(Segment segment, TierTransfer transfer) {
+        return prepare(segment, transfer, SHORTAGE_PATIENCE);
+    }
+
+    /** {@link #prepare(Segment, TierTransfer)}, giving up after {@code patience} fruitless rounds of making room. */
+    Mover.Move prepare(Segment segment, TierTransfer transfer, int patience) {
         try {
-            return withRoom(segment.key, transfer.to(), segment.sizeBytes, () -> mover.prepare(segment, transfer));
+            return withRoom(segment.key, transfer.to(), segment.sizeBytes, patience, () -> mover.prepare(segment, transfer));
         } catch (RuntimeException | Error e) {
             throw undo(segment, transfer, null, e);
         }
@@ -276,6 +337,11 @@ final class RoomMaker {
      * @throws TierFullException when no more room could be made (the cause is the shortage)
      */
     <T> T withRoom(String key, Tier tier, long bytes, Supplier<T> step) {
+        return withRoom(key, tier, bytes, SHORTAGE_PATIENCE, step);
+    }
+
+    /** {@link #withRoom(String, Tier, long, Supplier)}, giving up after {@code patience} fruitless rounds. */
+    <T> T withRoom(String key, Tier tier, long bytes, int patience, Supplier<T> step) {
         RoomShortage first;
         try {
             return step.get(); // the pages are there: none of the machinery below
@@ -285,8 +351,8 @@ final class RoomMaker {
         RoomShortage[] last = {first};
         Failed failed = new Failed();
         int[] fruitless = new int[1];
-        T done = retry(() -> {
-            if (fruitless[0] > SHORTAGE_PATIENCE) {
+        T done = retry(ROUNDS, () -> {
+            if (fruitless[0] > patience) {
                 return null; // see below: give the logical room back to whoever holds the pages
             }
             try {
@@ -296,7 +362,7 @@ final class RoomMaker {
                 return null;
             }
         }, () -> {
-            if (fruitless[0] > SHORTAGE_PATIENCE) {
+            if (fruitless[0] > patience) {
                 return true;
             }
             boolean progress = makeRoom(last[0].tier, free(last[0].tier) + last[0].shortBytes, key, failed);

@@ -5,6 +5,7 @@ import dev.kvtier.exec.PageAllocation;
 import dev.kvtier.store.PositionRange;
 import dev.kvtier.store.Tier;
 
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -38,10 +39,90 @@ final class Segment {
      */
     boolean verified = true;
 
+    /**
+     * The block this one continues (a prefix block's parent), or null: a plain segment, or the first
+     * block of a chain. Set once, before the segment is published.
+     */
+    final Segment parent;
+    /**
+     * For a block ({@link #isBlock()}): per tier ordinal, how many live children have their bytes there.
+     * Changed by the children (under their own locks) when they arrive, move or go; read under this
+     * segment's lock to decide whether it may leave a tier (see {@link #holdsChildFasterThan}). Null for
+     * a plain segment, which never has children.
+     */
+    final AtomicIntegerArray childrenOn;
+    /** Guarded by {@link #lock}: the tier this block is counted on in its parent's {@link #childrenOn}; null when not counted. */
+    Tier countedOn;
+
+    /** A plain segment of the segment API: no parent, no children. */
     Segment(String key, PositionRange positions, long sizeBytes) {
+        this(key, positions, sizeBytes, null, false);
+    }
+
+    /** A prefix block continuing {@code parent} (null: the first of its chain). */
+    static Segment block(String key, PositionRange positions, long sizeBytes, Segment parent) {
+        return new Segment(key, positions, sizeBytes, parent, true);
+    }
+
+    private Segment(String key, PositionRange positions, long sizeBytes, Segment parent, boolean block) {
         this.key = key;
         this.positions = positions;
         this.sizeBytes = sizeBytes;
+        this.parent = parent;
+        this.childrenOn = block ? new AtomicIntegerArray(Tier.values().length) : null;
+    }
+
+    /** Whether this is a prefix block (may have a parent and children). */
+    boolean isBlock() {
+        return childrenOn != null;
+    }
+
+    /**
+     * The prefix-eviction constraint: whether a child of this block has its bytes on a tier faster than
+     * {@code destination}, in which case this block must not move there (a child is never faster than its
+     * parent; a GPU block whose child is on CPU may go to CPU but not straight to DISK). Call with this
+     * segment's lock held.
+     */
+    boolean holdsChildFasterThan(Tier destination) {
+        if (childrenOn == null) {
+            return false;
+        }
+        for (Tier t : Tier.values()) {
+            if (t.isFasterThan(destination) && childrenOn.get(t.ordinal()) > 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Live children of this block, on any tier. */
+    int liveChildren() {
+        if (childrenOn == null) {
+            return 0;
+        }
+        int sum = 0;
+        for (int i = 0; i < childrenOn.length(); i++) {
+            sum += childrenOn.get(i);
+        }
+        return sum;
+    }
+
+    /**
+     * Counts this block on {@code tier} in its parent's {@link #childrenOn} (moving it from where it was
+     * counted). Counts the new tier before uncounting the old one, so a reader never sees the child
+     * nowhere. Call with this segment's lock held; nothing for a segment without parent.
+     */
+    void countOn(Tier tier) {
+        if (parent == null || tier == countedOn) {
+            return;
+        }
+        if (tier != null) {
+            parent.childrenOn.incrementAndGet(tier.ordinal());
+        }
+        if (countedOn != null) {
+            parent.childrenOn.decrementAndGet(countedOn.ordinal());
+        }
+        countedOn = tier;
     }
 
     /** The segment as handed to the runtime, on {@code tier} (where its placement is). */

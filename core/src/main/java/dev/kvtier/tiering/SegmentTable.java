@@ -89,6 +89,7 @@ final class SegmentTable {
             segment.placement = null;
         } // else the last pin to close frees it (see unpin)
         segment.live = false;
+        segment.countOn(null);
         segments.remove(segment.key, segment);
         return removed;
     }

@@ -115,6 +115,27 @@ final class TierMemories implements AutoCloseable {
         executor.transferAllAndWait(from, to);
     }
 
+    /** @see TransferExecutor#transferRanges */
+    java.util.concurrent.CompletableFuture<Void> transferRanges(List<PageAllocation> from, List<PageAllocation> to,
+                                                                long[] offsets, long[] lengths) {
+        return executor.transferRanges(from, to, offsets, lengths);
+    }
+
+    /** @see TransferExecutor#transferRangesAndWait */
+    void transferRangesAndWait(List<PageAllocation> from, List<PageAllocation> to, long[] offsets, long[] lengths) {
+        executor.transferRangesAndWait(from, to, offsets, lengths);
+    }
+
+    /** @see TransferExecutor#awaitTransfer */
+    void awaitTransfer(java.util.concurrent.CompletableFuture<Void> copy, List<PageAllocation> destinations) {
+        executor.awaitTransfer(copy, destinations);
+    }
+
+    /** @see TransferExecutor#copiesWithTheCpu() */
+    boolean copiesWithTheCpu() {
+        return executor.copiesWithTheCpu();
+    }
+
     /** The CRC32C of the caller's host memory (native or heap). */
     int crc32c(MemorySegment hostBytes) {
         return Checksums.crc32c(List.of(hostBytes));

@@ -54,6 +54,17 @@ public final class TieringEngine {
     /** A pin on a resident segment; {@code unpin} releases it (idempotence is the caller's). */
     public record Pinned(ResidentSegment segment, Runnable unpin) { }
 
+    /** Pins on the blocks of a chain's leading run, in chain order; {@code unpin} releases them all (once). */
+    public record PinnedChain(List<ResidentSegment> segments, Runnable unpin) { }
+
+    /**
+     * A chain restored layer by layer: {@code layers.get(l)} completes with the blocks (their pages on the
+     * target tier) once layer {@code l} of every block is in place; {@code pinned} once all are and the
+     * blocks are pinned.
+     */
+    public record LayeredRestore(List<CompletableFuture<List<ResidentSegment>>> layers,
+                                 CompletableFuture<PinnedChain> pinned) { }
+
     private final TieredStore store;
     private final TierMemories memories;
     private final SegmentTable table;
@@ -63,6 +74,7 @@ public final class TieringEngine {
     private final RoomMaker roomMaker;
     private final OperationGate gate = new OperationGate();
     private final Residencies residencies;
+    private final PrefixChains chains;
     private final Path createdDiskDirectory;
     private final PersistedDisk persisted;
 
@@ -75,6 +87,7 @@ public final class TieringEngine {
         this.mover = new Mover(memories, counters, listeners, persisted);
         this.roomMaker = new RoomMaker(store, table, mover, DemotionCascade.STANDARD, listeners);
         this.residencies = new Residencies(gate, this::makeResident);
+        this.chains = new PrefixChains(this, store, table, roomMaker, mover, memories, gate);
     }
 
     /**
@@ -237,7 +250,7 @@ public final class TieringEngine {
         }
         SegmentCorruptedException corrupted = checkRecovered(segment);
         if (corrupted != null) {
-            table.drop(segment);
+            dropAndTell(segment);
             persisted.failedFirstUse();
             LOG.log(System.Logger.Level.WARNING, corrupted.getMessage());
             throw corrupted;
@@ -272,14 +285,22 @@ public final class TieringEngine {
 
     /** Entered: caches a copy of {@code bytes} as {@code key} on {@code tier}, making room first. */
     public void put(String key, PositionRange positions, MemorySegment bytes, Tier tier) {
-        counted(() -> insert(key, positions, bytes.byteSize(), tier, segment -> {
+        counted(() -> insert(key, positions, bytes.byteSize(), tier, copiedIn(bytes, tier, false)));
+    }
+
+    /**
+     * Fills a new segment with a copy of {@code bytes} on {@code tier} (making room; {@code quickly}: giving up
+     * soon), checksummed first.
+     */
+    Function<Segment, PageAllocation> copiedIn(MemorySegment bytes, Tier tier, boolean quickly) {
+        return segment -> {
             // Taken from the caller's bytes, before any copy: what every later DISK arrival must match.
             segment.crc32c = memories.crc32c(bytes);
             segment.crcKnown = true;
-            PageAllocation pages = roomMaker.withRoom(key, tier, bytes.byteSize(),
-                    () -> mover.allocate(key, tier, bytes.byteSize(), null));
+            PageAllocation pages = roomMaker.withRoom(segment.key, tier, bytes.byteSize(), quickly ? 0 : RoomMaker.SHORTAGE_PATIENCE,
+                    () -> mover.allocate(segment.key, tier, bytes.byteSize(), null));
             try {
-                mover.copy(() -> memories.copyIn(bytes, pages), key, null, tier, bytes.byteSize());
+                mover.copy(() -> memories.copyIn(bytes, pages), segment.key, null, tier, bytes.byteSize());
                 if (tier == Tier.DISK) {
                     mover.checkArrival(segment, pages, null, tier);
                 }
@@ -291,7 +312,7 @@ public final class TieringEngine {
                 persisted.stored(segment, pages); // after its bytes are in place and checked
             }
             return pages;
-        }));
+        };
     }
 
     /** Entered: caches caller-owned device memory as {@code key} on GPU without a copy, making room first. */
@@ -303,30 +324,41 @@ public final class TieringEngine {
     /** Registers a new key (making room), fills it, and publishes it; undoes everything on failure. */
     private Void insert(String key, PositionRange positions, long sizeBytes, Tier tier,
                         Function<Segment, PageAllocation> filler) {
-        SegmentMeta meta = SegmentMeta.of(key, positions, sizeBytes);
         Segment segment = new Segment(key, positions, sizeBytes);
         segment.lock.lock();
         try {
-            if (!table.publish(segment)) {
-                throw new IllegalArgumentException("key \"" + key + "\" is already cached; remove it first");
-            }
-            boolean registered = false;
-            try {
-                roomMaker.register(meta, tier);
-                registered = true;
-                segment.placement = filler.apply(segment);
-                segment.live = true;
-                listeners.added(key, tier, sizeBytes);
-            } catch (RuntimeException | Error e) {
-                if (registered) {
-                    store.remove(key);
-                }
-                table.unpublish(segment);
-                throw e;
-            }
+            insertLocked(segment, tier, filler, false);
             return null;
         } finally {
             segment.lock.unlock();
+        }
+    }
+
+    /**
+     * Publishes a new segment the calling thread has locked, registers it on {@code tier} (making room),
+     * fills it and makes it live (a block is counted in its parent's children); undoes everything on
+     * failure. The lock stays the caller's. {@code quickly}: making room gives up after a couple of rounds
+     * (the caller has a slower tier to try).
+     */
+    void insertLocked(Segment segment, Tier tier, Function<Segment, PageAllocation> filler, boolean quickly) {
+        SegmentMeta meta = SegmentMeta.of(segment.key, segment.positions, segment.sizeBytes);
+        if (!table.publish(segment)) {
+            throw new IllegalArgumentException("key \"" + segment.key + "\" is already cached; remove it first");
+        }
+        boolean registered = false;
+        try {
+            roomMaker.register(meta, tier, quickly ? 2 : RoomMaker.ROUNDS);
+            registered = true;
+            segment.placement = filler.apply(segment);
+            segment.live = true;
+            segment.countOn(tier);
+            listeners.added(segment.key, tier, segment.sizeBytes);
+        } catch (RuntimeException | Error e) {
+            if (registered) {
+                store.remove(segment.key);
+            }
+            table.unpublish(segment);
+            throw e;
         }
     }
 
@@ -348,6 +380,10 @@ public final class TieringEngine {
                         + from + " where segment \"" + key + "\" is, was " + to);
             }
             SegmentTable.requireUnpinned(segment, (promotion ? "promote" : "demote") + " it to " + to);
+            if (!promotion && segment.holdsChildFasterThan(to)) {
+                throw new IllegalStateException("segment \"" + key + "\" is a prefix block with child blocks on a tier"
+                        + " faster than " + to + "; demote them first (a chain leaves a tier from its tail)");
+            }
             Optional<TierTransfer> transfer = promotion ? store.promote(key, to) : store.demote(key, to);
             if (transfer.isEmpty()) {
                 throw new TierFullException(key, to, segment.sizeBytes, roomMaker.free(to), "demote or remove segments there first");
@@ -503,6 +539,73 @@ public final class TieringEngine {
         }
     }
 
+    // ---------------------------------------------------------------- prefix blocks (see PrefixChains)
+
+    /** Entered: the tiers of the leading run of {@code keys} cached as one chain of blocks. */
+    public List<Tier> lookupChain(List<String> keys) {
+        return chains.lookup(keys);
+    }
+
+    /**
+     * Entered: stores blocks continuing block {@code parentKey} (null or not a cached block: a chain's start),
+     * block {@code i} being bytes {@code [i * bytesPerBlock, (i + 1) * bytesPerBlock)}; a new block goes to
+     * {@code tier}, or its parent's tier when slower. Returns how many were new.
+     */
+    public int storeChain(String parentKey, List<String> keys, long tokensPerBlock, MemorySegment bytes,
+                          long bytesPerBlock, Tier tier) {
+        return counted(() -> chains.store(parentKey, keys, tokensPerBlock, bytes, bytesPerBlock, tier));
+    }
+
+    /** Entered: removes a block without cached children; false if not cached; IllegalStateException if it has some. */
+    public boolean removeBlock(String key) {
+        return chains.remove(key);
+    }
+
+    /**
+     * Entered: makes the leading run of {@code keys} cached as one chain resident on {@code tier} or faster
+     * (one batched transfer per tier pair) and pins it; all or nothing.
+     */
+    public PinnedChain pinChain(List<String> keys, Tier tier) {
+        return countedTransfers(() -> chains.pin(keys, tier));
+    }
+
+    /**
+     * Runs a chain restore, counting it as failed when its bytes could not be moved or checked; a prefix that
+     * did not fit ({@code TierFullException}) is an answer, not a failed transfer.
+     */
+    private <T> T countedTransfers(Supplier<T> call) {
+        try {
+            return call.get();
+        } catch (TransferFailedException | SegmentCorruptedException e) {
+            counters.failed();
+            throw e;
+        }
+    }
+
+    /** Enters itself: {@link #pinChain} without blocking, one batched transfer per layer (regions per layer). */
+    public LayeredRestore pinChainLayered(List<String> keys, Tier tier, long[][] offsets, long[][] lengths) {
+        return chains.pinLayered(keys, tier, offsets, lengths);
+    }
+
+    /** Releases pins taken by {@link #pinChain}; the last pin of a removed block frees its pages. */
+    void unpinAll(List<Segment> segments) {
+        if (!gate.tryEnter()) {
+            return; // close() freed everything
+        }
+        try {
+            for (Segment segment : segments) {
+                table.unpin(segment);
+            }
+        } finally {
+            gate.exit();
+        }
+    }
+
+    /** How a chain restore on another thread is counted (see {@link #pinChain}). */
+    <T> T countedCall(Supplier<T> call) {
+        return countedTransfers(call);
+    }
+
     /** Entered: copies {@code key}'s bytes into the start of {@code dst}, wherever the segment is. */
     public void read(String key, MemorySegment dst) {
         counted(() -> readLocked(key, dst));
@@ -532,12 +635,18 @@ public final class TieringEngine {
     /** Entered: removes {@code key} and frees its memory; empty if it is not cached. */
     public Optional<SegmentMeta> remove(String key) {
         return ifCached(key, segment -> {
-            Optional<SegmentMeta> removed = table.drop(segment);
-            if (removed.isPresent()) {
-                listeners.removed(key, removed.get().tier(), removed.get().sizeBytes());
-            }
-            return removed;
+            return dropAndTell(segment);
         });
+    }
+
+    /**
+     * Removes a locked live segment from the cache and tells the listeners, with the tier it was on: how a
+     * remove, a prefix block's remove and a recovered segment failing its first check end.
+     */
+    Optional<SegmentMeta> dropAndTell(Segment segment) {
+        Optional<SegmentMeta> removed = table.drop(segment);
+        removed.ifPresent(meta -> listeners.removed(segment.key, meta.tier(), meta.sizeBytes()));
+        return removed;
     }
 
     /** Entered: {@code key}'s metadata once no transfer of it is in flight; empty if it is not cached. */
@@ -595,6 +704,7 @@ public final class TieringEngine {
             return;
         }
         residencies.shutdown();
+        chains.shutdown();
         table.clear();
         try {
             persisted.close(); // syncs what the policy still owes, before the extents are unmapped

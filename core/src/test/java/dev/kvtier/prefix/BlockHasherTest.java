@@ -88,6 +88,22 @@ class BlockHasherTest {
     }
 
     @Test
+    void namespaceRootsAreFixedVectorsComputedIndependently() {
+        // Computed with Python's hashlib over the bytes the class comment draws:
+        // sha256(b"kvtier/block-namespace/v1" + struct.pack(">i", len(utf8)) + utf8)[:16]
+        assertEquals("7d0d18e87eac02873cd93f4e72185078", BlockHasher.namespaceRoot("meta-llama/Llama-3.1-8B@main").toString());
+        assertEquals("e76b2622be0b03cfa5cd51b13ab4f0cb", BlockHasher.namespaceRoot("m").toString());
+        assertEquals("81b97a097474d985435eace244aaea1a", BlockHasher.namespaceRoot("\u00e9").toString(), "UTF-8, not UTF-16 or Latin-1");
+        // The first block of a chain under that namespace: the same block definition, another first parent.
+        assertEquals("ef6cd452391c1ee9c61f7171af434d02",
+                hasher.hash(BlockHasher.namespaceRoot("meta-llama/Llama-3.1-8B@main"), 1, 2, 3, 4).toString());
+        assertNotEquals(hasher.hash(BlockHash.ROOT, 1, 2, 3, 4),
+                hasher.hash(BlockHasher.namespaceRoot("m"), 1, 2, 3, 4), "a namespace separates equal token ids");
+        assertThrows(IllegalArgumentException.class, () -> BlockHasher.namespaceRoot(""));
+        assertThrows(IllegalArgumentException.class, () -> BlockHasher.namespaceRoot(null));
+    }
+
+    @Test
     void badArgumentsAreNamed() {
         assertTrue(assertThrows(IllegalArgumentException.class, () -> hasher.chain(new int[8], 0))
                 .getMessage().contains("got 0"));

@@ -1,5 +1,8 @@
 package dev.kvtier.bench.sim;
 
+import dev.kvtier.prefix.BlockHash;
+import java.util.List;
+
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.Optional;
@@ -61,6 +64,47 @@ public interface CacheUnderTest extends AutoCloseable {
 
     /** Removes the segment; false if it was not there. */
     boolean remove(String key);
+
+    /**
+     * The cache's prefix-block view for blocks of {@code tokensPerBlock} tokens and {@code blockBytes} bytes,
+     * or empty when it has none (then only {@code --trace-api segments} can play a trace on it).
+     */
+    default Optional<PrefixBlocks> prefixBlocks(int tokensPerBlock, int blockBytes) {
+        return Optional.empty();
+    }
+
+    /**
+     * The prefix-block operations the trace mode drives ({@code dev.kvtier.prefix.PrefixBlockCache}), in the
+     * simulator's terms. Thread-safe as the cache is.
+     */
+    interface PrefixBlocks {
+        /** The tier of each leading block of {@code hashes} that is cached, in order. */
+        List<Tier> lookup(List<BlockHash> hashes);
+
+        /**
+         * Makes the longest cached prefix of {@code hashes} resident on the GPU and pins it, returning when the
+         * bytes are in place; the result lists each pinned block (its positions, size and tier).
+         */
+        PinnedPrefix pinOnGpu(List<BlockHash> hashes);
+
+        /** Stores new blocks on the GPU after {@code parent} (block {@code i} at bytes {@code i * blockBytes}); returns how many were new. */
+        int store(BlockHash parent, List<BlockHash> hashes, MemorySegment bytes);
+
+        /** Copies a block's bytes, wherever it is, into host memory {@code destination}. */
+        void read(BlockHash hash, MemorySegment destination);
+
+        /** Removes a block without cached children; false if it was not there. */
+        boolean remove(BlockHash hash);
+    }
+
+    /** Blocks held on the GPU until closed. */
+    interface PinnedPrefix extends AutoCloseable {
+        /** The pinned blocks, in prefix order. */
+        List<Resident> blocks();
+
+        @Override
+        void close();
+    }
 
     /** Counters since the cache was opened. */
     Counters counters();

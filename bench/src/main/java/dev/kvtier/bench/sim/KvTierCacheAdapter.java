@@ -1,5 +1,13 @@
 package dev.kvtier.bench.sim;
 
+import dev.kvtier.prefix.BlockHash;
+import dev.kvtier.prefix.BlockLayout;
+import dev.kvtier.prefix.PrefixBlockCache;
+import dev.kvtier.prefix.PrefixPin;
+import dev.kvtier.prefix.ResidentBlock;
+import java.util.ArrayList;
+import java.util.List;
+
 import java.lang.foreign.MemorySegment;
 import java.util.Optional;
 
@@ -67,6 +75,56 @@ final class KvTierCacheAdapter implements CacheUnderTest {
     @Override
     public boolean remove(String key) {
         return cache.remove(key).isPresent();
+    }
+
+    @Override
+    public Optional<PrefixBlocks> prefixBlocks(int tokensPerBlock, int blockBytes) {
+        PrefixBlockCache blocks = cache.prefixBlocks(BlockLayout.of(tokensPerBlock, blockBytes));
+        return Optional.of(new PrefixBlocks() {
+            @Override
+            public List<Tier> lookup(List<BlockHash> hashes) {
+                return blocks.lookupPrefix(hashes).tiers();
+            }
+
+            @Override
+            public PinnedPrefix pinOnGpu(List<BlockHash> hashes) {
+                PrefixPin pin = blocks.ensurePrefixResident(hashes, Tier.GPU);
+                List<Resident> resident = new ArrayList<>(pin.size());
+                for (ResidentBlock block : pin.blocks()) {
+                    long size = 0;
+                    for (MemorySegment page : block.pages()) {
+                        size += page.byteSize();
+                    }
+                    resident.add(new Resident(block.positions().start(), block.positions().end(), size, block.tier()));
+                }
+                return new PinnedPrefix() {
+                    @Override
+                    public List<Resident> blocks() {
+                        return resident;
+                    }
+
+                    @Override
+                    public void close() {
+                        pin.close();
+                    }
+                };
+            }
+
+            @Override
+            public int store(BlockHash parent, List<BlockHash> hashes, MemorySegment bytes) {
+                return blocks.storeBlocks(parent, hashes, bytes, Tier.GPU);
+            }
+
+            @Override
+            public void read(BlockHash hash, MemorySegment destination) {
+                blocks.readBlock(hash, destination);
+            }
+
+            @Override
+            public boolean remove(BlockHash hash) {
+                return blocks.removeBlock(hash);
+            }
+        });
     }
 
     @Override

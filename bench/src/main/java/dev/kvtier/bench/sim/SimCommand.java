@@ -77,6 +77,11 @@ final class SimCommand {
             description = "bytes of KV per trace block (one hash id), or 'model': 512 tokens of --model  (default 4 KiB)")
     int blockBytes;
 
+    @Option(names = "--trace-api", paramLabel = "API", defaultValue = "prefix", converter = TraceApiConverter.class,
+            description = "prefix (lookupPrefix, ensurePrefixResident, storeBlocks per request) | segments (one segment"
+                    + " per block, ensureResident or put per reference)  (default ${DEFAULT-VALUE})")
+    SimOptions.TraceApi traceApi;
+
     @Option(names = "--model", paramLabel = "NAME", defaultValue = "tiny", converter = ModelConverter.class,
             description = "tiny | llama-3.1-8b | llama-3.1-70b  (default ${DEFAULT-VALUE})")
     ModelShape model;
@@ -345,6 +350,13 @@ final class SimCommand {
         @Override
         SimOptions.WorkloadKind parse(String value) {
             return choice(value, SimOptions.WorkloadKind.values(), k -> lower(k.name()));
+        }
+    }
+
+    static final class TraceApiConverter extends Expecting<SimOptions.TraceApi> {
+        @Override
+        SimOptions.TraceApi parse(String value) {
+            return choice(value, SimOptions.TraceApi.values(), k -> lower(k.name()));
         }
     }
 

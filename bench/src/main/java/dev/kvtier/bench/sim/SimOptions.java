@@ -40,6 +40,7 @@ import picocli.CommandLine.ParseResult;
  * @param trace         the trace file: played with {@code --workload trace}, written with {@code --generate-trace}
  * @param generateTrace generate a trace of this kind ({@link #requests} requests from {@link #seed})
  * @param blockBytes    bytes of KV per trace block ({@code --block-bytes model}: 512 tokens of the model)
+ * @param traceApi      which cache API plays a trace: the prefix-block API (default) or one segment per block
  * @param sweepBudgets  GPU budgets the sweep runs instead of the {@link #sweepSteps}; empty = the steps
  * @param jfr           where to write a JFR recording of kvtier's events for the whole run; empty = none
  * @param help          print the usage and exit 0
@@ -70,6 +71,7 @@ public record SimOptions(
         Optional<Path> trace,
         Optional<TraceGenerator.Kind> generateTrace,
         int blockBytes,
+        TraceApi traceApi,
         List<Budget> sweepBudgets,
         Optional<Path> jfr,
         boolean help) {
@@ -101,6 +103,14 @@ public record SimOptions(
         CHAT,
         /** A block-level trace in the Mooncake format, from a file or generated. */
         TRACE
+    }
+
+    /** Which cache API plays a trace. */
+    public enum TraceApi {
+        /** {@code PrefixBlockCache}: per request lookupPrefix, ensurePrefixResident, storeBlocks. */
+        PREFIX,
+        /** One segment per block: ensureResident or put per reference (the baseline before the prefix API). */
+        SEGMENTS
     }
 
     public SimOptions {
@@ -175,7 +185,7 @@ public record SimOptions(
                 c.cpuBudget, Optional.ofNullable(c.diskDirectory), c.pageSizeBytes == null ? 0 : c.pageSizeBytes,
                 c.policy, c.backend, c.seed, c.threads, c.verify, c.maxSeconds, c.progress, c.sweep, c.sweepSteps,
                 c.sweepPolicies.policies(), c.outDirectory, c.workload, Optional.ofNullable(c.trace),
-                Optional.ofNullable(c.generateTrace), blockBytes,
+                Optional.ofNullable(c.generateTrace), blockBytes, c.traceApi,
                 c.sweepBudgets == null ? List.of() : c.sweepBudgets.budgets(), Optional.ofNullable(c.jfr), c.help);
     }
 
@@ -199,7 +209,8 @@ public record SimOptions(
     public SimOptions withGpuBudgetAndPolicy(Budget budget, PolicyChoice newPolicy) {
         return new SimOptions(model, sessions, requests, turnLengths, maxTurns, zipfExponent, budget, cpuBudget,
                 diskDirectory, pageSizeBytes, newPolicy, backend, seed, threads, verify, maxSeconds, progress, sweep,
-                sweepSteps, sweepPolicies, outDirectory, workload, trace, generateTrace, blockBytes, sweepBudgets, jfr, help);
+                sweepSteps, sweepPolicies, outDirectory, workload, trace, generateTrace, blockBytes, traceApi, sweepBudgets,
+                jfr, help);
     }
 
     /** How {@code --backend} spells {@code backend}: its name in lower case. */

@@ -30,6 +30,9 @@ final class TraceCounters {
     /** Read-backs that matched and their bytes. */
     long readBacks;
     long bytesVerified;
+    /** Prefix API: requests whose cached prefix was pinned on the GPU whole, and those refused (no room for all of it). */
+    long prefixesPinned;
+    long prefixesNotPinned;
     /** Blocks removed at the end. */
     long blocksRemoved;
     /**

@@ -110,6 +110,9 @@ record TraceResult(SimOptions options, CacheUnderTest.Settings settings, String 
                 ByteSizes.format(settings.gpuBudgetBytes()), gpuCapacityBlocks, percent(settings.gpuBudgetBytes(), uniqueBytes()),
                 ByteSizes.format(settings.cpuBudgetBytes()), percent(settings.cpuBudgetBytes(), uniqueBytes()),
                 options.policy().optionValue())));
+        rows.add(row("api", options.traceApi() == SimOptions.TraceApi.PREFIX
+                ? "prefix blocks: per request lookupPrefix, ensurePrefixResident (GPU, pinned, one batch per tier pair), storeBlocks"
+                : "segments: one per block, ensureResident or put per reference"));
         rows.add(row("wall time", String.format(Locale.ROOT, "%.2f s%s", seconds(),
                 stoppedEarly ? " (stopped by --max-seconds after " + requestsDone + " requests)" : "")));
         rows.add(row("block refs/s", String.format(Locale.ROOT, "%,.1f  (%,d references: %,d made resident, %,d new blocks written, %s)",
@@ -131,9 +134,14 @@ record TraceResult(SimOptions options, CacheUnderTest.Settings settings, String 
         rows.add(row("prefix hit rate", String.format(Locale.ROOT,
                 "%.1f%% of block references in their request's cached prefix (any tier), %.1f%% in its prefix on GPU",
                 100 * prefixHitShare(), 100 * prefixOnGpuShare())));
+        if (options.traceApi() == SimOptions.TraceApi.PREFIX) {
+            rows.add(row("prefix restores", String.format(Locale.ROOT, "%,d cached prefixes pinned on GPU whole, %,d refused"
+                    + " (no room for all of it: used where they were)", counters.prefixesPinned, counters.prefixesNotPinned)));
+        }
         rows.add(row("GPU hit rate", String.format(Locale.ROOT, "policy %.1f%% / optimum %.1f%% = %.2f  (Belady, %,d blocks)",
                 100 * foundOnShare(Tier.GPU), 100 * optimumGpuShare(), ratioToOptimum(), gpuCapacityBlocks)));
-        rows.add(row("time-to-resident", String.format(Locale.ROOT, "p50 %s  p99 %s  p999 %s  max %s",
+        rows.add(row("time-to-resident", String.format(Locale.ROOT, (options.traceApi() == SimOptions.TraceApi.PREFIX
+                ? "per cached prefix: " : "per block: ") + "p50 %s  p99 %s  p999 %s  max %s",
                 RunResult.micros(timeToResidentMicros(50)), RunResult.micros(timeToResidentMicros(99)),
                 RunResult.micros(timeToResidentMicros(99.9)), RunResult.micros(counters.timeToResident.getTotalCount() == 0
                         ? 0 : counters.timeToResident.getMaxValue() / 1e3))));

@@ -67,8 +67,7 @@ final class TraceRun {
         long playedNanos;
         CacheUnderTest.Counters afterPlay;
         try (Arena arena = Arena.ofConfined()) {
-            BlockRequestPlayer player = new SegmentBlockPlayer(cache, trace, counters, options.seed(),
-                    options.blockBytes(), options.verify(), arena);
+            BlockRequestPlayer player = player(arena);
             Progress progress = Progress.start(progressSink, this::progressLine);
             try {
                 while (requestsDone < trace.requests() && System.nanoTime() < deadline) {
@@ -109,6 +108,17 @@ final class TraceRun {
         return new TraceResult(options, settings, cache.backendDescription(), trace, playedNanos, requestsDone,
                 counters, afterPlay, Optional.ofNullable(counters.failure()), Optional.ofNullable(leftover),
                 requestsDone < trace.requests() && counters.failure() == null, capacity, optimumHits);
+    }
+
+    /** The player of {@code --trace-api}. */
+    private BlockRequestPlayer player(Arena arena) {
+        if (options.traceApi() == SimOptions.TraceApi.SEGMENTS) {
+            return new SegmentBlockPlayer(cache, trace, counters, options.seed(), options.blockBytes(), options.verify(), arena);
+        }
+        CacheUnderTest.PrefixBlocks blocks = cache.prefixBlocks(BlockTrace.tokensPerBlock(), options.blockBytes())
+                .orElseThrow(() -> new IllegalArgumentException("--trace-api prefix needs a cache with a prefix-block view, and "
+                        + cache.backendDescription() + " has none: use --trace-api segments"));
+        return new PrefixBlockPlayer(blocks, trace, counters, options.seed(), options.blockBytes(), options.verify(), arena);
     }
 
     private String progressLine(double seconds) {

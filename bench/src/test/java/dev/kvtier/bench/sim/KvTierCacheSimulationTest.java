@@ -93,6 +93,33 @@ class KvTierCacheSimulationTest {
     }
 
     @Test
+    void aGeneratedTraceThroughThePrefixApiAndThroughSegmentsFindsTheSameBlocks() {
+        String[] args = {"--backend", "host", "--workload", "trace", "--generate-trace", "tool-agent", "--requests", "200",
+                "--gpu-budget", "5%", "--cpu-budget", "10%", "--progress", "off", "--trace-api"};
+        Outcome prefix = simulate(with(args, "prefix"));
+        Outcome segments = simulate(with(args, "segments"));
+        for (Outcome o : List.of(prefix, segments)) {
+            assertEquals(Simulate.OK, o.status(), o.err() + o.out());
+            assertTrue(o.out().contains("failures          0"), o.out());
+        }
+        assertTrue(prefix.out().contains("api               prefix blocks"), prefix.out());
+        // Both APIs see every block the trace references, cached or new: the same references, the same misses.
+        Pattern hits = Pattern.compile("missing ([0-9.]+)%  \\(of ([0-9,]+) block references\\)");
+        Matcher p = hits.matcher(prefix.out());
+        Matcher s = hits.matcher(segments.out());
+        assertTrue(p.find() && s.find(), prefix.out() + segments.out());
+        assertEquals(s.group(2), p.group(2));
+        assertEquals(s.group(1), p.group(1), "first uses of blocks do not depend on the API");
+        assertTrue(prefix.out().contains("disk -> GPU"), prefix.out());
+    }
+
+    private static String[] with(String[] args, String... more) {
+        String[] all = java.util.Arrays.copyOf(args, args.length + more.length);
+        System.arraycopy(more, 0, all, args.length, more.length);
+        return all;
+    }
+
+    @Test
     @Tag("gpu")
     void aGeneratedTraceOnTheCudaBackend() {
         CacheUnderTest.Settings probe = new CacheUnderTest.Settings(1 << 20, 1 << 20, temp, 64 << 10, PolicyChoice.LFU,

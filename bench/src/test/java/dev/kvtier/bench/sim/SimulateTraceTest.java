@@ -27,11 +27,15 @@ import dev.kvtier.bench.trace.TraceGenerator;
 import dev.kvtier.bench.trace.TraceRequest;
 import dev.kvtier.store.Tier;
 
-/** The trace mode end to end over {@link FakeCache}: generation, playing, hit rates against the optimum, sweep. */
+/**
+ * The trace mode end to end over {@link FakeCache} (segment API: the fake has no prefix-block view; the prefix
+ * path runs over the real cache in {@link KvTierCacheSimulationTest}): generation, playing, hit rates against
+ * the optimum, sweep.
+ */
 class SimulateTraceTest {
     /** Small: a few hundred requests; GPU 5% and CPU 10% of the unique blocks force spills to disk. */
-    private static final String[] SMALL = {"--workload", "trace", "--requests", "300", "--gpu-budget", "5%",
-            "--cpu-budget", "10%", "--progress", "off"};
+    private static final String[] SMALL = {"--workload", "trace", "--trace-api", "segments", "--requests", "300",
+            "--gpu-budget", "5%", "--cpu-budget", "10%", "--progress", "off"};
 
     @TempDir
     Path temp;
@@ -77,7 +81,7 @@ class SimulateTraceTest {
         Path file = temp.resolve("doc.jsonl");
         List<TraceRequest> requests = TraceGenerator.generate(TraceGenerator.Kind.DOC_QA, 300, 4);
         MooncakeTrace.writeAll(file, requests);
-        Outcome o = simulate(FakeCache::new, "--workload", "trace", "--trace", file.toString(), "--gpu-budget", "5%",
+        Outcome o = simulate(FakeCache::new, "--workload", "trace", "--trace-api", "segments", "--trace", file.toString(), "--gpu-budget", "5%",
                 "--cpu-budget", "10%", "--progress", "off", "--verify", "full");
         assertEquals(Simulate.OK, o.status(), o.err() + o.out());
         assertTrue(o.out().contains("failures          0"), o.out());
@@ -114,7 +118,7 @@ class SimulateTraceTest {
         Path file = temp.resolve("hand.jsonl");
         MooncakeTrace.writeAll(file, List.of(new TraceRequest(0, 1024, 1, new long[] {0, 1}),
                 new TraceRequest(1, 1024, 1, new long[] {2, 1}), new TraceRequest(2, 1024, 1, new long[] {0, 1})));
-        Outcome o = simulate(FakeCache::new, "--workload", "trace", "--trace", file.toString(), "--gpu-budget", "8KiB",
+        Outcome o = simulate(FakeCache::new, "--workload", "trace", "--trace-api", "segments", "--trace", file.toString(), "--gpu-budget", "8KiB",
                 "--cpu-budget", "8KiB", "--progress", "off");
         assertEquals(Simulate.OK, o.status(), o.err() + o.out());
         assertTrue(o.out().contains("on GPU 33.3%, from CPU 16.7%, from disk 0.0%, missing 50.0%"), o.out());

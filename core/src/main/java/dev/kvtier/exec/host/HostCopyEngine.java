@@ -250,7 +250,33 @@ public final class HostCopyEngine implements CopyEngine {
         }
     }
 
-    /** Copies every plan on the calling thread, one after the other (see {@link #copyAndWait}). */
+    /**
+     * Submits the plans as one copy (one task for a copy thread, one future), as the CUDA engine enqueues a
+     * batch with one call: a batch of many small regions (one layer of many KV blocks) does not pay a queue
+     * entry, a future and a wake-up per region.
+     */
+    @Override
+    public CompletableFuture<Void> submitAll(List<CopyPlan> plans) {
+        if (plans.size() == 1) {
+            return submit(plans.get(0));
+        }
+        List<CopyRegion> regions = new ArrayList<>();
+        for (CopyPlan plan : plans) {
+            regions.addAll(plan.regions());
+        }
+        if (regions.isEmpty()) {
+            return CompletableFuture.completedFuture(null);
+        }
+        // The kinds only label the plan: this engine copies host memory to host memory whatever they say.
+        return submit(new CopyPlan(plans.get(0).sourceKind(), plans.get(0).destinationKind(), regions));
+    }
+
+    @Override
+    public boolean copiesWithTheCpu() {
+        return true;
+    }
+
+    /** Copies every plan on the calling thread, as {@link #copyAndWait} does for one. */
     @Override
     public void copyAllAndWait(List<CopyPlan> plans, long timeoutNanos) {
         if (closed) {
@@ -261,6 +287,7 @@ public final class HostCopyEngine implements CopyEngine {
                 copyNow(plan);
             }
         } catch (RuntimeException | InternalError e) {
+            // InternalError: a fault while touching a file mapping (the file shrank or the disk failed).
             throw new java.util.concurrent.CompletionException(e);
         }
     }

@@ -1,0 +1,254 @@
+package dev.kvtier.bench.sim;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+import dev.kvtier.TierFullException;
+import dev.kvtier.prefix.BlockHash;
+import dev.kvtier.store.Tier;
+
+/**
+ * Plays trace requests through the prefix-block API ({@code --trace-api prefix}), as an inference runtime
+ * would: per request, {@code lookupPrefix} of its blocks; the cached prefix made resident on the GPU and
+ * pinned in one call ({@code ensurePrefixResident}, one batched transfer per tier pair), its blocks checked
+ * (GPU, size, token positions) and the pin closed; then the missing suffix stored in one call
+ * ({@code storeBlocks}, on the GPU, the first new block's parent being the last cached one). Every
+ * {@value SegmentBlockPlayer#VERIFY_EVERY}th reference is read back and compared; a block the simulator wrote
+ * that the cache no longer knows is a failure (the disk tier is unbounded).
+ *
+ * <p>A trace block's hash id names its whole prefix (the Mooncake format's promise), so its
+ * {@link BlockHash} is the id under a fixed namespace word ({@link #hashOf}); block {@code i} of a request
+ * is at token positions {@code [i * 512, (i + 1) * 512)}. A prefix larger than the GPU budget cannot be
+ * pinned there as a whole: then the blocks are used where they are (counted as found there), and the
+ * request's new blocks go where their parent is or slower. One thread; owns its buffers (from the arena).
+ */
+final class PrefixBlockPlayer implements BlockRequestPlayer {
+    /** The high word of every trace block's hash: its namespace (any constant would do). */
+    static final long TRACE_NAMESPACE = 0x6b76_7472_6163_6531L; // "kvtrace1"
+
+    private final CacheUnderTest.PrefixBlocks cache;
+    private final BlockTrace trace;
+    private final TraceCounters counters;
+    private final long seed;
+    private final int blockBytes;
+    private final SimOptions.VerifyMode verify;
+    private final Arena arena;
+    private final boolean[] written;
+    private final long[] checksums;
+    /** Blocks in the order they were first written: removed in reverse (children before parents). */
+    private final List<Integer> writeOrder = new ArrayList<>();
+    private final MemorySegment readBack;
+    private final MemorySegment expected;
+    private MemorySegment suffix;
+
+    PrefixBlockPlayer(CacheUnderTest.PrefixBlocks cache, BlockTrace trace, TraceCounters counters, long seed,
+                      int blockBytes, SimOptions.VerifyMode verify, Arena arena) {
+        this.cache = cache;
+        this.trace = trace;
+        this.counters = counters;
+        this.seed = seed;
+        this.blockBytes = blockBytes;
+        this.verify = verify;
+        this.arena = arena;
+        int unique = trace.uniqueBlocks();
+        this.written = new boolean[unique];
+        this.checksums = new long[unique];
+        this.readBack = arena.allocate(blockBytes, 64);
+        this.expected = arena.allocate(blockBytes, 64);
+        this.suffix = arena.allocate(16L * blockBytes, 64);
+    }
+
+    /** The block hash of trace block {@code block}. */
+    BlockHash hashOf(int block) {
+        return new BlockHash(TRACE_NAMESPACE, trace.hashId(block));
+    }
+
+    @Override
+    public boolean play(int request) {
+        int start = trace.start(request);
+        int length = trace.end(request) - start;
+        List<BlockHash> hashes = new ArrayList<>(length);
+        for (int i = 0; i < length; i++) {
+            hashes.add(hashOf(trace.block(start + i)));
+        }
+        List<Tier> found;
+        try {
+            found = cache.lookup(hashes);
+        } catch (RuntimeException e) {
+            counters.fail("lookupPrefix of request " + request + " failed: " + SimulationRun.describe(e));
+            return false;
+        }
+        int cached = found.size();
+        for (int i = cached; i < length; i++) {
+            int block = trace.block(start + i);
+            if (written[block]) {
+                counters.fail("block " + describe(block) + " was lost: request " + request + "'s cached prefix ends at block "
+                        + cached + " but the simulator wrote block " + i);
+                return false;
+            }
+        }
+        boolean onGpu = true;
+        for (int i = 0; i < cached; i++) {
+            Tier tier = found.get(i);
+            counters.foundOn[tier.ordinal()]++;
+            counters.prefixCached++;
+            onGpu &= tier == Tier.GPU;
+            counters.prefixOnGpu += onGpu ? 1 : 0;
+        }
+        counters.missing += length - cached;
+        if (cached > 0 && !restore(request, hashes.subList(0, cached), start)) {
+            return false;
+        }
+        if (cached < length && !store(request, hashes, cached, start)) {
+            return false;
+        }
+        for (int i = 0; i < length; i++) {
+            if (counters.references++ % SegmentBlockPlayer.VERIFY_EVERY == 0
+                    && !verify(trace.block(start + i), "reference " + (start + i))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Pins the cached prefix on the GPU, checks what came back, and lets it go. */
+    private boolean restore(int request, List<BlockHash> prefix, int start) {
+        CacheUnderTest.PinnedPrefix pin;
+        long t0 = System.nanoTime();
+        try {
+            pin = cache.pinOnGpu(prefix);
+        } catch (TierFullException e) {
+            counters.prefixesNotPinned++; // larger than the room that could be made: used where it is
+            return true;
+        } catch (RuntimeException e) {
+            counters.fail("ensurePrefixResident of request " + request + " (" + prefix.size() + " blocks) failed: "
+                    + SimulationRun.describe(e));
+            return false;
+        }
+        try (pin) {
+            counters.timeToResident.recordValue(Math.min(TraceCounters.HISTOGRAM_MAX_NANOS, System.nanoTime() - t0));
+            counters.prefixesPinned++;
+            List<CacheUnderTest.Resident> blocks = pin.blocks();
+            if (blocks.size() != prefix.size()) {
+                counters.fail("ensurePrefixResident of request " + request + " pinned " + blocks.size() + " blocks, but "
+                        + prefix.size() + " were cached");
+                return false;
+            }
+            for (int i = 0; i < blocks.size(); i++) {
+                CacheUnderTest.Resident resident = blocks.get(i);
+                long position = (long) i * BlockTrace.tokensPerBlock();
+                if (resident.tier() != Tier.GPU || resident.sizeBytes() != blockBytes || resident.startPosition() != position
+                        || resident.endPosition() != position + BlockTrace.tokensPerBlock()) {
+                    counters.fail("block " + describe(trace.block(start + i)) + " came back as " + resident + ", expected GPU, "
+                            + blockBytes + " bytes at positions [" + position + ", " + (position + BlockTrace.tokensPerBlock()) + ")");
+                    return false;
+                }
+            }
+        } catch (RuntimeException e) {
+            counters.fail("closing the pin of request " + request + " failed: " + SimulationRun.describe(e));
+            return false;
+        }
+        return true;
+    }
+
+    /** Stores blocks {@code [cached, length)} of the request in one call. */
+    private boolean store(int request, List<BlockHash> hashes, int cached, int start) {
+        int count = hashes.size() - cached;
+        long bytes = (long) count * blockBytes;
+        if (suffix.byteSize() < bytes) {
+            suffix = arena.allocate(Math.max(bytes, 2 * suffix.byteSize()), 64);
+        }
+        MemorySegment content = suffix.asSlice(0, bytes);
+        for (int i = 0; i < count; i++) {
+            int block = trace.block(start + cached + i);
+            MemorySegment one = content.asSlice((long) i * blockBytes, blockBytes);
+            SegmentContent.fill(one, SegmentContent.forBlock(seed, trace.hashId(block)));
+            if (verify == SimOptions.VerifyMode.CHECKSUM) {
+                checksums[block] = SegmentContent.checksum(one);
+            }
+        }
+        BlockHash parent = cached == 0 ? BlockHash.ROOT : hashes.get(cached - 1);
+        int stored;
+        try {
+            stored = cache.store(parent, hashes.subList(cached, hashes.size()), content);
+        } catch (RuntimeException e) {
+            counters.fail("storeBlocks of request " + request + " (" + count + " blocks after block " + cached + ") failed: "
+                    + SimulationRun.describe(e));
+            return false;
+        }
+        if (stored != count) {
+            counters.fail("storeBlocks of request " + request + " stored " + stored + " of " + count
+                    + " blocks the lookup did not find (the trace names a block twice in one request?)");
+            return false;
+        }
+        for (int i = 0; i < count; i++) {
+            int block = trace.block(start + cached + i);
+            written[block] = true;
+            writeOrder.add(block);
+        }
+        counters.blocksWritten += count;
+        counters.bytesWritten += bytes;
+        return true;
+    }
+
+    /** Reads the block back from wherever it is and compares it with what was written. */
+    private boolean verify(int block, String after) {
+        readBack.fill((byte) 0x5A); // a read that silently copies nothing cannot pass as the previous block's bytes
+        try {
+            cache.read(hashOf(block), readBack);
+        } catch (RuntimeException e) {
+            counters.fail("read(" + describe(block) + ") after " + after + " failed: " + SimulationRun.describe(e));
+            return false;
+        }
+        String mismatch = switch (verify) {
+            case CHECKSUM -> {
+                long crc = SegmentContent.checksum(readBack);
+                yield crc == checksums[block] ? null : String.format(Locale.ROOT,
+                        "checksum mismatch: wrote CRC32C 0x%08x, read back 0x%08x", checksums[block], crc);
+            }
+            case FULL -> {
+                SegmentContent.fill(expected, SegmentContent.forBlock(seed, trace.hashId(block)));
+                long offset = readBack.mismatch(expected);
+                yield offset < 0 ? null : String.format(Locale.ROOT, "byte %d of %d differs: wrote 0x%02x, read back 0x%02x",
+                        offset, blockBytes, expected.get(ValueLayout.JAVA_BYTE, offset),
+                        readBack.get(ValueLayout.JAVA_BYTE, offset));
+            }
+        };
+        if (mismatch != null) {
+            counters.fail("block " + describe(block) + " after " + after + ": " + mismatch);
+            return false;
+        }
+        counters.readBacks++;
+        counters.bytesVerified += blockBytes;
+        return true;
+    }
+
+    @Override
+    public void verifyAndRemoveEverything() {
+        for (int i = writeOrder.size() - 1; i >= 0 && counters.failure() == null; i--) {
+            int block = writeOrder.get(i);
+            if (!verify(block, "the run (final pass)")) {
+                return;
+            }
+            try {
+                if (!cache.remove(hashOf(block))) {
+                    counters.fail("block " + describe(block) + " was lost: remove found nothing");
+                    return;
+                }
+            } catch (RuntimeException e) {
+                counters.fail("removeBlock(" + describe(block) + ") failed: " + SimulationRun.describe(e));
+                return;
+            }
+            written[block] = false;
+            counters.blocksRemoved++;
+        }
+    }
+
+    private String describe(int block) {
+        return hashOf(block) + " (hash id " + trace.hashId(block) + ", depth " + trace.depth(block) + ")";
+    }
+}

@@ -1,0 +1,119 @@
+package dev.kvtier.prefix;
+
+import java.util.Objects;
+
+/**
+ * The geometry of a KV block as the runtime lays it out: how many tokens a block holds, how many bytes, and
+ * optionally where each layer's K and V regions lie inside those bytes (what lets a restore complete layer by
+ * layer, {@link PrefixBlockCache#ensurePrefixResidentByLayer}). Every block of a {@link PrefixBlockCache}
+ * has the same layout. Immutable, thread-safe.
+ *
+ * <h2>Layer orders</h2>
+ * With {@code L} layers and regions of {@code R} bytes (one K and one V region per layer, so
+ * {@code bytesPerBlock = 2 * L * R}):
+ * <pre>
+ *   LAYER_MAJOR   [layer 0: K | V][layer 1: K | V] ... [layer L-1: K | V]
+ *                 layer l = one range [2lR, 2lR + 2R)
+ *   KV_MAJOR      [K: layer 0 .. L-1][V: layer 0 .. L-1]
+ *                 layer l = two ranges [lR, lR + R) and [(L + l)R, (L + l)R + R)
+ * </pre>
+ *
+ * @param tokensPerBlock tokens in a block, {@code >= 1}
+ * @param bytesPerBlock  bytes of a block, {@code >= 1}
+ * @param layers         layers of the per-layer layout, or 0 when none is declared
+ * @param order          how layers lie in a block; null exactly when {@code layers} is 0
+ */
+public record BlockLayout(int tokensPerBlock, long bytesPerBlock, int layers, LayerOrder order) {
+
+    /** Where the K and V regions of each layer lie in a block (see the class comment). */
+    public enum LayerOrder {
+        /** Layer after layer, each layer's K region followed by its V region. */
+        LAYER_MAJOR,
+        /** All K regions (layer 0 first), then all V regions. */
+        KV_MAJOR
+    }
+
+    /**
+     * @throws IllegalArgumentException naming the value when a count is out of range, {@code order} does not
+     *                                  match {@code layers}, or {@code bytesPerBlock} is not {@code 2 * layers}
+     *                                  equal regions
+     */
+    public BlockLayout {
+        if (tokensPerBlock < 1) {
+            throw new IllegalArgumentException("tokensPerBlock must be >= 1, was " + tokensPerBlock);
+        }
+        if (bytesPerBlock < 1) {
+            throw new IllegalArgumentException("bytesPerBlock must be >= 1, was " + bytesPerBlock);
+        }
+        if (layers < 0) {
+            throw new IllegalArgumentException("layers must be >= 0, was " + layers);
+        }
+        if ((layers == 0) != (order == null)) {
+            throw new IllegalArgumentException("order must be given exactly when layers > 0, was layers=" + layers
+                    + ", order=" + order);
+        }
+        if (layers > 0 && bytesPerBlock % (2L * layers) != 0) {
+            throw new IllegalArgumentException("bytesPerBlock must be 2 x layers equal K/V regions, was " + bytesPerBlock
+                    + " bytes for " + layers + " layers");
+        }
+    }
+
+    /** Blocks of {@code tokensPerBlock} tokens and {@code bytesPerBlock} bytes, with no per-layer layout. */
+    public static BlockLayout of(int tokensPerBlock, long bytesPerBlock) {
+        return new BlockLayout(tokensPerBlock, bytesPerBlock, 0, null);
+    }
+
+    /** Blocks of {@code layers} layers, each a K and a V region of {@code regionBytes}, laid out in {@code order}. */
+    public static BlockLayout layered(int tokensPerBlock, int layers, long regionBytes, LayerOrder order) {
+        if (layers < 1 || regionBytes < 1) {
+            throw new IllegalArgumentException("layers and regionBytes must be >= 1, were " + layers + " and " + regionBytes);
+        }
+        return new BlockLayout(tokensPerBlock, Math.multiplyExact(2L * layers, regionBytes), layers,
+                Objects.requireNonNull(order, "order"));
+    }
+
+    /** Whether a per-layer layout was declared. */
+    public boolean isLayered() {
+        return layers > 0;
+    }
+
+    /** Bytes of one K (or V) region of one layer. */
+    public long regionBytes() {
+        requireLayered();
+        return bytesPerBlock / (2L * layers);
+    }
+
+    /** The start offsets, in a block, of the byte ranges holding layer {@code layer} (contiguous ranges merged). */
+    public long[] layerOffsets(int layer) {
+        requireLayer(layer);
+        long r = regionBytes();
+        return switch (order) {
+            case LAYER_MAJOR -> new long[] {2L * layer * r};
+            case KV_MAJOR -> new long[] {layer * r, ((long) layers + layer) * r};
+        };
+    }
+
+    /** The lengths of the ranges of {@link #layerOffsets}, in the same order. */
+    public long[] layerLengths(int layer) {
+        requireLayer(layer);
+        long r = regionBytes();
+        return switch (order) {
+            case LAYER_MAJOR -> new long[] {2 * r};
+            case KV_MAJOR -> new long[] {r, r};
+        };
+    }
+
+    private void requireLayered() {
+        if (!isLayered()) {
+            throw new IllegalStateException("this layout declares no layers: " + this
+                    + " (use BlockLayout.layered to declare them)");
+        }
+    }
+
+    private void requireLayer(int layer) {
+        requireLayered();
+        if (layer < 0 || layer >= layers) {
+            throw new IllegalArgumentException("layer must be in [0, " + layers + "), was " + layer);
+        }
+    }
+}

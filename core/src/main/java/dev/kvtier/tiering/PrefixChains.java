@@ -1,0 +1,528 @@
+package dev.kvtier.tiering;
+
+import dev.kvtier.ResidentSegment;
+import dev.kvtier.SegmentPinnedException;
+import dev.kvtier.TierFullException;
+import dev.kvtier.concurrent.KvTierThreads;
+import dev.kvtier.exec.PageAllocation;
+import dev.kvtier.store.PositionRange;
+import dev.kvtier.store.SegmentMeta;
+import dev.kvtier.store.Tier;
+import dev.kvtier.store.TierTransfer;
+import dev.kvtier.store.TieredStore;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+
+/**
+ * Chains of prefix blocks over the segment machinery: each block is a segment linked to its parent
+ * ({@link Segment#parent}), and whole leading runs of a chain are looked up, stored, and promoted and pinned
+ * together, their bytes moved in one batch per tier pair (or one batch per layer). The engine side of
+ * {@code dev.kvtier.prefix.PrefixBlockCache}.
+ *
+ * <h2>Locks</h2>
+ * An operation on a chain locks its blocks root to tail, each lock taken only on a child of the block locked
+ * before it (a block whose parent is not the previous one ends the run). Every thread thus locks along a
+ * downward path of the block forest, and two such paths cannot wait on each other in a cycle; making room
+ * only {@code tryLock}s its victims. The locks are held until the bytes are in place and the blocks pinned.
+ *
+ * <h2>The prefix rule</h2>
+ * A new block is placed on the tier asked for, or on its parent's tier when that is slower; a promotion
+ * moves a leading run of a chain; the {@link RoomMaker} never lets a block leave a tier while a child is
+ * there or faster. Together: a child is never hotter than its parent, chains leave a tier tail first, and
+ * (eviction never removing anything from DISK) no parent leaves the cache while a child stays.
+ *
+ * <p>Thread-safe.
+ */
+final class PrefixChains {
+    /** Rounds of making room a restore tries before it refuses the prefix ({@link RoomMaker#ROUNDS} for one segment). */
+    static final int RESTORE_ROUNDS = 4;
+
+    private final TieringEngine engine;
+    private final TieredStore store;
+    private final SegmentTable table;
+    private final RoomMaker roomMaker;
+    private final Mover mover;
+    private final TierMemories memories;
+    private final OperationGate gate;
+    private final ExecutorService restorers = Executors.newCachedThreadPool(KvTierThreads.factory("prefix-restore"));
+
+    PrefixChains(TieringEngine engine, TieredStore store, SegmentTable table, RoomMaker roomMaker, Mover mover,
+                 TierMemories memories, OperationGate gate) {
+        this.engine = engine;
+        this.store = store;
+        this.table = table;
+        this.roomMaker = roomMaker;
+        this.mover = mover;
+        this.memories = memories;
+        this.gate = gate;
+    }
+
+    /** Entered: the tiers of the leading run of {@code keys} that is cached as one chain; no lock is taken. */
+    List<Tier> lookup(List<String> keys) {
+        List<Tier> tiers = new ArrayList<>();
+        Segment previous = null;
+        for (int i = 0; i < keys.size(); i++) {
+            Segment segment = table.peek(keys.get(i));
+            if (segment == null || !segment.isBlock() || (i > 0 && segment.parent != previous)) {
+                break;
+            }
+            Optional<SegmentMeta> meta = store.get(segment.key);
+            if (meta.isEmpty()) {
+                break;
+            }
+            tiers.add(meta.get().tier());
+            previous = segment;
+        }
+        return tiers;
+    }
+
+    /**
+     * Entered: stores new blocks continuing {@code parentKey} (null, or a key that is not a cached block: the
+     * chain starts here), block {@code i} being {@code bytes[i * bytesPerBlock, (i + 1) * bytesPerBlock)} at
+     * the token positions after its parent's. A block already cached is kept as it is (equal hash, equal
+     * bytes) and continues the chain. Each new block goes to {@code tier}, or to its parent's tier when that
+     * is slower, or further down when no room can be made there soon.
+     *
+     * @return how many blocks were new
+     */
+    int store(String parentKey, List<String> keys, long tokensPerBlock, MemorySegment bytes, long bytesPerBlock,
+              Tier tier) {
+        Segment parent = parentKey == null ? null : table.lockLiveOrNull(parentKey);
+        if (parent != null && !parent.isBlock()) {
+            parent.lock.unlock();
+            parent = null;
+        }
+        int stored = 0;
+        try {
+            long position = parent == null ? 0 : parent.positions.end();
+            for (int i = 0; i < keys.size(); i++) {
+                String key = keys.get(i);
+                Segment next = null;
+                Segment existing = table.peek(key);
+                if (existing != null) {
+                    requireContinues(existing, parent, key, i);
+                    next = table.lockLiveOrNull(key);
+                    if (next != null && next != existing) { // replaced meanwhile
+                        next.lock.unlock();
+                        requireContinues(next, parent, key, i);
+                        next = table.lockLiveOrNull(key);
+                    }
+                }
+                if (next == null) {
+                    Tier parentTier = parent == null ? null : table.currentTier(parent);
+                    Tier target = parentTier == null || !tier.isFasterThan(parentTier) ? tier : parentTier;
+                    next = insert(key, PositionRange.of(position, position + tokensPerBlock),
+                            bytes.asSlice(i * bytesPerBlock, bytesPerBlock), parent, target);
+                    stored++;
+                }
+                if (parent != null) {
+                    parent.lock.unlock();
+                }
+                parent = next;
+                position = next.positions.end();
+            }
+        } finally {
+            if (parent != null) {
+                parent.lock.unlock();
+            }
+        }
+        return stored;
+    }
+
+    /**
+     * Inserts one new block on {@code target}, or, when no room can be made there soon (its candidates are the
+     * block's own ancestors, or pinned), on the next slower tier: a new block may always be colder than asked.
+     *
+     * @return the block, live and locked
+     */
+    private Segment insert(String key, PositionRange positions, MemorySegment bytes, Segment parent, Tier target) {
+        Tier tier = target;
+        while (true) {
+            Segment block = Segment.block(key, positions, bytes.byteSize(), parent);
+            block.lock.lock();
+            try {
+                engine.insertLocked(block, tier, engine.copiedIn(bytes, tier, tier != Tier.DISK), tier != Tier.DISK);
+                return block;
+            } catch (TierFullException full) {
+                block.lock.unlock();
+                tier = switch (tier) {
+                    case GPU -> Tier.CPU;
+                    case CPU -> Tier.DISK;
+                    case DISK -> throw full;
+                };
+            } catch (RuntimeException | Error e) {
+                block.lock.unlock();
+                throw e;
+            }
+        }
+    }
+
+    private static void requireContinues(Segment existing, Segment parent, String key, int index) {
+        if (existing.parent != parent || !existing.isBlock()) {
+            throw new IllegalArgumentException("key \"" + key + "\" is cached already but not as the block after "
+                    + (parent == null ? "the chain's start" : "\"" + parent.key + "\"") + " (block " + index
+                    + " of the keys given)");
+        }
+    }
+
+    /**
+     * Entered: removes block {@code key} if it has no cached children.
+     *
+     * @return false if it was not cached
+     * @throws IllegalStateException naming the block when children of it are cached (remove them first)
+     */
+    boolean remove(String key) {
+        Segment segment = table.lockLiveOrNull(key);
+        if (segment == null) {
+            return false;
+        }
+        try {
+            int children = segment.liveChildren();
+            if (children > 0) {
+                throw new IllegalStateException("block \"" + key + "\" has " + children + " cached child block(s):"
+                        + " remove them first (a block without its parent is useless)");
+            }
+            engine.dropAndTell(segment);
+            return true;
+        } finally {
+            segment.lock.unlock();
+        }
+    }
+
+    /**
+     * Entered: makes the leading run of {@code keys} cached as one chain resident on {@code tier} or faster and
+     * pins every block of it; the blocks that move are moved with one batch per tier pair. All or nothing:
+     * if any copy fails, every block stays where it was.
+     */
+    TieringEngine.PinnedChain pin(List<String> keys, Tier tier) {
+        List<Segment> chain = lockChain(keys);
+        try {
+            List<Mover.Move> moves = bookAndPrepare(chain, tier);
+            if (!moves.isEmpty()) {
+                Throwable failure = copyByTierPair(moves);
+                if (failure != null) {
+                    throw undoAll(moves, failure);
+                }
+            }
+            return commitAndPin(chain, moves, tier);
+        } finally {
+            unlockAll(chain);
+        }
+    }
+
+    /**
+     * As {@link #pin}, without blocking and layer by layer: the blocks are locked, booked and given their
+     * destinations on a kvtier thread, then layer {@code l}'s regions ({@code offsets[l]}, {@code lengths[l]},
+     * the same in every block) of every moving block are copied as one batch, the layers in order; the
+     * future of layer {@code l} completes when its bytes are in place, and {@code pinned} once all are and
+     * the blocks are pinned. On a failure every block stays where it was and the futures of the layers not
+     * yet complete (and {@code pinned}) fail.
+     *
+     * @throws IllegalStateException after close
+     */
+    TieringEngine.LayeredRestore pinLayered(List<String> keys, Tier tier, long[][] offsets, long[][] lengths) {
+        List<CompletableFuture<List<ResidentSegment>>> layers = new ArrayList<>(offsets.length);
+        for (int l = 0; l < offsets.length; l++) {
+            layers.add(new CompletableFuture<>());
+        }
+        CompletableFuture<TieringEngine.PinnedChain> pinned = new CompletableFuture<>();
+        gate.enter();
+        try {
+            restorers.execute(() -> {
+                try {
+                    pinned.complete(engine.countedCall(() -> restoreLayers(keys, tier, offsets, lengths, layers)));
+                } catch (Throwable t) {
+                    for (CompletableFuture<List<ResidentSegment>> layer : layers) {
+                        layer.completeExceptionally(t);
+                    }
+                    pinned.completeExceptionally(t);
+                } finally {
+                    gate.exit();
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            gate.exit();
+            throw new IllegalStateException("the cache is closed", e);
+        }
+        List<CompletableFuture<List<ResidentSegment>>> copies = new ArrayList<>(layers.size());
+        for (CompletableFuture<List<ResidentSegment>> layer : layers) {
+            copies.add(layer.copy());
+        }
+        return new TieringEngine.LayeredRestore(List.copyOf(copies), pinned.copy());
+    }
+
+    private TieringEngine.PinnedChain restoreLayers(List<String> keys, Tier tier, long[][] offsets, long[][] lengths,
+                                                    List<CompletableFuture<List<ResidentSegment>>> layers) {
+        List<Segment> chain = lockChain(keys);
+        try {
+            List<Mover.Move> moves = bookAndPrepare(chain, tier);
+            List<ResidentSegment> resident = new ArrayList<>(chain.size());
+            int m = 0;
+            for (Segment segment : chain) {
+                if (m < moves.size() && moves.get(m).segment() == segment) {
+                    PageAllocation destination = moves.get(m++).destination();
+                    resident.add(new ResidentSegment(segment.key, segment.positions, tier, segment.sizeBytes,
+                            destination.runs()));
+                } else {
+                    resident.add(segment.resident(table.currentTier(segment)));
+                }
+            }
+            List<ResidentSegment> view = Collections.unmodifiableList(resident);
+            if (moves.isEmpty()) {
+                layers.forEach(layer -> layer.complete(view));
+                return commitAndPin(chain, moves, tier);
+            }
+            List<PageAllocation> sources = new ArrayList<>(moves.size());
+            List<PageAllocation> destinations = new ArrayList<>(moves.size());
+            for (Mover.Move move : moves) {
+                if (move.segment().placement.sizeBytes() != move.destination().sizeBytes()) {
+                    throw new IllegalStateException("moving " + move.segment().key + ": sizes differ");
+                }
+                sources.add(move.segment().placement);
+                destinations.add(move.destination());
+            }
+            Throwable failure = memories.copiesWithTheCpu()
+                    ? copyLayersHere(sources, destinations, offsets, lengths, layers, view)
+                    : copyLayersAhead(sources, destinations, offsets, lengths, layers, view);
+            if (failure != null) {
+                throw undoAll(moves, failure);
+            }
+            return commitAndPin(chain, moves, tier);
+        } finally {
+            unlockAll(chain);
+        }
+    }
+
+    /**
+     * The copies are the CPU's work: this thread copies each layer itself (no hand-off, no wake-up) and completes
+     * its future.
+     *
+     * @return the first failure, or null
+     */
+    private Throwable copyLayersHere(List<PageAllocation> sources, List<PageAllocation> destinations, long[][] offsets,
+                                     long[][] lengths, List<CompletableFuture<List<ResidentSegment>>> layers,
+                                     List<ResidentSegment> view) {
+        for (int l = 0; l < offsets.length; l++) {
+            try {
+                memories.transferRangesAndWait(sources, destinations, offsets[l], lengths[l]);
+            } catch (RuntimeException | InternalError e) {
+                return Failures.cause(e);
+            }
+            layers.get(l).complete(view);
+        }
+        return null;
+    }
+
+    /**
+     * The copies run on a device: layer {@code l + 1} is started before layer {@code l} is waited for, so they run
+     * back to back, and each layer's future completes as soon as it is in place (on this thread: never on a
+     * driver's callback thread).
+     *
+     * @return the first failure, or null; returns only when no copy started can still write a destination
+     */
+    private Throwable copyLayersAhead(List<PageAllocation> sources, List<PageAllocation> destinations, long[][] offsets,
+                                      long[][] lengths, List<CompletableFuture<List<ResidentSegment>>> layers,
+                                      List<ResidentSegment> view) {
+        List<CompletableFuture<Void>> copies = new ArrayList<>(offsets.length);
+        Throwable failure = null;
+        for (int l = 0; l < offsets.length; l++) {
+            for (int next = copies.size(); next <= Math.min(l + 1, offsets.length - 1) && failure == null; next++) {
+                try {
+                    copies.add(memories.transferRanges(sources, destinations, offsets[next], lengths[next]));
+                } catch (RuntimeException e) {
+                    failure = e;
+                }
+            }
+            if (l >= copies.size()) {
+                break; // never started: nothing to wait for
+            }
+            try {
+                memories.awaitTransfer(copies.get(l), destinations);
+                if (failure == null) {
+                    layers.get(l).complete(view);
+                }
+            } catch (RuntimeException | InternalError e) {
+                // Keep waiting for the later layers started: their copies still write the destinations.
+                failure = failure == null ? Failures.cause(e) : failure;
+            }
+        }
+        return failure;
+    }
+
+    /** Locks the leading run of {@code keys} that is live and chained (each the child of the one before). */
+    private List<Segment> lockChain(List<String> keys) {
+        List<Segment> chain = new ArrayList<>(keys.size());
+        Segment previous = null;
+        try {
+            for (int i = 0; i < keys.size(); i++) {
+                Segment peeked = table.peek(keys.get(i));
+                if (peeked == null || !peeked.isBlock() || (i > 0 && peeked.parent != previous)) {
+                    break;
+                }
+                Segment segment = table.lockLiveOrNull(keys.get(i));
+                if (segment == null) {
+                    break;
+                }
+                if (segment != peeked) { // replaced meanwhile by a block of another parent
+                    segment.lock.unlock();
+                    break;
+                }
+                chain.add(segment);
+                previous = segment;
+            }
+        } catch (RuntimeException | Error e) {
+            unlockAll(chain);
+            throw e;
+        }
+        return chain;
+    }
+
+    private static void unlockAll(List<Segment> chain) {
+        for (int i = chain.size() - 1; i >= 0; i--) {
+            chain.get(i).lock.unlock();
+        }
+    }
+
+    /**
+     * Books the promotion of every locked block slower than {@code tier} (making room for all of them
+     * together) and prepares each move. On failure every booking is undone and nothing is allocated.
+     *
+     * @return the prepared moves, in chain order
+     */
+    private List<Mover.Move> bookAndPrepare(List<Segment> chain, Tier tier) {
+        List<Segment> moving = new ArrayList<>();
+        long bytes = 0;
+        for (Segment segment : chain) {
+            Tier current = table.currentTier(segment);
+            if (tier.isFasterThan(current)) {
+                SegmentTable.requireUnpinned(segment, "make it resident on " + tier + " (it is pinned on " + current + ")");
+                moving.add(segment);
+                bytes += segment.sizeBytes;
+            }
+        }
+        if (moving.isEmpty()) {
+            return List.of();
+        }
+        // Few rounds: a prefix that does not fit now (its tier's pages are fewer than its budget's bytes say, or held
+        // by pins) is refused soon, and the caller uses the blocks where they are.
+        List<TierTransfer> transfers = roomMaker.makingRoomUntil(moving.get(0).key, tier, bytes, RESTORE_ROUNDS,
+                () -> bookAll(moving, tier));
+        List<Mover.Move> moves = new ArrayList<>(moving.size());
+        int i = 0;
+        try {
+            for (; i < moving.size(); i++) {
+                moves.add(roomMaker.prepare(moving.get(i), transfers.get(i), 1)); // undoes its own booking on failure
+            }
+        } catch (RuntimeException | Error e) {
+            for (Mover.Move move : moves) {
+                roomMaker.undo(move.segment(), move.transfer(), move.destination(), e);
+            }
+            for (int j = i + 1; j < moving.size(); j++) {
+                roomMaker.undo(moving.get(j), transfers.get(j), null, e);
+            }
+            throw e;
+        }
+        return moves;
+    }
+
+    /**
+     * Books every promotion, tail first (so the chain's root is the most recently used of it, the last a
+     * recency-ranking policy offers), or none: when one does not fit, the ones booked are put back.
+     *
+     * @return the bookings in chain order, or null when they did not all fit
+     */
+    private List<TierTransfer> bookAll(List<Segment> moving, Tier tier) {
+        TierTransfer[] booked = new TierTransfer[moving.size()];
+        for (int i = moving.size() - 1; i >= 0; i--) {
+            Optional<TierTransfer> transfer = store.promote(moving.get(i).key, tier);
+            if (transfer.isEmpty()) {
+                RuntimeException notNow = new IllegalStateException("no room for the whole prefix yet");
+                for (int j = i + 1; j < moving.size(); j++) {
+                    roomMaker.undo(moving.get(j), booked[j], null, notNow);
+                }
+                return null;
+            }
+            booked[i] = transfer.get();
+        }
+        return List.of(booked);
+    }
+
+    /**
+     * Copies the moves' bytes, one batch per tier pair ({@link Mover#copyAll}: one
+     * {@code cudaMemcpyBatchAsync} and one wait each).
+     *
+     * @return the first failure, or null when every byte is in place
+     */
+    private Throwable copyByTierPair(List<Mover.Move> moves) {
+        Map<Tier, List<Mover.Move>> byPair = new EnumMap<>(Tier.class);
+        for (Mover.Move move : moves) {
+            byPair.computeIfAbsent(move.transfer().from(), from -> new ArrayList<>()).add(move);
+        }
+        Throwable first = null;
+        for (List<Mover.Move> group : byPair.values()) {
+            Throwable[] outcome = mover.copyAll(group);
+            for (int i = 0; i < outcome.length && first == null; i++) {
+                if (outcome[i] != null) {
+                    first = Failures.copyFailed(group.get(i).segment().key, group.get(i).transfer().from(),
+                            group.get(i).transfer().to(), outcome[i]);
+                }
+            }
+        }
+        return first;
+    }
+
+    /** A copy failed: every move is aborted and its booking undone; returns what to throw. */
+    private RuntimeException undoAll(List<Mover.Move> moves, Throwable failure) {
+        RuntimeException outcome = Failures.rethrow(failure instanceof RuntimeException ? failure
+                : Failures.copyFailed(moves.get(0).segment().key, moves.get(0).transfer().from(),
+                moves.get(0).transfer().to(), failure));
+        for (Mover.Move move : moves) {
+            RuntimeException undone = roomMaker.undo(move.segment(), move.transfer(), move.destination(), outcome);
+            if (undone != outcome) {
+                outcome.addSuppressed(undone); // no room to roll that one back: it was removed
+            }
+        }
+        return outcome;
+    }
+
+    /**
+     * Commits every move, counts an access for the blocks that were there already (tail first), pins the
+     * whole chain and returns it.
+     */
+    private TieringEngine.PinnedChain commitAndPin(List<Segment> chain, List<Mover.Move> moves, Tier tier) {
+        for (Mover.Move move : moves) {
+            mover.commit(move);
+        }
+        java.util.Set<Segment> moved = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        for (Mover.Move move : moves) {
+            moved.add(move.segment());
+        }
+        for (int i = chain.size() - 1; i >= 0; i--) {
+            if (!moved.contains(chain.get(i))) {
+                store.touch(chain.get(i).key);
+            }
+        }
+        List<ResidentSegment> resident = new ArrayList<>(chain.size());
+        for (Segment segment : chain) {
+            segment.pins++;
+            resident.add(segment.resident(table.currentTier(segment)));
+        }
+        List<Segment> pinned = List.copyOf(chain);
+        return new TieringEngine.PinnedChain(List.copyOf(resident), () -> engine.unpinAll(pinned));
+    }
+
+    /** After the gate closed (no work in flight): stops the restore threads. */
+    void shutdown() {
+        restorers.shutdown();
+    }
+}
