@@ -56,6 +56,25 @@ class CacheChangeListenerTest {
     }
 
     @Test
+    void hearsPrefixBlocksStoredAndRemoved() {
+        Recorder recorder = new Recorder();
+        try (KvTierCache cache = open(UnaryOperator.identity())) {
+            cache.addListener(recorder);
+            var blocks = cache.prefixBlocks(dev.kvtier.prefix.BlockLayout.of(16, PAGE));
+            var root = dev.kvtier.prefix.BlockHasher.namespaceRoot("listener-test");
+            var hasher = new dev.kvtier.prefix.BlockHasher();
+            var first = hasher.hash(root, 1, 2, 3);
+            var second = hasher.hash(first, 4, 5, 6);
+            blocks.storeBlocks(root, List.of(first, second), MemorySegment.ofArray(new byte[2 * PAGE]));
+            assertTrue(blocks.removeBlock(second));
+            String firstKey = dev.kvtier.prefix.PrefixBlockCache.keyOf(first);
+            String secondKey = dev.kvtier.prefix.PrefixBlockCache.keyOf(second);
+            assertEquals(List.of("added " + firstKey + " GPU 4096", "added " + secondKey + " GPU 4096",
+                    "removed " + secondKey + " GPU 4096"), recorder.heard);
+        }
+    }
+
+    @Test
     void hearsEachCommittedChangeWithItsTiers() {
         Recorder recorder = new Recorder();
         try (KvTierCache cache = open(UnaryOperator.identity())) {
