@@ -5,43 +5,73 @@ import java.util.List;
 
 /**
  * S3-FIFO (Yang, Zhang, Qiu, Yue and Vinayak, "FIFO queues are all you need for cache eviction",
- * SOSP 2023), one instance per tier; reached through {@link DemotionPolicy#s3Fifo()}. Immutable and
- * thread-safe; its trackers are not (each belongs to one store and runs under its lock).
+ * SOSP 2023), one instance per tier; reached through {@link DemotionPolicy#s3Fifo()} (the paper's
+ * parameters) and {@link DemotionPolicy#chainAwareS3Fifo()} (the default: tuned parameters and the
+ * chain-tail rule below). Immutable and thread-safe; its trackers are not (each belongs to one store
+ * and runs under its lock).
  *
  * <p>Per tier: a small FIFO that segments arriving on the tier enter, a main FIFO, and a ghost FIFO
  * of the keys most recently demoted out of the small queue. A use raises the segment's counter
  * (capped at 3). To name candidates, the tier is drained as S3-FIFO evicts: from the small queue
- * while it holds at least 10% of the tier's bytes (a used segment moves to main instead of being
- * named), else from main (a used segment is reinserted with its counter decremented). A segment
- * arriving whose key is in the ghost goes straight to main. Why it suits a tight GPU budget: one-hit
- * segments leave after a short probation in the small queue without displacing reused ones.
+ * while it holds at least its share of the tier's bytes (a used segment moves to main instead of
+ * being named), else from main (a used segment is reinserted with its counter decremented). A
+ * segment arriving whose key is in the ghost goes straight to main. Why it suits a tight GPU
+ * budget: one-hit segments leave after a short probation in the small queue without displacing
+ * reused ones.
+ *
+ * <p><b>The chain-tail rule</b> (chain-aware variant only). A request walks its prefix chain in
+ * order, each segment starting where the one before it ended ({@link PositionRange}). A segment
+ * registered at the end of such a walk (the next access starts elsewhere) is usually the request's
+ * partial last block: when the sequence grows, that block's tokens change, so it gets a new key and
+ * the old one is never asked for again (in the Mooncake trace format and any prefix-hash scheme).
+ * Such a segment, still unused in the small queue, moves to a <em>tails</em> queue that is named
+ * before anything else; if it is used after all it moves to main, and if it comes back after its
+ * demotion the ghost sends it to main. Under concurrent requests the walks interleave, which only
+ * makes the rule fire less often or on a segment the small queue would have named soon anyway.
  *
  * <p>Arriving by promotion, demotion or rollback counts as arriving (the queue a segment had on
  * another tier is not remembered). Queries reorganise the queues as an eviction pass would (moves
  * to main, counter decrements) but name segments without removing them; answers are a function of
- * the history of events and queries. Costs: O(1) per event; a query is O(k) plus the moves it makes,
- * each paid for by an earlier use (amortised O(1)).
+ * the history of events and queries. Costs: O(1) per event (a touch reads the segment's positions
+ * only right after a registration); a query is O(k) plus the moves it makes, each paid for by an
+ * earlier use or registration (amortised O(1)).
  */
 final class S3FifoPolicy implements DemotionPolicy {
-    static final S3FifoPolicy INSTANCE = new S3FifoPolicy();
+    /** The paper's S3-FIFO: small queue 1/10 of the tier, ghosts as many as the tier's segments. */
+    static final S3FifoPolicy INSTANCE = new S3FifoPolicy("s3-fifo", 10, 1, false);
+    /**
+     * The default: small queue 1/5, ghosts 4x the tier's segments, chain tails named first; each
+     * choice measured on generated chat, tool-agent and document-QA traces against the offline
+     * optimum (bench/results/session4-policy.md).
+     */
+    static final S3FifoPolicy CHAIN_AWARE = new S3FifoPolicy("chain-s3-fifo", 5, 4, true);
 
-    /** The small queue's share of the tier's bytes: 1/10, as in the paper. */
-    private static final int SMALL_SHARE_DIVISOR = 10;
     private static final int MAX_USES = 3;
     /** The fewest ghost keys kept per tier, whatever the tier's segment count. */
     private static final int MIN_GHOSTS = 64;
 
-    private S3FifoPolicy() {
+    private final String name;
+    /** The small queue's share of the tier's bytes is 1 / this. */
+    private final int smallShareDivisor;
+    /** Ghost keys kept per tier: this times the tier's segment count. */
+    private final int ghostsPerSegment;
+    private final boolean chainTails;
+
+    private S3FifoPolicy(String name, int smallShareDivisor, int ghostsPerSegment, boolean chainTails) {
+        this.name = name;
+        this.smallShareDivisor = smallShareDivisor;
+        this.ghostsPerSegment = ghostsPerSegment;
+        this.chainTails = chainTails;
     }
 
     @Override
     public String name() {
-        return "s3-fifo";
+        return name;
     }
 
     @Override
     public Tracker newTracker(long gpuBudget, long cpuBudget) {
-        return new S3FifoTracker();
+        return new S3FifoTracker(this);
     }
 
     @Override
@@ -53,6 +83,13 @@ final class S3FifoPolicy implements DemotionPolicy {
     private static final class TierQueues {
         final PolicyNode.Queue small = new PolicyNode.Queue("small");
         final PolicyNode.Queue main = new PolicyNode.Queue("main");
+        /** Chain tails (see the class comment): named before small and main; empty unless chain-aware. */
+        final PolicyNode.Queue tails = new PolicyNode.Queue("tails");
+        final int ghostsPerSegment;
+
+        TierQueues(int ghostsPerSegment) {
+            this.ghostsPerSegment = ghostsPerSegment;
+        }
         /** Keys demoted out of the small queue, oldest first; bounded by the tier's segment count. */
         final LinkedHashMap<String, Boolean> ghost = new LinkedHashMap<>();
 
@@ -67,13 +104,13 @@ final class S3FifoPolicy implements DemotionPolicy {
 
         void leave(PolicyNode node, boolean evicted) {
             PolicyNode.Queue queue = node.queue;
-            if (queue != small && queue != main) {
+            if (queue != small && queue != main && queue != tails) {
                 throw new IllegalStateException("segment " + node.key + " is not queued on this tier");
             }
             queue.unlink(node);
-            if (evicted && queue == small) {
+            if (evicted && queue != main) {
                 ghost.put(node.key, Boolean.TRUE);
-                int bound = Math.max(MIN_GHOSTS, small.size + main.size);
+                int bound = Math.max(MIN_GHOSTS, ghostsPerSegment * (small.size + main.size + tails.size));
                 var eldest = ghost.keySet().iterator();
                 while (ghost.size() > bound) {
                     eldest.next();
@@ -86,10 +123,41 @@ final class S3FifoPolicy implements DemotionPolicy {
     /** One store's S3-FIFO state. */
     static final class S3FifoTracker implements Tracker {
         private final TierQueues[] tiers = new TierQueues[Tier.values().length];
+        private final int smallShareDivisor;
+        private final boolean chainTails;
+        /** The segment registered by the latest access, if that access was a registration; else null. */
+        private PolicyNode lastRegistered;
+        /** The queues {@link #lastRegistered} arrived in. */
+        private TierQueues lastRegisteredOn;
 
-        S3FifoTracker() {
+        S3FifoTracker(S3FifoPolicy policy) {
+            this.smallShareDivisor = policy.smallShareDivisor;
+            this.chainTails = policy.chainTails;
             for (int i = 0; i < tiers.length; i++) {
-                tiers[i] = new TierQueues();
+                tiers[i] = new TierQueues(policy.ghostsPerSegment);
+            }
+        }
+
+        /**
+         * The chain-tail rule: an access (registration, touch or promotion) right after a registration
+         * that does not continue the registered segment's chain makes that segment a chain tail.
+         */
+        private void accessed(Segment segment, PolicyNode node, TierQueues on, boolean registration) {
+            if (!chainTails) {
+                return;
+            }
+            PolicyNode previous = lastRegistered;
+            if (previous != null && previous.uses == 0 && previous.queue == lastRegisteredOn.small
+                    && segment.positions().start() != previous.endPosition) {
+                lastRegisteredOn.small.unlink(previous);
+                lastRegisteredOn.tails.append(previous);
+            }
+            if (registration) {
+                node.endPosition = segment.positions().end();
+                lastRegistered = node;
+                lastRegisteredOn = on;
+            } else {
+                lastRegistered = null;
             }
         }
 
@@ -97,7 +165,9 @@ final class S3FifoPolicy implements DemotionPolicy {
         public void registered(Segment segment, Tier tier) {
             PolicyNode node = new PolicyNode(segment);
             segment.policyNode(node);
-            tiers[tier.ordinal()].arrive(node);
+            TierQueues on = tiers[tier.ordinal()];
+            on.arrive(node);
+            accessed(segment, node, on, true);
         }
 
         @Override
@@ -106,6 +176,7 @@ final class S3FifoPolicy implements DemotionPolicy {
             if (node.uses < MAX_USES) {
                 node.uses++;
             }
+            accessed(segment, node, null, false);
         }
 
         @Override
@@ -120,6 +191,7 @@ final class S3FifoPolicy implements DemotionPolicy {
             PolicyNode node = PolicyNode.of(segment);
             tiers[from.ordinal()].leave(node, false);
             tiers[to.ordinal()].arrive(node);
+            accessed(segment, node, null, false);
         }
 
         @Override
@@ -131,8 +203,12 @@ final class S3FifoPolicy implements DemotionPolicy {
 
         @Override
         public void removed(Segment segment, Tier tier) {
-            tiers[tier.ordinal()].leave(PolicyNode.of(segment), false);
+            PolicyNode node = PolicyNode.of(segment);
+            tiers[tier.ordinal()].leave(node, false);
             segment.policyNode(null);
+            if (lastRegistered == node) {
+                lastRegistered = null;
+            }
         }
 
         @Override
@@ -147,9 +223,23 @@ final class S3FifoPolicy implements DemotionPolicy {
             long total = small.bytes + main.bytes;
             long smallLeft = small.bytes;
             long stillNeeded = needed;
+            for (PolicyNode node = q.tails.head; node != null && stillNeeded > 0; ) {
+                PolicyNode next = node.next;
+                if (node.uses > 0) { // a tail after all: keep it, in main
+                    q.tails.unlink(node);
+                    main.append(node);
+                    if (inMain == null) {
+                        inMain = node;
+                    }
+                } else {
+                    keys.add(node.key);
+                    stillNeeded -= node.sizeBytes;
+                }
+                node = next;
+            }
             while (stillNeeded > 0 && (inSmall != null || inMain != null)) {
                 PolicyNode victim = null;
-                if (inSmall != null && (inMain == null || smallLeft >= total / SMALL_SHARE_DIVISOR)) {
+                if (inSmall != null && (inMain == null || smallLeft >= total / smallShareDivisor)) {
                     while (inSmall != null) {
                         PolicyNode node = inSmall;
                         inSmall = node.next;
@@ -191,7 +281,7 @@ final class S3FifoPolicy implements DemotionPolicy {
             StringBuilder out = new StringBuilder("S3FifoTracker[");
             for (Tier tier : Tier.values()) {
                 TierQueues q = tiers[tier.ordinal()];
-                out.append(tier).append(": ").append(q.small).append(' ').append(q.main)
+                out.append(tier).append(": ").append(q.small).append(' ').append(q.main).append(' ').append(q.tails)
                         .append(" ghost=").append(q.ghost.size()).append("; ");
             }
             return out.append(']').toString();

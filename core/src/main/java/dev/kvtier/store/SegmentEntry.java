@@ -125,6 +125,11 @@ final class SegmentEntry implements DemotionPolicy.Segment {
     }
 
     @Override
+    public PositionRange positions() {
+        return positions;
+    }
+
+    @Override
     public long lastUse() {
         return lastUse;
     }

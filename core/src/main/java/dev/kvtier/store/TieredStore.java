@@ -27,7 +27,7 @@ import java.util.Optional;
  *
  * <h2>Demotion order</h2>
  * {@link #candidatesForDemotion} follows the {@link DemotionPolicy} given at construction (default
- * {@link DemotionPolicy#leastAccessedFirst()}). Ties are broken by least recent use, where a use is
+ * {@link DemotionPolicy#defaultPolicy()}). Ties are broken by least recent use, where a use is
  * a register, touch or promote stamped from a monotonic counter, so one history always gives one
  * list. Each tier keeps an index in that order, so nothing is sorted per call. With the built-in
  * order policies it is the LFU bucket scheme (frequency buckets, each ordered by recency) with lazy
@@ -87,14 +87,14 @@ public final class TieredStore {
     private long clock;
 
     /**
-     * A store with the default {@link DemotionPolicy#leastAccessedFirst()} policy.
+     * A store with the default policy, {@link DemotionPolicy#defaultPolicy()}.
      *
      * @param gpuBudget bytes that may live on {@link Tier#GPU}, {@code >= 0}
      * @param cpuBudget bytes that may live on {@link Tier#CPU}, {@code >= 0}
      * @throws IllegalArgumentException if a budget is negative
      */
     public TieredStore(long gpuBudget, long cpuBudget) {
-        this(gpuBudget, cpuBudget, DemotionPolicy.leastAccessedFirst());
+        this(gpuBudget, cpuBudget, DemotionPolicy.defaultPolicy());
     }
 
     /**

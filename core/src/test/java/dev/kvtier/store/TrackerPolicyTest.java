@@ -143,7 +143,7 @@ class TrackerPolicyTest {
         @Test
         void builtInPoliciesAreFoundByName() {
             for (DemotionPolicy policy : List.of(DemotionPolicy.leastAccessedFirst(), DemotionPolicy.leastRecentlyUsed(),
-                    DemotionPolicy.s3Fifo(), DemotionPolicy.wTinyLfu())) {
+                    DemotionPolicy.s3Fifo(), DemotionPolicy.wTinyLfu(), DemotionPolicy.chainAwareS3Fifo())) {
                 assertSame(policy, DemotionPolicy.named(policy.name()));
             }
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> DemotionPolicy.named("arc"));
@@ -179,6 +179,45 @@ class TrackerPolicyTest {
             fresh.promote("a", Tier.GPU).orElseThrow(); // never on GPU before: small queue, oldest
             fresh.register(seg("b", 10), Tier.GPU);
             assertEquals(List.of("a"), fresh.candidatesForDemotion(Tier.GPU, 10));
+        }
+    }
+
+    @Nested
+    class ChainAwareS3Fifo {
+        private TieredStore walkedChain(DemotionPolicy policy) {
+            TieredStore store = new TieredStore(1_000, 1_000, policy);
+            store.register(chained("a", 0), Tier.GPU);
+            store.register(chained("b", 10), Tier.GPU); // continues a: a is no tail
+            store.register(chained("c", 20), Tier.GPU); // continues b
+            store.register(chained("x", 0), Tier.GPU);  // a new walk: c ended the last one
+            return store;
+        }
+
+        @Test
+        void theSegmentThatEndedAWalkIsNamedFirst() {
+            assertEquals(List.of("c", "a"), walkedChain(DemotionPolicy.chainAwareS3Fifo()).candidatesForDemotion(Tier.GPU, 20));
+            // The paper's S3-FIFO names the same segments oldest first.
+            assertEquals(List.of("a", "b"), walkedChain(DemotionPolicy.s3Fifo()).candidatesForDemotion(Tier.GPU, 20));
+        }
+
+        @Test
+        void aTailUsedAfterAllIsKeptInMain() {
+            TieredStore store = walkedChain(DemotionPolicy.chainAwareS3Fifo());
+            store.touch("c"); // also ends x's one-segment walk: x is a tail now
+            assertEquals(List.of("x", "a", "b", "c"), store.candidatesForDemotion(Tier.GPU, 40));
+        }
+
+        @Test
+        void aTouchRightAfterARegistrationAlsoEndsTheWalk() {
+            TieredStore store = new TieredStore(1_000, 1_000, DemotionPolicy.chainAwareS3Fifo());
+            store.register(chained("a", 0), Tier.GPU);
+            store.register(chained("b", 10), Tier.GPU);
+            store.touch("a"); // not where b ends: b ended its walk
+            assertEquals(List.of("b"), store.candidatesForDemotion(Tier.GPU, 10));
+        }
+
+        private static SegmentMeta chained(String key, long start) {
+            return SegmentMeta.of(key, PositionRange.of(start, start + 10), 10);
         }
     }
 

@@ -44,7 +44,7 @@ public final class PolicyTraceCheck {
             seeds.add(Long.parseLong(s.strip()));
         }
         List<String> policies = List.of((args.length > 2 ? args[2]
-                : "least-recently-used,least-accessed-first,s3-fifo,w-tinylfu").split(","));
+                : "least-recently-used,least-accessed-first,s3-fifo,w-tinylfu,chain-s3-fifo").split(","));
         Map<String, double[]> worst = new LinkedHashMap<>(); // policy -> {min / optimum, min / LRU}
         StringBuilder header = new StringBuilder("| trace | seed | GPU | optimum |");
         for (String p : policies) {
