@@ -1,6 +1,5 @@
 package dev.kvtier.store;
 
-import java.util.LinkedHashMap;
 import java.util.List;
 
 /**
@@ -90,12 +89,12 @@ final class S3FifoPolicy implements DemotionPolicy {
         TierQueues(int ghostsPerSegment) {
             this.ghostsPerSegment = ghostsPerSegment;
         }
-        /** Keys demoted out of the small queue, oldest first; bounded by the tier's segment count. */
-        final LinkedHashMap<String, Boolean> ghost = new LinkedHashMap<>();
+        /** Keys recently demoted out of the small (or tails) queue; bounded by the tier's segment count. */
+        final GhostKeys ghost = new GhostKeys();
 
         void arrive(PolicyNode node) {
             node.uses = 0;
-            if (ghost.remove(node.key) != null) {
+            if (ghost.remove(node.hash)) {
                 main.append(node);
             } else {
                 small.append(node);
@@ -109,13 +108,8 @@ final class S3FifoPolicy implements DemotionPolicy {
             }
             queue.unlink(node);
             if (evicted && queue != main) {
-                ghost.put(node.key, Boolean.TRUE);
-                int bound = Math.max(MIN_GHOSTS, ghostsPerSegment * (small.size + main.size + tails.size));
-                var eldest = ghost.keySet().iterator();
-                while (ghost.size() > bound) {
-                    eldest.next();
-                    eldest.remove();
-                }
+                ghost.capacity(Math.max(MIN_GHOSTS, ghostsPerSegment * (small.size + main.size + tails.size)));
+                ghost.add(node.hash);
             }
         }
     }
@@ -163,8 +157,7 @@ final class S3FifoPolicy implements DemotionPolicy {
 
         @Override
         public void registered(Segment segment, Tier tier) {
-            PolicyNode node = new PolicyNode(segment);
-            segment.policyNode(node);
+            PolicyNode node = PolicyNode.of(segment);
             TierQueues on = tiers[tier.ordinal()];
             on.arrive(node);
             accessed(segment, node, on, true);
@@ -205,7 +198,6 @@ final class S3FifoPolicy implements DemotionPolicy {
         public void removed(Segment segment, Tier tier) {
             PolicyNode node = PolicyNode.of(segment);
             tiers[tier.ordinal()].leave(node, false);
-            segment.policyNode(null);
             if (lastRegistered == node) {
                 lastRegistered = null;
             }
@@ -282,7 +274,7 @@ final class S3FifoPolicy implements DemotionPolicy {
             for (Tier tier : Tier.values()) {
                 TierQueues q = tiers[tier.ordinal()];
                 out.append(tier).append(": ").append(q.small).append(' ').append(q.main).append(' ').append(q.tails)
-                        .append(" ghost=").append(q.ghost.size()).append("; ");
+                        .append(' ').append(q.ghost).append("; ");
             }
             return out.append(']').toString();
         }
