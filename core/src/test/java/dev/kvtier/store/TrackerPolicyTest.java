@@ -166,6 +166,20 @@ class TrackerPolicyTest {
         }
 
         @Test
+        void oneCandidateCostsAtMostTheBoundOfQueueMovesEvenWhenEverySegmentWasUsed() {
+            TieredStore store = new TieredStore(100_000, 1_000, DemotionPolicy.s3Fifo());
+            for (int i = 0; i < 2_000; i++) {
+                store.register(seg("s" + i, 10), Tier.GPU);
+            }
+            for (int i = 0; i < 2_000; i++) {
+                store.touch("s" + i);
+            }
+            // Unbounded, all 2,000 would move to main and s0 would be named after its second pass;
+            // bounded, 256 move and the next one is named although it was used.
+            assertEquals(List.of("s256"), store.candidatesForDemotion(Tier.GPU, 10));
+        }
+
+        @Test
         void aKeyDemotedOutOfTheSmallQueueComesBackIntoMain() {
             TieredStore ghosted = new TieredStore(1_000, 1_000, DemotionPolicy.s3Fifo());
             ghosted.register(seg("a", 10), Tier.GPU);
