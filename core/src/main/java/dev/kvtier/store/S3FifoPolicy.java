@@ -102,6 +102,7 @@ final class S3FifoPolicy implements DemotionPolicy {
         /** Keys recently demoted out of the small (or tails) queue; bounded by the tier's segment count. */
         final GhostKeys ghost = new GhostKeys();
 
+        /** A segment moved onto the tier (promotion, demotion, rollback): the ghost may send it to main. */
         void arrive(PolicyNode node) {
             node.uses = 0;
             if (ghost.remove(node.hash)) {
@@ -109,6 +110,17 @@ final class S3FifoPolicy implements DemotionPolicy {
             } else {
                 small.append(node);
             }
+        }
+
+        /**
+         * A new segment: straight into the small queue. The ghost is not asked: a key demoted off this
+         * tier is still registered and comes back by promotion, so only a key removed from the store and
+         * registered again could be a ghost here, and asking would cost every registration a random read
+         * in a ghost table of up to several times the tier's segment count.
+         */
+        void register(PolicyNode node) {
+            node.uses = 0;
+            small.append(node);
         }
 
         void leave(PolicyNode node, boolean evicted) {
@@ -169,7 +181,7 @@ final class S3FifoPolicy implements DemotionPolicy {
         public void registered(Segment segment, Tier tier) {
             PolicyNode node = PolicyNode.of(segment);
             TierQueues on = tiers[tier.ordinal()];
-            on.arrive(node);
+            on.register(node);
             accessed(segment, node, on, true);
         }
 
