@@ -62,7 +62,10 @@ public final class KvTierConfig {
         this.bounceBufferPairs = b.bounceBufferPairs;
     }
 
-    /** A builder with the defaults: no budgets (set both), a fresh temporary disk directory, 64 KiB pages, least-accessed-first, AUTO. */
+    /**
+     * A builder with the defaults: no budgets (set both), a fresh temporary disk directory, 64 KiB pages,
+     * {@link DemotionPolicy#defaultPolicy()}, AUTO.
+     */
     public static Builder builder() {
         return new Builder();
     }
