@@ -190,9 +190,9 @@ public interface DemotionPolicy {
     /**
      * The default ({@link #defaultPolicy()}): S3-FIFO aware of prefix chains. As {@link #s3Fifo()}
      * with a small queue of 1/5 of the tier's bytes and ghosts for 4x the tier's segment count, and
-     * one rule more: a segment registered at the end of a walk along a chain (the next access does
-     * not start where it ends; see {@link Usage#positions()}) is usually a request's partial last
-     * block, whose key changes when the sequence grows, so while unused it is named before any
+     * one rule more: a segment registered at the end of a walk along a chain (no registration starts
+     * where it ends within the next 32 accesses; see {@link Usage#positions()}) is usually a request's
+     * partial last block, whose key changes when the sequence grows, so while unused it is named before any
      * other. O(1) per event, amortised O(1) per candidate. Name {@code "chain-s3-fifo"}.
      */
     static DemotionPolicy chainAwareS3Fifo() {

@@ -23,8 +23,6 @@ abstract class PolicyNode {
     int uses;
     /** W-TinyLFU: entered probation from the window and not used since (an admission candidate). */
     boolean fromWindow;
-    /** S3-FIFO's chain-tail rule: where this segment's positions end (set on registration). */
-    long endPosition;
 
     PolicyNode(String key, long sizeBytes) {
         this.key = key;

@@ -198,36 +198,60 @@ class TrackerPolicyTest {
 
     @Nested
     class ChainAwareS3Fifo {
+        /** One more access than the continuation window: every walk still pending is judged. */
+        private static final int PAST_THE_WINDOW = 33;
+
+        /** z, used; then the walk a, b, c; then enough touches of z that c counts as having ended it. */
         private TieredStore walkedChain(DemotionPolicy policy) {
             TieredStore store = new TieredStore(1_000, 1_000, policy);
+            store.register(chained("z", 0), Tier.GPU);
             store.register(chained("a", 0), Tier.GPU);
             store.register(chained("b", 10), Tier.GPU); // continues a: a is no tail
-            store.register(chained("c", 20), Tier.GPU); // continues b
-            store.register(chained("x", 0), Tier.GPU);  // a new walk: c ended the last one
+            store.register(chained("c", 20), Tier.GPU); // continues b; nothing continues c
+            touch(store, "z", PAST_THE_WINDOW);
             return store;
         }
 
         @Test
         void theSegmentThatEndedAWalkIsNamedFirst() {
             assertEquals(List.of("c", "a"), walkedChain(DemotionPolicy.chainAwareS3Fifo()).candidatesForDemotion(Tier.GPU, 20));
-            // The paper's S3-FIFO names the same segments oldest first.
+            // The paper's S3-FIFO names the oldest unused first.
             assertEquals(List.of("a", "b"), walkedChain(DemotionPolicy.s3Fifo()).candidatesForDemotion(Tier.GPU, 20));
+        }
+
+        @Test
+        void aWalkIsJudgedOnlyAfterTheContinuationWindow() {
+            TieredStore store = new TieredStore(1_000, 1_000, DemotionPolicy.chainAwareS3Fifo());
+            store.register(chained("z", 0), Tier.GPU);
+            store.register(chained("a", 0), Tier.GPU);
+            store.register(chained("b", 10), Tier.GPU);
+            touch(store, "z", PAST_THE_WINDOW - 3); // b registered 30 accesses ago: may still be continued
+            assertEquals(List.of("a", "b"), store.candidatesForDemotion(Tier.GPU, 20));
         }
 
         @Test
         void aTailUsedAfterAllIsKeptInMain() {
             TieredStore store = walkedChain(DemotionPolicy.chainAwareS3Fifo());
-            store.touch("c"); // also ends x's one-segment walk: x is a tail now
-            assertEquals(List.of("x", "a", "b", "c"), store.candidatesForDemotion(Tier.GPU, 40));
+            store.touch("c");
+            assertEquals(List.of("a", "b", "c", "z"), store.candidatesForDemotion(Tier.GPU, 40));
         }
 
         @Test
-        void aTouchRightAfterARegistrationAlsoEndsTheWalk() {
+        void interleavedWalksContinueEachOtherByPositionAndOnlyTheirEndsAreTails() {
             TieredStore store = new TieredStore(1_000, 1_000, DemotionPolicy.chainAwareS3Fifo());
-            store.register(chained("a", 0), Tier.GPU);
-            store.register(chained("b", 10), Tier.GPU);
-            store.touch("a"); // not where b ends: b ended its walk
-            assertEquals(List.of("b"), store.candidatesForDemotion(Tier.GPU, 10));
+            store.register(chained("z", 0), Tier.GPU);
+            store.register(chained("a", 0), Tier.GPU);  // walk A
+            store.register(chained("p", 0), Tier.GPU);  // walk B, interleaved
+            store.register(chained("b", 10), Tier.GPU); // A goes on
+            store.register(chained("q", 10), Tier.GPU); // B goes on; both walks end here
+            touch(store, "z", PAST_THE_WINDOW);
+            assertEquals(List.of("b", "q", "a", "p"), store.candidatesForDemotion(Tier.GPU, 40));
+        }
+
+        private static void touch(TieredStore store, String key, int times) {
+            for (int i = 0; i < times; i++) {
+                store.touch(key);
+            }
         }
 
         private static SegmentMeta chained(String key, long start) {

@@ -23,8 +23,11 @@ import dev.kvtier.store.TieredStore;
  * ({@code --workload trace --sweep}) plays the same references through the real cache and gives the same
  * hit counts (single thread, no failures), which is how this harness was checked.
  *
- * <p>Usage: {@code java -cp benchmarks.jar dev.kvtier.bench.sim.PolicyTraceCheck [requests] [seeds] [policies]}
- * with {@code seeds} and {@code policies} comma-separated (defaults 3000, 42, every built-in policy).
+ * <p>Usage: {@code java -cp benchmarks.jar dev.kvtier.bench.sim.PolicyTraceCheck [requests] [seeds] [policies]
+ * [interleave]} with {@code seeds} and {@code policies} comma-separated (defaults 3000, 42, every built-in
+ * policy, 1). With {@code interleave} R above 1, R requests are in flight at once and their references are
+ * played round-robin, one from each in turn (a new request takes the place of a finished one), as concurrent
+ * requests would interleave in a cache; the optimum is computed for that played order.
  * Prints one row per (trace, seed, GPU budget) with each policy's share of references on GPU, its ratio to
  * the optimum and its ratio to LRU, then per policy the worst ratio to the optimum and to LRU.
  */
@@ -45,6 +48,7 @@ public final class PolicyTraceCheck {
         }
         List<String> policies = List.of((args.length > 2 ? args[2]
                 : "least-recently-used,least-accessed-first,s3-fifo,w-tinylfu,chain-s3-fifo").split(","));
+        int interleave = args.length > 3 ? Integer.parseInt(args[3]) : 1;
         Map<String, double[]> worst = new LinkedHashMap<>(); // policy -> {min / optimum, min / LRU}
         StringBuilder header = new StringBuilder("| trace | seed | GPU | optimum |");
         for (String p : policies) {
@@ -55,7 +59,11 @@ public final class PolicyTraceCheck {
         for (TraceGenerator.Kind kind : TraceGenerator.Kind.values()) {
             for (long seed : seeds) {
                 BlockTrace trace = BlockTrace.of(TraceGenerator.generate(kind, requests, seed), kind.optionValue());
-                int[] sequence = trace.referenceSequence(trace.references());
+                int[] order = playOrder(trace, interleave);
+                int[] sequence = new int[order.length];
+                for (int i = 0; i < order.length; i++) {
+                    sequence[i] = trace.block(order[i]);
+                }
                 for (double share : GPU_SHARES) {
                     int gpuBlocks = (int) (share * trace.uniqueBlocks());
                     int cpuBlocks = (int) (CPU_SHARE * trace.uniqueBlocks());
@@ -64,9 +72,9 @@ public final class PolicyTraceCheck {
                             kind.optionValue(), seed, share * 100, optimum * 100));
                     double lru = Double.NaN;
                     for (String p : policies) {
-                        double hits = play(DemotionPolicy.named(p.strip()), trace, gpuBlocks, cpuBlocks);
+                        double hits = play(DemotionPolicy.named(p.strip()), trace, order, gpuBlocks, cpuBlocks);
                         if (Double.isNaN(lru)) {
-                            lru = play(DemotionPolicy.leastRecentlyUsed(), trace, gpuBlocks, cpuBlocks);
+                            lru = play(DemotionPolicy.leastRecentlyUsed(), trace, order, gpuBlocks, cpuBlocks);
                         }
                         double[] w = worst.get(p);
                         w[0] = Math.min(w[0], hits / optimum);
@@ -80,12 +88,40 @@ public final class PolicyTraceCheck {
         worst.forEach((p, w) -> System.out.printf(Locale.ROOT, "%s: worst / optimum %.3f, worst / LRU %.3f%n", p, w[0], w[1]));
     }
 
-    /** Plays {@code trace} through a store with {@code policy}; returns the share of references found on GPU. */
-    static double play(DemotionPolicy policy, BlockTrace trace, int gpuBlocks, int cpuBlocks) {
+    /**
+     * The reference indices of {@code trace} in play order: request by request, or with {@code interleave}
+     * requests in flight, one reference of each in turn.
+     */
+    static int[] playOrder(BlockTrace trace, int interleave) {
+        int[] order = new int[trace.references()];
+        int[] next = new int[interleave];
+        int[] end = new int[interleave];
+        int started = 0;
+        int played = 0;
+        for (int slot = 0; slot < interleave; slot++) {
+            next[slot] = end[slot] = 0;
+        }
+        while (played < order.length) {
+            for (int slot = 0; slot < interleave; slot++) {
+                while (next[slot] == end[slot] && started < trace.requests()) {
+                    next[slot] = trace.start(started);
+                    end[slot] = trace.end(started);
+                    started++;
+                }
+                if (next[slot] < end[slot]) {
+                    order[played++] = next[slot]++;
+                }
+            }
+        }
+        return order;
+    }
+
+    /** Plays {@code trace} in {@code order} through a store with {@code policy}; returns the share of references found on GPU. */
+    static double play(DemotionPolicy policy, BlockTrace trace, int[] order, int gpuBlocks, int cpuBlocks) {
         TieredStore store = new TieredStore(gpuBlocks * BLOCK_BYTES, cpuBlocks * BLOCK_BYTES, policy);
         String[] keys = new String[trace.uniqueBlocks()];
         long hits = 0;
-        for (int i = 0; i < trace.references(); i++) {
+        for (int i : order) {
             int block = trace.block(i);
             String key = keys[block];
             if (key == null) {
