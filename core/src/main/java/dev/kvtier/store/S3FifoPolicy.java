@@ -192,7 +192,8 @@ final class S3FifoPolicy implements DemotionPolicy {
             }
             if (registration) {
                 long start = segment.positions().start();
-                for (int k = pendingCount - 1; k >= 0; k--) {
+                // A chain's first segment (start 0) continues nothing: no scan.
+                for (int k = start == 0 ? -1 : pendingCount - 1; k >= 0; k--) {
                     int slot = (pendingOldest + k) % PENDING;
                     if (pendingEnd[slot] == start && pending[slot] != null) {
                         pending[slot] = null; // continued: not a tail
