@@ -287,10 +287,7 @@ final class S3FifoPolicy implements DemotionPolicy {
             int tailMovesLeft = MOVES_PER_CANDIDATE;
             for (PolicyNode node = q.tails.head; node != null && stillNeeded > 0; ) {
                 PolicyNode next = node.next;
-                if (node.uses > 0) { // a tail after all: keep it, in main
-                    if (tailMovesLeft-- == 0) {
-                        break; // the rest waits for a later query (see MOVES_PER_CANDIDATE)
-                    }
+                if (node.uses > 0 && tailMovesLeft-- > 0) { // a tail after all: keep it, in main
                     q.tails.unlink(node);
                     main.append(node);
                     if (inMain == null) {

@@ -248,6 +248,21 @@ class TrackerPolicyTest {
             assertEquals(List.of("b", "q", "a", "p"), store.candidatesForDemotion(Tier.GPU, 40));
         }
 
+        @Test
+        void aWholeTierQueryNamesEverySegmentEvenPastTheBoundOfMovesForUsedTails() {
+            TieredStore store = new TieredStore(100_000, 1_000, DemotionPolicy.chainAwareS3Fifo());
+            int segments = 340; // all but the last few are judged tails while unused, more than the bound of moves
+            for (int i = 0; i < segments; i++) {
+                store.register(chained("s" + i, 0), Tier.GPU);
+            }
+            for (int i = 0; i < segments; i++) {
+                store.touch("s" + i); // every tail used after all
+            }
+            List<String> all = store.candidatesForDemotion(Tier.GPU, Long.MAX_VALUE);
+            assertEquals(segments, all.size());
+            assertEquals(segments, new java.util.HashSet<>(all).size());
+        }
+
         private static void touch(TieredStore store, String key, int times) {
             for (int i = 0; i < times; i++) {
                 store.touch(key);
