@@ -42,8 +42,9 @@ import java.util.Optional;
  * segment's records on every tier, O(1) each. k candidates cost O(k) plus the repairs met, each
  * paid for by one earlier touch or move (amortised O(1), O(log m) into a tree). A custom order gets
  * a red-black tree: O(log n) per update, O(k + log n) for k candidates. A tracker policy
- * ({@link DemotionPolicy#newTracker}) costs what it documents ({@link DemotionPolicy#s3Fifo()} and
- * {@link DemotionPolicy#wTinyLfu()}: O(1) per event, amortised O(1) per candidate).
+ * ({@link DemotionPolicy#newTracker}) costs what it documents ({@link DemotionPolicy#s3Fifo()}, the
+ * default {@link DemotionPolicy#chainAwareS3Fifo()} and {@link DemotionPolicy#wTinyLfu()}: O(1) per
+ * event, amortised O(1) per candidate; the S3-FIFO pair at most 256 queue moves per candidate).
  * {@link #segments()} is O(n).
  *
  * <h2>Thread safety</h2>
