@@ -64,7 +64,10 @@ public final class KvTierConfig {
         this.persistence = b.persistence;
     }
 
-    /** A builder with the defaults: no budgets (set both), a fresh temporary disk directory, 64 KiB pages, least-accessed-first, AUTO. */
+    /**
+     * A builder with the defaults: no budgets (set both), a fresh temporary disk directory, 64 KiB pages,
+     * {@link DemotionPolicy#defaultPolicy()}, AUTO.
+     */
     public static Builder builder() {
         return new Builder();
     }
@@ -162,7 +165,7 @@ public final class KvTierConfig {
         private long cpuBudgetBytes = -1;
         private Path diskDirectory;
         private int pageSizeBytes = DEFAULT_PAGE_SIZE;
-        private DemotionPolicy policy = DemotionPolicy.leastAccessedFirst();
+        private DemotionPolicy policy = DemotionPolicy.defaultPolicy();
         private Backend backend = Backend.AUTO;
         private long maxBytesInFlight = DEFAULT_MAX_BYTES_IN_FLIGHT;
         private Duration transferTimeout = DEFAULT_TRANSFER_TIMEOUT;
@@ -207,7 +210,7 @@ public final class KvTierConfig {
             return this;
         }
 
-        /** Which segments are demoted first. Default {@link DemotionPolicy#leastAccessedFirst()}. */
+        /** Which segments are demoted first. Default {@link DemotionPolicy#defaultPolicy()}. */
         public Builder policy(DemotionPolicy policy) {
             if (policy == null) {
                 throw new IllegalArgumentException("policy must not be null");

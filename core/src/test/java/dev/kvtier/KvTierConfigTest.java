@@ -25,7 +25,7 @@ class KvTierConfigTest {
         assertEquals(2 << 20, config.cpuBudgetBytes());
         assertTrue(config.diskDirectory().isEmpty());
         assertEquals(KvTierConfig.DEFAULT_PAGE_SIZE, config.pageSizeBytes());
-        assertEquals(DemotionPolicy.leastAccessedFirst().name(), config.policy().name());
+        assertEquals(DemotionPolicy.defaultPolicy().name(), config.policy().name());
         assertEquals(Backend.AUTO, config.backend());
         assertEquals(KvTierConfig.DEFAULT_MAX_BYTES_IN_FLIGHT, config.maxBytesInFlight());
         assertEquals(KvTierConfig.DEFAULT_DISK_EXTENT_BYTES, config.diskExtentBytes());

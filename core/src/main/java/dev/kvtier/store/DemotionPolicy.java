@@ -24,6 +24,7 @@ import java.util.List;
  * A policy object itself must be immutable and thread-safe (one may serve many stores); a tracker
  * belongs to one store and is only ever called under that store's lock, one call at a time.
  *
+ * @see #defaultPolicy()
  * @see #leastAccessedFirst()
  * @see #leastRecentlyUsed()
  * @see #s3Fifo()
@@ -51,6 +52,12 @@ public interface DemotionPolicy {
          * (Demotion is not a use: it is the store's decision, not the caller's demand.)
          */
         long lastUse();
+
+        /**
+         * The token positions the segment covers: its place in its sequence (a segment starting at
+         * 0 is the start of a prefix chain; the next segment of a chain starts where this one ends).
+         */
+        PositionRange positions();
     }
 
     /**
@@ -136,8 +143,18 @@ public interface DemotionPolicy {
     }
 
     /**
-     * The default: least accessed first (the seed's order), ties broken by least recently used.
-     * This is the LFU-with-LRU-tie-break order; the store's access counts are kept across tiers.
+     * The policy a store or cache gets when none is given: {@link #chainAwareS3Fifo()}, chosen by
+     * measurement against LRU, the seed's policy and the offline optimum on generated chat,
+     * tool-agent and document-QA traces (bench/results/session4-policy.md).
+     */
+    static DemotionPolicy defaultPolicy() {
+        return chainAwareS3Fifo();
+    }
+
+    /**
+     * The seed's policy: least accessed first, ties broken by least recently used (the
+     * LFU-with-LRU-tie-break order; the store's access counts are kept across tiers). The default
+     * until session 4; the seed twins use it explicitly.
      */
     static DemotionPolicy leastAccessedFirst() {
         return StandardDemotionPolicy.LEAST_ACCESSED_FIRST;
@@ -171,19 +188,31 @@ public interface DemotionPolicy {
     }
 
     /**
+     * The default ({@link #defaultPolicy()}): S3-FIFO aware of prefix chains. As {@link #s3Fifo()}
+     * with a small queue of 1/5 of the tier's bytes and ghosts for 4x the tier's segment count, and
+     * one rule more: a segment registered at the end of a walk along a chain (no registration starts
+     * where it ends within the next 32 accesses; see {@link Usage#positions()}) is usually a request's
+     * partial last block, whose key changes when the sequence grows, so while unused it is named before any
+     * other. O(1) per event, amortised O(1) per candidate. Name {@code "chain-s3-fifo"}.
+     */
+    static DemotionPolicy chainAwareS3Fifo() {
+        return S3FifoPolicy.CHAIN_AWARE;
+    }
+
+    /**
      * The built-in policy called {@code name}: {@code "least-accessed-first"},
-     * {@code "least-recently-used"}, {@code "s3-fifo"} or {@code "w-tinylfu"} (for command lines
-     * and benchmark parameters).
+     * {@code "least-recently-used"}, {@code "s3-fifo"}, {@code "w-tinylfu"} or
+     * {@code "chain-s3-fifo"} (for command lines and benchmark parameters).
      *
      * @throws IllegalArgumentException naming the value and the known names if there is none
      */
     static DemotionPolicy named(String name) {
-        for (DemotionPolicy policy : List.of(leastAccessedFirst(), leastRecentlyUsed(), s3Fifo(), wTinyLfu())) {
+        for (DemotionPolicy policy : List.of(leastAccessedFirst(), leastRecentlyUsed(), s3Fifo(), wTinyLfu(), chainAwareS3Fifo())) {
             if (policy.name().equals(name)) {
                 return policy;
             }
         }
         throw new IllegalArgumentException("no built-in demotion policy is named \"" + name
-                + "\"; known: least-accessed-first, least-recently-used, s3-fifo, w-tinylfu");
+                + "\"; known: least-accessed-first, least-recently-used, s3-fifo, w-tinylfu, chain-s3-fifo");
     }
 }

@@ -1,47 +1,96 @@
 package dev.kvtier.store;
 
-import java.util.LinkedHashMap;
 import java.util.List;
 
 /**
  * S3-FIFO (Yang, Zhang, Qiu, Yue and Vinayak, "FIFO queues are all you need for cache eviction",
- * SOSP 2023), one instance per tier; reached through {@link DemotionPolicy#s3Fifo()}. Immutable and
- * thread-safe; its trackers are not (each belongs to one store and runs under its lock).
+ * SOSP 2023), one instance per tier; reached through {@link DemotionPolicy#s3Fifo()} (the paper's
+ * parameters) and {@link DemotionPolicy#chainAwareS3Fifo()} (the default: tuned parameters and the
+ * chain-tail rule below). Immutable and thread-safe; its trackers are not (each belongs to one store
+ * and runs under its lock).
  *
  * <p>Per tier: a small FIFO that segments arriving on the tier enter, a main FIFO, and a ghost FIFO
  * of the keys most recently demoted out of the small queue. A use raises the segment's counter
  * (capped at 3). To name candidates, the tier is drained as S3-FIFO evicts: from the small queue
- * while it holds at least 10% of the tier's bytes (a used segment moves to main instead of being
- * named), else from main (a used segment is reinserted with its counter decremented). A segment
- * arriving whose key is in the ghost goes straight to main. Why it suits a tight GPU budget: one-hit
- * segments leave after a short probation in the small queue without displacing reused ones.
+ * while it holds at least its share of the tier's bytes (a used segment moves to main instead of
+ * being named), else from main (a used segment is reinserted with its counter decremented). A
+ * segment arriving whose key is in the ghost goes straight to main. Why it suits a tight GPU
+ * budget: one-hit segments leave after a short probation in the small queue without displacing
+ * reused ones.
+ *
+ * <p><b>The chain-tail rule</b> (chain-aware variant only). A request walks its prefix chain in
+ * order, each segment starting where the one before it ended ({@link PositionRange}). A segment
+ * registered at the end of such a walk (no registration continues its chain, i.e. starts where it
+ * ends, within the next {@value #CONTINUATION_WINDOW} accesses) is usually the request's partial last
+ * block: when the sequence grows, that block's tokens change, so it gets a new key and the old one is
+ * never asked for again (in the Mooncake trace format and any prefix-hash scheme). Such a segment,
+ * still unused in the small queue, moves to a <em>tails</em> queue that is named before anything
+ * else; if it is used after all it moves to main, and if it comes back after its demotion the ghost
+ * sends it to main. The window lets the walks of concurrent requests interleave; continuations are
+ * matched by position alone, so walks at the same depth may continue each other's segments, which
+ * changes nothing while both walks go on.
  *
  * <p>Arriving by promotion, demotion or rollback counts as arriving (the queue a segment had on
  * another tier is not remembered). Queries reorganise the queues as an eviction pass would (moves
  * to main, counter decrements) but name segments without removing them; answers are a function of
- * the history of events and queries. Costs: O(1) per event; a query is O(k) plus the moves it makes,
- * each paid for by an earlier use (amortised O(1)).
+ * the history of events and queries. Costs: O(1) per event (a registration also scans the end
+ * positions of the at most 2 x {@value #CONTINUATION_WINDOW} segments awaiting continuation, a
+ * constant); a query for k candidates is O(k) plus the moves it makes, each paid for by an earlier use (amortised O(1)) and at most {@value #MOVES_PER_CANDIDATE} per
+ * candidate (worst case O(k)); past that bound a used segment is named as if unused.
  */
 final class S3FifoPolicy implements DemotionPolicy {
-    static final S3FifoPolicy INSTANCE = new S3FifoPolicy();
+    /** The paper's S3-FIFO: small queue 1/10 of the tier, ghosts as many as the tier's segments. */
+    static final S3FifoPolicy INSTANCE = new S3FifoPolicy("s3-fifo", 10, 1, false);
+    /**
+     * The default: small queue 1/5, ghosts 4x the tier's segments, chain tails named first; each
+     * choice measured on generated chat, tool-agent and document-QA traces against the offline
+     * optimum (bench/results/session4-policy.md).
+     */
+    static final S3FifoPolicy CHAIN_AWARE = new S3FifoPolicy("chain-s3-fifo", 5, 4, true);
 
-    /** The small queue's share of the tier's bytes: 1/10, as in the paper. */
-    private static final int SMALL_SHARE_DIVISOR = 10;
     private static final int MAX_USES = 3;
+    /**
+     * The most queue moves (a used segment moved to main or reinserted) one candidate may cost; past
+     * it the segment at hand is named, used or not. Why: a use only raises a counter, and the moves
+     * it entitles a segment to are made by queries, so after every segment of a large tier was used
+     * one query would otherwise make them all (measured: ~0.3-0.9 s at 10^6 segments). Bounded, a
+     * query costs O(k) with a constant of at most this many moves; the hit rates on the generated
+     * traces did not change.
+     */
+    private static final int MOVES_PER_CANDIDATE = 256;
+    /**
+     * Accesses a registered segment's chain has to continue before it counts as a chain tail: covers
+     * walks of up to about 16 concurrent requests interleaving (measured with PolicyTraceCheck's
+     * interleave option: 0.999 of LRU's hits or better at 1 and 16 in flight, 0.957 at 64).
+     */
+    private static final int CONTINUATION_WINDOW = 32;
+    /** Registered segments awaiting continuation at most (older ones are judged early). */
+    private static final int PENDING = 2 * CONTINUATION_WINDOW;
     /** The fewest ghost keys kept per tier, whatever the tier's segment count. */
     private static final int MIN_GHOSTS = 64;
 
-    private S3FifoPolicy() {
+    private final String name;
+    /** The small queue's share of the tier's bytes is 1 / this. */
+    private final int smallShareDivisor;
+    /** Ghost keys kept per tier: this times the tier's segment count. */
+    private final int ghostsPerSegment;
+    private final boolean chainTails;
+
+    private S3FifoPolicy(String name, int smallShareDivisor, int ghostsPerSegment, boolean chainTails) {
+        this.name = name;
+        this.smallShareDivisor = smallShareDivisor;
+        this.ghostsPerSegment = ghostsPerSegment;
+        this.chainTails = chainTails;
     }
 
     @Override
     public String name() {
-        return "s3-fifo";
+        return name;
     }
 
     @Override
     public Tracker newTracker(long gpuBudget, long cpuBudget) {
-        return new S3FifoTracker();
+        return new S3FifoTracker(this);
     }
 
     @Override
@@ -53,32 +102,46 @@ final class S3FifoPolicy implements DemotionPolicy {
     private static final class TierQueues {
         final PolicyNode.Queue small = new PolicyNode.Queue("small");
         final PolicyNode.Queue main = new PolicyNode.Queue("main");
-        /** Keys demoted out of the small queue, oldest first; bounded by the tier's segment count. */
-        final LinkedHashMap<String, Boolean> ghost = new LinkedHashMap<>();
+        /** Chain tails (see the class comment): named before small and main; empty unless chain-aware. */
+        final PolicyNode.Queue tails = new PolicyNode.Queue("tails");
+        final int ghostsPerSegment;
 
+        TierQueues(int ghostsPerSegment) {
+            this.ghostsPerSegment = ghostsPerSegment;
+        }
+        /** Keys recently demoted out of the small (or tails) queue; bounded by the tier's segment count. */
+        final GhostKeys ghost = new GhostKeys();
+
+        /** A segment moved onto the tier (promotion, demotion, rollback): the ghost may send it to main. */
         void arrive(PolicyNode node) {
             node.uses = 0;
-            if (ghost.remove(node.key) != null) {
+            if (ghost.remove(node.hash)) {
                 main.append(node);
             } else {
                 small.append(node);
             }
         }
 
+        /**
+         * A new segment: straight into the small queue. The ghost is not asked: a key demoted off this
+         * tier is still registered and comes back by promotion, so only a key removed from the store and
+         * registered again could be a ghost here, and asking would cost every registration a random read
+         * in a ghost table of up to several times the tier's segment count.
+         */
+        void register(PolicyNode node) {
+            node.uses = 0;
+            small.append(node);
+        }
+
         void leave(PolicyNode node, boolean evicted) {
             PolicyNode.Queue queue = node.queue;
-            if (queue != small && queue != main) {
+            if (queue != small && queue != main && queue != tails) {
                 throw new IllegalStateException("segment " + node.key + " is not queued on this tier");
             }
             queue.unlink(node);
-            if (evicted && queue == small) {
-                ghost.put(node.key, Boolean.TRUE);
-                int bound = Math.max(MIN_GHOSTS, small.size + main.size);
-                var eldest = ghost.keySet().iterator();
-                while (ghost.size() > bound) {
-                    eldest.next();
-                    eldest.remove();
-                }
+            if (evicted && queue != main) {
+                ghost.capacity(Math.max(MIN_GHOSTS, ghostsPerSegment * (small.size + main.size + tails.size)));
+                ghost.add(node.hash);
             }
         }
     }
@@ -86,18 +149,90 @@ final class S3FifoPolicy implements DemotionPolicy {
     /** One store's S3-FIFO state. */
     static final class S3FifoTracker implements Tracker {
         private final TierQueues[] tiers = new TierQueues[Tier.values().length];
+        private final int smallShareDivisor;
+        private final boolean chainTails;
+        /**
+         * Registered segments waiting for their chain to continue (a registration starting where one
+         * ends), oldest first: a ring of at most {@link #PENDING} with the access count at which each was
+         * registered and the queues it arrived in. A slot is null once its segment was continued.
+         */
+        private final PolicyNode[] pending = new PolicyNode[PENDING];
+        private final long[] pendingSince = new long[PENDING];
+        /** The pending segments' end positions, scanned without touching the segments. */
+        private final long[] pendingEnd = new long[PENDING];
+        private final TierQueues[] pendingOn = new TierQueues[PENDING];
+        private int pendingOldest;
+        private int pendingCount;
+        /** Registrations, touches and promotions so far. */
+        private long accesses;
 
-        S3FifoTracker() {
+        S3FifoTracker(S3FifoPolicy policy) {
+            this.smallShareDivisor = policy.smallShareDivisor;
+            this.chainTails = policy.chainTails;
             for (int i = 0; i < tiers.length; i++) {
-                tiers[i] = new TierQueues();
+                tiers[i] = new TierQueues(policy.ghostsPerSegment);
             }
+        }
+
+        /**
+         * The chain-tail rule: a registered segment whose chain is not continued (no registration starts
+         * where it ends) within {@link #CONTINUATION_WINDOW} accesses ended its walk. A window rather than
+         * the very next access because concurrent requests interleave their walks; a continuation is
+         * matched by position only, so two walks at the same depth can swap which of their segments is
+         * taken as continued (harmless when both continue).
+         */
+        private void accessed(Segment segment, PolicyNode node, TierQueues on, boolean registration) {
+            if (!chainTails) {
+                return;
+            }
+            long now = ++accesses;
+            while (pendingCount > 0 && (pending[pendingOldest] == null
+                    || now - pendingSince[pendingOldest] > CONTINUATION_WINDOW)) {
+                dropOldestPending();
+            }
+            if (registration) {
+                long start = segment.positions().start();
+                // A chain's first segment (start 0) continues nothing: no scan.
+                for (int k = start == 0 ? -1 : pendingCount - 1; k >= 0; k--) {
+                    int slot = (pendingOldest + k) % PENDING;
+                    if (pendingEnd[slot] == start && pending[slot] != null) {
+                        pending[slot] = null; // continued: not a tail
+                        break;
+                    }
+                }
+                if (pendingCount == PENDING) {
+                    dropOldestPending();
+                }
+                int slot = (pendingOldest + pendingCount) % PENDING;
+                pending[slot] = node;
+                pendingEnd[slot] = segment.positions().end();
+                pendingSince[slot] = now;
+                pendingOn[slot] = on;
+                pendingCount++;
+            }
+        }
+
+        /** Takes the oldest pending segment off the ring; if it was not continued, it is a chain tail. */
+        private void dropOldestPending() {
+            PolicyNode tail = pending[pendingOldest];
+            TierQueues on = pendingOn[pendingOldest];
+            // Still unused on its small queue (not moved, removed or used since): name it first.
+            if (tail != null && tail.uses == 0 && tail.queue == on.small) {
+                on.small.unlink(tail);
+                on.tails.append(tail);
+            }
+            pending[pendingOldest] = null;
+            pendingOn[pendingOldest] = null;
+            pendingOldest = (pendingOldest + 1) % PENDING;
+            pendingCount--;
         }
 
         @Override
         public void registered(Segment segment, Tier tier) {
-            PolicyNode node = new PolicyNode(segment);
-            segment.policyNode(node);
-            tiers[tier.ordinal()].arrive(node);
+            PolicyNode node = PolicyNode.of(segment);
+            TierQueues on = tiers[tier.ordinal()];
+            on.register(node);
+            accessed(segment, node, on, true);
         }
 
         @Override
@@ -106,6 +241,7 @@ final class S3FifoPolicy implements DemotionPolicy {
             if (node.uses < MAX_USES) {
                 node.uses++;
             }
+            accessed(segment, node, null, false);
         }
 
         @Override
@@ -120,6 +256,7 @@ final class S3FifoPolicy implements DemotionPolicy {
             PolicyNode node = PolicyNode.of(segment);
             tiers[from.ordinal()].leave(node, false);
             tiers[to.ordinal()].arrive(node);
+            accessed(segment, node, null, false);
         }
 
         @Override
@@ -131,8 +268,8 @@ final class S3FifoPolicy implements DemotionPolicy {
 
         @Override
         public void removed(Segment segment, Tier tier) {
-            tiers[tier.ordinal()].leave(PolicyNode.of(segment), false);
-            segment.policyNode(null);
+            PolicyNode node = PolicyNode.of(segment);
+            tiers[tier.ordinal()].leave(node, false);
         }
 
         @Override
@@ -147,14 +284,30 @@ final class S3FifoPolicy implements DemotionPolicy {
             long total = small.bytes + main.bytes;
             long smallLeft = small.bytes;
             long stillNeeded = needed;
+            int tailMovesLeft = MOVES_PER_CANDIDATE;
+            for (PolicyNode node = q.tails.head; node != null && stillNeeded > 0; ) {
+                PolicyNode next = node.next;
+                if (node.uses > 0 && tailMovesLeft-- > 0) { // a tail after all: keep it, in main
+                    q.tails.unlink(node);
+                    main.append(node);
+                    if (inMain == null) {
+                        inMain = node;
+                    }
+                } else {
+                    keys.add(node.key);
+                    stillNeeded -= node.sizeBytes;
+                }
+                node = next;
+            }
             while (stillNeeded > 0 && (inSmall != null || inMain != null)) {
                 PolicyNode victim = null;
-                if (inSmall != null && (inMain == null || smallLeft >= total / SMALL_SHARE_DIVISOR)) {
+                int movesLeft = MOVES_PER_CANDIDATE;
+                if (inSmall != null && (inMain == null || smallLeft >= total / smallShareDivisor)) {
                     while (inSmall != null) {
                         PolicyNode node = inSmall;
                         inSmall = node.next;
                         smallLeft -= node.sizeBytes;
-                        if (node.uses > 0) { // used while on probation: keep it, in main
+                        if (node.uses > 0 && movesLeft-- > 0) { // used while on probation: keep it, in main
                             small.unlink(node);
                             main.append(node);
                             if (inMain == null) {
@@ -169,7 +322,7 @@ final class S3FifoPolicy implements DemotionPolicy {
                 while (victim == null && inMain != null) {
                     PolicyNode node = inMain;
                     inMain = node.next;
-                    if (node.uses > 0) { // reinserted; terminates: each pass lowers the counter
+                    if (node.uses > 0 && movesLeft-- > 0) { // reinserted; terminates: each pass lowers the counter
                         node.uses--;
                         main.moveToTail(node);
                         if (inMain == null) {
@@ -191,8 +344,8 @@ final class S3FifoPolicy implements DemotionPolicy {
             StringBuilder out = new StringBuilder("S3FifoTracker[");
             for (Tier tier : Tier.values()) {
                 TierQueues q = tiers[tier.ordinal()];
-                out.append(tier).append(": ").append(q.small).append(' ').append(q.main)
-                        .append(" ghost=").append(q.ghost.size()).append("; ");
+                out.append(tier).append(": ").append(q.small).append(' ').append(q.main).append(' ').append(q.tails)
+                        .append(' ').append(q.ghost).append("; ");
             }
             return out.append(']').toString();
         }

@@ -10,14 +10,12 @@ package dev.kvtier.store;
  * random object to read on {@code get} (a fresh one is a young, cache-hot allocation), and keeping
  * the tier and the latest move as bytes makes the entry smaller and holds no transfer alive.
  */
-final class SegmentEntry implements DemotionPolicy.Segment {
+final class SegmentEntry extends PolicyNode implements DemotionPolicy.Segment {
     private static final Tier[] TIERS = Tier.values();
     /** {@link #lastMoveFrom} when no move is booked (or the latest was rolled back). */
     private static final byte NO_MOVE = -1;
 
-    final String key;
     final PositionRange positions;
-    final long sizeBytes;
     long accessCount;
     long lastUse;
     private byte tierOrdinal;
@@ -38,9 +36,8 @@ final class SegmentEntry implements DemotionPolicy.Segment {
     SegmentEntry newerRegistered;
 
     SegmentEntry(SegmentMeta meta, Tier tier, long lastUse) {
-        this.key = meta.key();
+        super(meta.key(), meta.sizeBytes());
         this.positions = meta.positions();
-        this.sizeBytes = meta.sizeBytes();
         this.tierOrdinal = (byte) tier.ordinal();
         this.accessCount = meta.accessCount();
         this.lastUse = lastUse;
@@ -122,6 +119,11 @@ final class SegmentEntry implements DemotionPolicy.Segment {
     @Override
     public long accessCount() {
         return accessCount;
+    }
+
+    @Override
+    public PositionRange positions() {
+        return positions;
     }
 
     @Override

@@ -47,6 +47,11 @@ final class SortedTierIndex implements TierIndex {
         public long lastUse() {
             return lastUse;
         }
+
+        @Override
+        public PositionRange positions() {
+            return entry.positions;
+        }
     }
 
     private final TreeSet<Node> nodes;

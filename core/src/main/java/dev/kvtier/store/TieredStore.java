@@ -27,7 +27,7 @@ import java.util.Optional;
  *
  * <h2>Demotion order</h2>
  * {@link #candidatesForDemotion} follows the {@link DemotionPolicy} given at construction (default
- * {@link DemotionPolicy#leastAccessedFirst()}). Ties are broken by least recent use, where a use is
+ * {@link DemotionPolicy#defaultPolicy()}). Ties are broken by least recent use, where a use is
  * a register, touch or promote stamped from a monotonic counter, so one history always gives one
  * list. Each tier keeps an index in that order, so nothing is sorted per call. With the built-in
  * order policies it is the LFU bucket scheme (frequency buckets, each ordered by recency) with lazy
@@ -42,8 +42,9 @@ import java.util.Optional;
  * segment's records on every tier, O(1) each. k candidates cost O(k) plus the repairs met, each
  * paid for by one earlier touch or move (amortised O(1), O(log m) into a tree). A custom order gets
  * a red-black tree: O(log n) per update, O(k + log n) for k candidates. A tracker policy
- * ({@link DemotionPolicy#newTracker}) costs what it documents ({@link DemotionPolicy#s3Fifo()} and
- * {@link DemotionPolicy#wTinyLfu()}: O(1) per event, amortised O(1) per candidate).
+ * ({@link DemotionPolicy#newTracker}) costs what it documents ({@link DemotionPolicy#s3Fifo()}, the
+ * default {@link DemotionPolicy#chainAwareS3Fifo()} and {@link DemotionPolicy#wTinyLfu()}: O(1) per
+ * event, amortised O(1) per candidate; the S3-FIFO pair at most 256 queue moves per candidate).
  * {@link #segments()} is O(n).
  *
  * <h2>Thread safety</h2>
@@ -87,14 +88,14 @@ public final class TieredStore {
     private long clock;
 
     /**
-     * A store with the default {@link DemotionPolicy#leastAccessedFirst()} policy.
+     * A store with the default policy, {@link DemotionPolicy#defaultPolicy()}.
      *
      * @param gpuBudget bytes that may live on {@link Tier#GPU}, {@code >= 0}
      * @param cpuBudget bytes that may live on {@link Tier#CPU}, {@code >= 0}
      * @throws IllegalArgumentException if a budget is negative
      */
     public TieredStore(long gpuBudget, long cpuBudget) {
-        this(gpuBudget, cpuBudget, DemotionPolicy.leastAccessedFirst());
+        this(gpuBudget, cpuBudget, DemotionPolicy.defaultPolicy());
     }
 
     /**

@@ -114,8 +114,7 @@ final class WTinyLfuPolicy implements DemotionPolicy {
 
         @Override
         public void registered(Segment segment, Tier tier) {
-            PolicyNode node = new PolicyNode(segment);
-            segment.policyNode(node);
+            PolicyNode node = PolicyNode.of(segment);
             sketch.ensureCapacity(++segments);
             sketch.increment(node.hash);
             tiers[tier.ordinal()].arrive(node);
@@ -153,7 +152,6 @@ final class WTinyLfuPolicy implements DemotionPolicy {
         @Override
         public void removed(Segment segment, Tier tier) {
             tiers[tier.ordinal()].leave(PolicyNode.of(segment));
-            segment.policyNode(null);
             segments--;
         }
 

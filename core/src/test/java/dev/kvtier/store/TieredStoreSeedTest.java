@@ -7,8 +7,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The Rust seed's tests (tiered_storage.rs), one twin each, plus the module's doc example. */
+/**
+ * The Rust seed's tests (tiered_storage.rs), one twin each, plus the module's doc example. Every
+ * store here uses the seed's policy ({@link DemotionPolicy#leastAccessedFirst()}) explicitly: the
+ * library's default is no longer the seed's.
+ */
 class TieredStoreSeedTest {
+
+    /** The seed's store: its policy, these budgets. */
+    private static TieredStore seedStore(long gpuBudget, long cpuBudget) {
+        return new TieredStore(gpuBudget, cpuBudget, DemotionPolicy.leastAccessedFirst());
+    }
 
     private static SegmentMeta seg(String key, long start, long end, long size) {
         return SegmentMeta.of(key, PositionRange.of(start, end), size);
@@ -16,7 +25,7 @@ class TieredStoreSeedTest {
 
     @Test
     void moduleDocExample() {
-        TieredStore store = new TieredStore(1_000_000, 8_000_000); // 1 MB GPU, 8 MB CPU
+        TieredStore store = seedStore(1_000_000, 8_000_000); // 1 MB GPU, 8 MB CPU
 
         SegmentMeta meta = seg("turn-1", 0, 512, 200_000);
         assertTrue(store.register(meta, Tier.GPU));
@@ -34,7 +43,7 @@ class TieredStoreSeedTest {
 
     @Test
     void registerAndLookup() {
-        TieredStore store = new TieredStore(1_000_000, 8_000_000);
+        TieredStore store = seedStore(1_000_000, 8_000_000);
         assertTrue(store.register(seg("s1", 0, 256, 100_000), Tier.GPU));
 
         SegmentMeta got = store.get("s1").orElseThrow();
@@ -46,21 +55,21 @@ class TieredStoreSeedTest {
 
     @Test
     void duplicateKeyRejected() {
-        TieredStore store = new TieredStore(1_000_000, 8_000_000);
+        TieredStore store = seedStore(1_000_000, 8_000_000);
         store.register(seg("s1", 0, 10, 100), Tier.GPU);
         assertFalse(store.register(seg("s1", 10, 20, 200), Tier.GPU));
     }
 
     @Test
     void budgetOverflowRejected() {
-        TieredStore store = new TieredStore(1000, 5000);
+        TieredStore store = seedStore(1000, 5000);
         assertFalse(store.register(seg("big", 0, 100, 2000), Tier.GPU));
         assertEquals(0, store.gpuUsed());
     }
 
     @Test
     void demoteGpuToCpu() {
-        TieredStore store = new TieredStore(1_000_000, 8_000_000);
+        TieredStore store = seedStore(1_000_000, 8_000_000);
         store.register(seg("s1", 0, 512, 200_000), Tier.GPU);
 
         TierTransfer transfer = store.demote("s1", Tier.CPU).orElseThrow();
@@ -74,7 +83,7 @@ class TieredStoreSeedTest {
 
     @Test
     void demoteCpuToDisk() {
-        TieredStore store = new TieredStore(1_000_000, 8_000_000);
+        TieredStore store = seedStore(1_000_000, 8_000_000);
         store.register(seg("s1", 0, 100, 50_000), Tier.CPU);
 
         TierTransfer transfer = store.demote("s1", Tier.DISK).orElseThrow();
@@ -86,21 +95,21 @@ class TieredStoreSeedTest {
 
     @Test
     void demoteToSameTierFails() {
-        TieredStore store = new TieredStore(1_000_000, 8_000_000);
+        TieredStore store = seedStore(1_000_000, 8_000_000);
         store.register(seg("s1", 0, 100, 50_000), Tier.GPU);
         assertTrue(store.demote("s1", Tier.GPU).isEmpty());
     }
 
     @Test
     void demoteToFasterTierFails() {
-        TieredStore store = new TieredStore(1_000_000, 8_000_000);
+        TieredStore store = seedStore(1_000_000, 8_000_000);
         store.register(seg("s1", 0, 100, 50_000), Tier.CPU);
         assertTrue(store.demote("s1", Tier.GPU).isEmpty());
     }
 
     @Test
     void promoteCpuToGpu() {
-        TieredStore store = new TieredStore(1_000_000, 8_000_000);
+        TieredStore store = seedStore(1_000_000, 8_000_000);
         store.register(seg("s1", 100, 200, 80_000), Tier.CPU);
 
         TierTransfer transfer = store.promote("s1", Tier.GPU).orElseThrow();
@@ -113,7 +122,7 @@ class TieredStoreSeedTest {
 
     @Test
     void promoteIncrementsAccessCount() {
-        TieredStore store = new TieredStore(1_000_000, 8_000_000);
+        TieredStore store = seedStore(1_000_000, 8_000_000);
         store.register(seg("s1", 0, 10, 1000), Tier.DISK);
 
         store.promote("s1", Tier.CPU);
@@ -125,14 +134,14 @@ class TieredStoreSeedTest {
 
     @Test
     void promoteToSlowerFails() {
-        TieredStore store = new TieredStore(1_000_000, 8_000_000);
+        TieredStore store = seedStore(1_000_000, 8_000_000);
         store.register(seg("s1", 0, 10, 1000), Tier.GPU);
         assertTrue(store.promote("s1", Tier.CPU).isEmpty());
     }
 
     @Test
     void removeFreesBudget() {
-        TieredStore store = new TieredStore(1_000_000, 8_000_000);
+        TieredStore store = seedStore(1_000_000, 8_000_000);
         store.register(seg("s1", 0, 100, 50_000), Tier.GPU);
         assertEquals(50_000, store.gpuUsed());
 
@@ -144,7 +153,7 @@ class TieredStoreSeedTest {
 
     @Test
     void candidatesForDemotionByAccessCount() {
-        TieredStore store = new TieredStore(1_000_000, 8_000_000);
+        TieredStore store = seedStore(1_000_000, 8_000_000);
         store.register(seg("hot", 0, 100, 30_000), Tier.GPU);
         store.register(seg("cold", 100, 200, 30_000), Tier.GPU);
         store.register(seg("warm", 200, 300, 30_000), Tier.GPU);
@@ -161,14 +170,14 @@ class TieredStoreSeedTest {
 
     @Test
     void diskIsUnbounded() {
-        TieredStore store = new TieredStore(100, 100);
+        TieredStore store = seedStore(100, 100);
         assertTrue(store.register(seg("huge", 0, 10_000, 999_999_999), Tier.DISK));
         assertEquals(999_999_999, store.diskUsed());
     }
 
     @Test
     void positionRangePreservedAcrossTiers() {
-        TieredStore store = new TieredStore(1_000_000, 8_000_000);
+        TieredStore store = seedStore(1_000_000, 8_000_000);
         store.register(seg("s1", 42, 99, 10_000), Tier.GPU);
 
         store.demote("s1", Tier.CPU);
@@ -183,7 +192,7 @@ class TieredStoreSeedTest {
 
     @Test
     void promoteBlockedByBudget() {
-        TieredStore store = new TieredStore(100, 8_000_000);
+        TieredStore store = seedStore(100, 8_000_000);
         store.register(seg("s1", 0, 10, 200), Tier.CPU);
 
         // GPU budget is 100, the segment is 200: no promotion

@@ -40,7 +40,7 @@ class TieredStoreStressTest {
     @Test
     void randomOpsFromManyThreadsKeepEveryInvariant() throws InterruptedException {
         for (DemotionPolicy policy : List.of(DemotionPolicy.leastAccessedFirst(), DemotionPolicy.leastRecentlyUsed(),
-                DemotionPolicy.s3Fifo(), DemotionPolicy.wTinyLfu())) {
+                DemotionPolicy.s3Fifo(), DemotionPolicy.wTinyLfu(), DemotionPolicy.chainAwareS3Fifo())) {
             runStress(policy);
         }
     }

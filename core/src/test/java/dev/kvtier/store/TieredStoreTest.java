@@ -25,7 +25,7 @@ class TieredStoreTest {
     class DeterministicCandidates {
         @Test
         void accessCountTiesGoToTheLeastRecentlyRegistered() {
-            TieredStore store = new TieredStore(1_000, 1_000);
+            TieredStore store = new TieredStore(1_000, 1_000, DemotionPolicy.leastAccessedFirst());
             for (String key : List.of("c", "a", "e", "b", "d")) {
                 store.register(seg(key, 10), Tier.GPU);
             }
@@ -35,7 +35,7 @@ class TieredStoreTest {
 
         @Test
         void touchAndPromoteMakeASegmentRecentWithinItsCountBucket() {
-            TieredStore store = new TieredStore(1_000, 1_000);
+            TieredStore store = new TieredStore(1_000, 1_000, DemotionPolicy.leastAccessedFirst());
             store.register(seg("x", 10), Tier.GPU);
             store.register(seg("y", 10), Tier.CPU);
             store.register(seg("z", 10), Tier.GPU);
@@ -47,7 +47,7 @@ class TieredStoreTest {
 
         @Test
         void demotionIsNotAUse() {
-            TieredStore store = new TieredStore(1_000, 1_000);
+            TieredStore store = new TieredStore(1_000, 1_000, DemotionPolicy.leastAccessedFirst());
             store.register(seg("old", 10), Tier.GPU);
             store.register(seg("new", 10), Tier.GPU);
             store.demote("old", Tier.CPU);
@@ -59,7 +59,7 @@ class TieredStoreTest {
         void sameHistoryGivesSameListAcrossStores() {
             List<List<String>> answers = new ArrayList<>();
             for (int run = 0; run < 3; run++) {
-                TieredStore store = new TieredStore(10_000, 10_000);
+                TieredStore store = new TieredStore(10_000, 10_000, DemotionPolicy.leastAccessedFirst());
                 for (int i = 0; i < 200; i++) {
                     store.register(seg("k" + (i * 7919 % 200), 10), Tier.GPU);
                 }
@@ -75,7 +75,7 @@ class TieredStoreTest {
 
         @Test
         void stopsAsSoonAsEnoughIsFreedAndReturnsWholeTierOtherwise() {
-            TieredStore store = new TieredStore(1_000, 1_000);
+            TieredStore store = new TieredStore(1_000, 1_000, DemotionPolicy.leastAccessedFirst());
             store.register(seg("a", 30), Tier.GPU);
             store.register(seg("b", 30), Tier.GPU);
             store.register(seg("c", 30), Tier.GPU);
@@ -88,7 +88,7 @@ class TieredStoreTest {
 
         @Test
         void nothingNeededGivesEmptyList() {
-            TieredStore store = new TieredStore(1_000, 1_000);
+            TieredStore store = new TieredStore(1_000, 1_000, DemotionPolicy.leastAccessedFirst());
             store.register(seg("a", 30), Tier.GPU);
             assertEquals(List.of(), store.candidatesForDemotion(Tier.GPU, 0));
             assertEquals(List.of(), store.candidatesForDemotion(Tier.GPU, -5));
@@ -96,7 +96,7 @@ class TieredStoreTest {
 
         @Test
         void zeroSizedSegmentsAreAllOfferedWhenTheyCannotFreeEnough() {
-            TieredStore store = new TieredStore(1_000, 1_000);
+            TieredStore store = new TieredStore(1_000, 1_000, DemotionPolicy.leastAccessedFirst());
             store.register(seg("empty1", 0), Tier.GPU);
             store.register(seg("empty2", 0), Tier.GPU);
             assertEquals(List.of("empty1", "empty2"), store.candidatesForDemotion(Tier.GPU, 1));
@@ -104,7 +104,7 @@ class TieredStoreTest {
 
         @Test
         void hugeNeedOverHugeSizesDoesNotOverflow() {
-            TieredStore store = new TieredStore(1_000, 1_000);
+            TieredStore store = new TieredStore(1_000, 1_000, DemotionPolicy.leastAccessedFirst());
             store.register(seg("a", Long.MAX_VALUE), Tier.DISK);
             store.remove("a");
             store.register(seg("b", Long.MAX_VALUE - 1), Tier.DISK);
@@ -129,9 +129,12 @@ class TieredStoreTest {
         }
 
         @Test
-        void defaultIsLeastAccessedFirst() {
+        void defaultIsTheChainAwareS3FifoAndTheSeedsPolicyKeepsItsName() {
             TieredStore store = new TieredStore(1_000, 1_000);
-            assertEquals(DemotionPolicy.leastAccessedFirst(), store.policy());
+            assertEquals(DemotionPolicy.defaultPolicy(), store.policy());
+            assertEquals(DemotionPolicy.chainAwareS3Fifo(), store.policy());
+            assertEquals("chain-s3-fifo", store.policy().name());
+            assertEquals(DemotionPolicy.leastAccessedFirst(), DemotionPolicy.named("least-accessed-first"));
             assertEquals("least-accessed-first", DemotionPolicy.leastAccessedFirst().name());
             assertEquals("least-recently-used", DemotionPolicy.leastRecentlyUsed().name());
         }
@@ -165,7 +168,7 @@ class TieredStoreTest {
     class Rollback {
         @Test
         void undoesADemotion() {
-            TieredStore store = new TieredStore(100, 100);
+            TieredStore store = new TieredStore(100, 100, DemotionPolicy.leastAccessedFirst());
             store.register(seg("s", 60), Tier.GPU);
             TierTransfer down = store.demote("s", Tier.DISK).orElseThrow();
             assertTrue(store.rollback(down));
@@ -178,7 +181,7 @@ class TieredStoreTest {
 
         @Test
         void undoesAPromotionAndItsAccessCountButKeepsLaterTouches() {
-            TieredStore store = new TieredStore(100, 100);
+            TieredStore store = new TieredStore(100, 100, DemotionPolicy.leastAccessedFirst());
             store.register(seg("s", 60), Tier.CPU);
             TierTransfer up = store.promote("s", Tier.GPU).orElseThrow();
             store.touch("s");
@@ -193,7 +196,7 @@ class TieredStoreTest {
 
         @Test
         void refusesTwiceAndForAnythingButTheLatestMove() {
-            TieredStore store = new TieredStore(100, 100);
+            TieredStore store = new TieredStore(100, 100, DemotionPolicy.leastAccessedFirst());
             store.register(seg("s", 60), Tier.GPU);
             TierTransfer first = store.demote("s", Tier.CPU).orElseThrow();
             TierTransfer second = store.demote("s", Tier.DISK).orElseThrow();
@@ -207,7 +210,7 @@ class TieredStoreTest {
 
         @Test
         void refusesMismatchedOrForeignTransfersAndChangesNothing() {
-            TieredStore store = new TieredStore(100, 100);
+            TieredStore store = new TieredStore(100, 100, DemotionPolicy.leastAccessedFirst());
             store.register(seg("s", 60), Tier.GPU);
             TierTransfer real = store.demote("s", Tier.CPU).orElseThrow();
             List<TierTransfer> wrong = List.of(
@@ -226,7 +229,7 @@ class TieredStoreTest {
 
         @Test
         void refusesAfterRemoveAndReRegister() {
-            TieredStore store = new TieredStore(100, 100);
+            TieredStore store = new TieredStore(100, 100, DemotionPolicy.leastAccessedFirst());
             store.register(seg("s", 60), Tier.GPU);
             TierTransfer down = store.demote("s", Tier.CPU).orElseThrow();
             store.remove("s");
@@ -238,7 +241,7 @@ class TieredStoreTest {
 
         @Test
         void refusesWhenTheSourceTierFilledUpMeanwhile() {
-            TieredStore store = new TieredStore(100, 100);
+            TieredStore store = new TieredStore(100, 100, DemotionPolicy.leastAccessedFirst());
             store.register(seg("s", 60), Tier.GPU);
             TierTransfer down = store.demote("s", Tier.CPU).orElseThrow();
             assertTrue(store.register(seg("squatter", 50), Tier.GPU));
@@ -251,7 +254,7 @@ class TieredStoreTest {
 
         @Test
         void keepsThePromotionsRecencySoTheIndexStaysConsistent() {
-            TieredStore store = new TieredStore(1_000, 1_000);
+            TieredStore store = new TieredStore(1_000, 1_000, DemotionPolicy.leastAccessedFirst());
             store.register(seg("a", 10), Tier.CPU);
             store.register(seg("b", 10), Tier.CPU);
             TierTransfer up = store.promote("a", Tier.GPU).orElseThrow();
@@ -266,7 +269,7 @@ class TieredStoreTest {
     class Budgets {
         @Test
         void sizesNearLongMaxNeverOverflowIntoAdmission() {
-            TieredStore store = new TieredStore(Long.MAX_VALUE, 10);
+            TieredStore store = new TieredStore(Long.MAX_VALUE, 10, DemotionPolicy.leastAccessedFirst());
             assertTrue(store.register(seg("a", Long.MAX_VALUE - 5), Tier.GPU));
             assertFalse(store.register(seg("b", 6), Tier.GPU));
             assertFalse(store.register(seg("c", Long.MAX_VALUE), Tier.GPU));
@@ -279,7 +282,7 @@ class TieredStoreTest {
 
         @Test
         void diskIsCappedAtLongMaxInsteadOfWrapping() {
-            TieredStore store = new TieredStore(0, 0);
+            TieredStore store = new TieredStore(0, 0, DemotionPolicy.leastAccessedFirst());
             assertTrue(store.register(seg("a", Long.MAX_VALUE), Tier.DISK));
             assertFalse(store.register(seg("b", 1), Tier.DISK));
             assertTrue(store.register(seg("zero", 0), Tier.DISK));
@@ -288,7 +291,7 @@ class TieredStoreTest {
 
         @Test
         void zeroBudgetsAdmitOnlyEmptySegments() {
-            TieredStore store = new TieredStore(0, 0);
+            TieredStore store = new TieredStore(0, 0, DemotionPolicy.leastAccessedFirst());
             assertTrue(store.register(seg("empty", 0), Tier.GPU));
             assertFalse(store.register(seg("one", 1), Tier.CPU));
             assertEquals(0, store.gpuFree());
@@ -296,7 +299,7 @@ class TieredStoreTest {
 
         @Test
         void exactFitIsAdmitted() {
-            TieredStore store = new TieredStore(100, 0);
+            TieredStore store = new TieredStore(100, 0, DemotionPolicy.leastAccessedFirst());
             assertTrue(store.register(seg("a", 40), Tier.GPU));
             assertTrue(store.register(seg("b", 60), Tier.GPU));
             assertFalse(store.register(seg("c", 1), Tier.GPU));
@@ -305,7 +308,7 @@ class TieredStoreTest {
 
         @Test
         void demoteBlockedByBudgetChangesNothing() {
-            TieredStore store = new TieredStore(100, 10);
+            TieredStore store = new TieredStore(100, 10, DemotionPolicy.leastAccessedFirst());
             store.register(seg("s", 50), Tier.GPU);
             assertTrue(store.demote("s", Tier.CPU).isEmpty());
             assertEquals(Tier.GPU, store.get("s").orElseThrow().tier());
@@ -315,11 +318,11 @@ class TieredStoreTest {
 
         @Test
         void reRegisteringASnapshotKeepsItsAccessCount() {
-            TieredStore store = new TieredStore(100, 100);
+            TieredStore store = new TieredStore(100, 100, DemotionPolicy.leastAccessedFirst());
             store.register(seg("s", 10), Tier.GPU);
             store.touch("s");
             SegmentMeta removed = store.remove("s").orElseThrow();
-            TieredStore other = new TieredStore(100, 100);
+            TieredStore other = new TieredStore(100, 100, DemotionPolicy.leastAccessedFirst());
             assertTrue(other.register(removed, Tier.CPU));
             assertEquals(1, other.get("s").orElseThrow().accessCount());
             assertEquals(Tier.CPU, other.get("s").orElseThrow().tier());
@@ -330,7 +333,7 @@ class TieredStoreTest {
     class Snapshots {
         @Test
         void snapshotsDoNotChangeWhenTheSegmentMoves() {
-            TieredStore store = new TieredStore(100, 100);
+            TieredStore store = new TieredStore(100, 100, DemotionPolicy.leastAccessedFirst());
             store.register(seg("s", 10), Tier.GPU);
             SegmentMeta before = store.get("s").orElseThrow();
             store.demote("s", Tier.CPU);
@@ -342,7 +345,7 @@ class TieredStoreTest {
 
         @Test
         void segmentsIsAnUnmodifiableSnapshotInRegistrationOrder() {
-            TieredStore store = new TieredStore(100, 100);
+            TieredStore store = new TieredStore(100, 100, DemotionPolicy.leastAccessedFirst());
             store.register(seg("b", 1), Tier.GPU);
             store.register(seg("a", 2), Tier.CPU);
             store.register(seg("c", 3), Tier.DISK);
@@ -397,14 +400,14 @@ class TieredStoreTest {
 
         @Test
         void constructorNamesTheArgumentAndValue() {
-            assertRejected("gpuBudget must be >= 0, was -1", () -> new TieredStore(-1, 0));
-            assertRejected("cpuBudget must be >= 0, was -7", () -> new TieredStore(0, -7));
+            assertRejected("gpuBudget must be >= 0, was -1", () -> new TieredStore(-1, 0, DemotionPolicy.leastAccessedFirst()));
+            assertRejected("cpuBudget must be >= 0, was -7", () -> new TieredStore(0, -7, DemotionPolicy.leastAccessedFirst()));
             assertRejected("policy must not be null", () -> new TieredStore(0, 0, null));
         }
 
         @Test
         void storeMethodsNameTheArgumentAndValueAndChangeNothing() {
-            TieredStore store = new TieredStore(100, 100);
+            TieredStore store = new TieredStore(100, 100, DemotionPolicy.leastAccessedFirst());
             store.register(seg("s", 10), Tier.CPU);
             List<SegmentMeta> before = store.segments();
             assertRejected("meta must not be null", () -> store.register(null, Tier.GPU));

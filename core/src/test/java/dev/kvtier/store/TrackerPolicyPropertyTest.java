@@ -20,7 +20,8 @@ import net.jqwik.api.Provide;
 import net.jqwik.api.constraints.LongRange;
 
 /**
- * The tracker policies ({@link DemotionPolicy#s3Fifo()}, {@link DemotionPolicy#wTinyLfu()}) under
+ * The tracker policies ({@link DemotionPolicy#s3Fifo()}, {@link DemotionPolicy#wTinyLfu()},
+ * {@link DemotionPolicy#chainAwareS3Fifo()}) under
  * random histories. Their candidate order is their own, so it is not compared with a model; what
  * is checked is the {@link DemotionPolicy.Tracker} contract: candidates only from the asked tier,
  * each once, never a removed key, stopping exactly when their sizes add up to what was asked (or
@@ -34,6 +35,13 @@ class TrackerPolicyPropertyTest {
                                        @ForAll @LongRange(max = 1_000) long gpuBudget,
                                        @ForAll @LongRange(max = 1_500) long cpuBudget) {
         run(DemotionPolicy.s3Fifo(), ops, gpuBudget, cpuBudget, true);
+    }
+
+    @Property(tries = 300, edgeCases = EdgeCasesMode.NONE)
+    void chainAwareS3FifoKeepsTheTrackerContract(@ForAll("operations") List<Op> ops,
+                                                 @ForAll @LongRange(max = 1_000) long gpuBudget,
+                                                 @ForAll @LongRange(max = 1_500) long cpuBudget) {
+        run(DemotionPolicy.chainAwareS3Fifo(), ops, gpuBudget, cpuBudget, true);
     }
 
     @Property(tries = 300, edgeCases = EdgeCasesMode.NONE)
@@ -53,12 +61,14 @@ class TrackerPolicyPropertyTest {
                                             @ForAll @LongRange(max = 1_000) long gpuBudget) {
         run(DemotionPolicy.s3Fifo(), ops, gpuBudget, 1_500, false);
         run(DemotionPolicy.wTinyLfu(), ops, gpuBudget, 1_500, false);
+        run(DemotionPolicy.chainAwareS3Fifo(), ops, gpuBudget, 1_500, false);
     }
 
     @Property(tries = 100, edgeCases = EdgeCasesMode.NONE)
     void oneHistoryGivesOneTranscript(@ForAll("operations") List<Op> ops,
                                       @ForAll @LongRange(max = 1_000) long gpuBudget) {
-        for (DemotionPolicy policy : List.of(DemotionPolicy.s3Fifo(), DemotionPolicy.wTinyLfu())) {
+        for (DemotionPolicy policy : List.of(DemotionPolicy.s3Fifo(), DemotionPolicy.wTinyLfu(),
+                DemotionPolicy.chainAwareS3Fifo())) {
             assertEquals(run(policy, ops, gpuBudget, 1_500, false), run(policy, ops, gpuBudget, 1_500, false),
                     policy.name());
         }

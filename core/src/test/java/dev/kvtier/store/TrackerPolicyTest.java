@@ -143,7 +143,7 @@ class TrackerPolicyTest {
         @Test
         void builtInPoliciesAreFoundByName() {
             for (DemotionPolicy policy : List.of(DemotionPolicy.leastAccessedFirst(), DemotionPolicy.leastRecentlyUsed(),
-                    DemotionPolicy.s3Fifo(), DemotionPolicy.wTinyLfu())) {
+                    DemotionPolicy.s3Fifo(), DemotionPolicy.wTinyLfu(), DemotionPolicy.chainAwareS3Fifo())) {
                 assertSame(policy, DemotionPolicy.named(policy.name()));
             }
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> DemotionPolicy.named("arc"));
@@ -166,6 +166,20 @@ class TrackerPolicyTest {
         }
 
         @Test
+        void oneCandidateCostsAtMostTheBoundOfQueueMovesEvenWhenEverySegmentWasUsed() {
+            TieredStore store = new TieredStore(100_000, 1_000, DemotionPolicy.s3Fifo());
+            for (int i = 0; i < 2_000; i++) {
+                store.register(seg("s" + i, 10), Tier.GPU);
+            }
+            for (int i = 0; i < 2_000; i++) {
+                store.touch("s" + i);
+            }
+            // Unbounded, all 2,000 would move to main and s0 would be named after its second pass;
+            // bounded, 256 move and the next one is named although it was used.
+            assertEquals(List.of("s256"), store.candidatesForDemotion(Tier.GPU, 10));
+        }
+
+        @Test
         void aKeyDemotedOutOfTheSmallQueueComesBackIntoMain() {
             TieredStore ghosted = new TieredStore(1_000, 1_000, DemotionPolicy.s3Fifo());
             ghosted.register(seg("a", 10), Tier.GPU);
@@ -179,6 +193,84 @@ class TrackerPolicyTest {
             fresh.promote("a", Tier.GPU).orElseThrow(); // never on GPU before: small queue, oldest
             fresh.register(seg("b", 10), Tier.GPU);
             assertEquals(List.of("a"), fresh.candidatesForDemotion(Tier.GPU, 10));
+        }
+    }
+
+    @Nested
+    class ChainAwareS3Fifo {
+        /** One more access than the continuation window: every walk still pending is judged. */
+        private static final int PAST_THE_WINDOW = 33;
+
+        /** z, used; then the walk a, b, c; then enough touches of z that c counts as having ended it. */
+        private TieredStore walkedChain(DemotionPolicy policy) {
+            TieredStore store = new TieredStore(1_000, 1_000, policy);
+            store.register(chained("z", 0), Tier.GPU);
+            store.register(chained("a", 0), Tier.GPU);
+            store.register(chained("b", 10), Tier.GPU); // continues a: a is no tail
+            store.register(chained("c", 20), Tier.GPU); // continues b; nothing continues c
+            touch(store, "z", PAST_THE_WINDOW);
+            return store;
+        }
+
+        @Test
+        void theSegmentThatEndedAWalkIsNamedFirst() {
+            assertEquals(List.of("c", "a"), walkedChain(DemotionPolicy.chainAwareS3Fifo()).candidatesForDemotion(Tier.GPU, 20));
+            // The paper's S3-FIFO names the oldest unused first.
+            assertEquals(List.of("a", "b"), walkedChain(DemotionPolicy.s3Fifo()).candidatesForDemotion(Tier.GPU, 20));
+        }
+
+        @Test
+        void aWalkIsJudgedOnlyAfterTheContinuationWindow() {
+            TieredStore store = new TieredStore(1_000, 1_000, DemotionPolicy.chainAwareS3Fifo());
+            store.register(chained("z", 0), Tier.GPU);
+            store.register(chained("a", 0), Tier.GPU);
+            store.register(chained("b", 10), Tier.GPU);
+            touch(store, "z", PAST_THE_WINDOW - 3); // b registered 30 accesses ago: may still be continued
+            assertEquals(List.of("a", "b"), store.candidatesForDemotion(Tier.GPU, 20));
+        }
+
+        @Test
+        void aTailUsedAfterAllIsKeptInMain() {
+            TieredStore store = walkedChain(DemotionPolicy.chainAwareS3Fifo());
+            store.touch("c");
+            assertEquals(List.of("a", "b", "c", "z"), store.candidatesForDemotion(Tier.GPU, 40));
+        }
+
+        @Test
+        void interleavedWalksContinueEachOtherByPositionAndOnlyTheirEndsAreTails() {
+            TieredStore store = new TieredStore(1_000, 1_000, DemotionPolicy.chainAwareS3Fifo());
+            store.register(chained("z", 0), Tier.GPU);
+            store.register(chained("a", 0), Tier.GPU);  // walk A
+            store.register(chained("p", 0), Tier.GPU);  // walk B, interleaved
+            store.register(chained("b", 10), Tier.GPU); // A goes on
+            store.register(chained("q", 10), Tier.GPU); // B goes on; both walks end here
+            touch(store, "z", PAST_THE_WINDOW);
+            assertEquals(List.of("b", "q", "a", "p"), store.candidatesForDemotion(Tier.GPU, 40));
+        }
+
+        @Test
+        void aWholeTierQueryNamesEverySegmentEvenPastTheBoundOfMovesForUsedTails() {
+            TieredStore store = new TieredStore(100_000, 1_000, DemotionPolicy.chainAwareS3Fifo());
+            int segments = 340; // all but the last few are judged tails while unused, more than the bound of moves
+            for (int i = 0; i < segments; i++) {
+                store.register(chained("s" + i, 0), Tier.GPU);
+            }
+            for (int i = 0; i < segments; i++) {
+                store.touch("s" + i); // every tail used after all
+            }
+            List<String> all = store.candidatesForDemotion(Tier.GPU, Long.MAX_VALUE);
+            assertEquals(segments, all.size());
+            assertEquals(segments, new java.util.HashSet<>(all).size());
+        }
+
+        private static void touch(TieredStore store, String key, int times) {
+            for (int i = 0; i < times; i++) {
+                store.touch(key);
+            }
+        }
+
+        private static SegmentMeta chained(String key, long start) {
+            return SegmentMeta.of(key, PositionRange.of(start, start + 10), 10);
         }
     }
 

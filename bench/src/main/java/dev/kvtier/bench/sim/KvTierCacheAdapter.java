@@ -44,6 +44,7 @@ final class KvTierCacheAdapter implements CacheUnderTest {
                     case LRU -> DemotionPolicy.leastRecentlyUsed();
                     case S3_FIFO -> DemotionPolicy.s3Fifo();
                     case W_TINYLFU -> DemotionPolicy.wTinyLfu();
+                    case CHAIN_S3_FIFO -> DemotionPolicy.chainAwareS3Fifo();
                 })
                 .backend(settings.backend())
                 .build();

@@ -2,14 +2,16 @@ package dev.kvtier.bench.sim;
 
 /** The demotion policy the simulator asks the cache for ({@code --policy}). */
 public enum PolicyChoice {
-    /** Least-accessed first with a least-recently-used tie-break (the seed's policy, the default). */
+    /** Least-accessed first with a least-recently-used tie-break (the seed's policy). */
     LFU("lfu"),
     /** Least recently used first. */
     LRU("lru"),
     /** S3-FIFO: a small probationary FIFO, a main FIFO with use counts, and ghosts of recent evictions. */
     S3_FIFO("s3-fifo"),
     /** W-TinyLFU: a small LRU window before a frequency-sketch-admitted segmented LRU (as in Caffeine). */
-    W_TINYLFU("w-tinylfu");
+    W_TINYLFU("w-tinylfu"),
+    /** S3-FIFO aware of prefix chains (tails of walks named first): the library's default and the simulator's. */
+    CHAIN_S3_FIFO("chain-s3-fifo");
 
     private final String optionValue;
 

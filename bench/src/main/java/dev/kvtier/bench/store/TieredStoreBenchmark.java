@@ -40,7 +40,7 @@ public class TieredStoreBenchmark {
      * The policy by {@link DemotionPolicy#named} name; the default is the store's default. Pass
      * {@code -p policy=s3-fifo,w-tinylfu} to measure the tracker policies.
      */
-    @Param({"least-accessed-first"})
+    @Param({"chain-s3-fifo"})
     public String policy;
 
     private StoreWorkload workload;

@@ -1,0 +1,127 @@
+package dev.kvtier.bench.store;
+
+import dev.kvtier.store.DemotionPolicy;
+import dev.kvtier.store.PositionRange;
+import dev.kvtier.store.SegmentMeta;
+import dev.kvtier.store.Tier;
+import dev.kvtier.store.TieredStore;
+import java.util.Arrays;
+import java.util.Locale;
+
+/**
+ * The store's point operations against {@link SeedPortStore}, interleaved in one JVM for a machine too busy
+ * for JMH's back-to-back runs: for each operation and size, short slices (default 20 ms) of the seed port
+ * and of {@link TieredStore} alternate (A B A B ...), so both see the same load; each pair gives a ratio
+ * (seed ns/op over ours: above 1 means ours is faster) and the median over the pairs is printed with the
+ * median ns/op of each. Same workload as the JMH pair ({@link StoreWorkload}). Not a substitute for JMH on a
+ * quiet machine (no forks, no JMH blackhole; results are folded into a checksum so no call is dead code).
+ * Usage: {@code java -Xmx4g -cp benchmarks.jar dev.kvtier.bench.store.StoreAbCheck [policy] [sizes] [pairs] [sliceMs]}.
+ */
+public final class StoreAbCheck {
+    private static final String[] OPS = {"touch", "get", "demoteThenPromote", "registerThenRemove"};
+    private static long sink;
+
+    private StoreAbCheck() {
+    }
+
+    public static void main(String[] args) {
+        String policy = args.length > 0 ? args[0] : DemotionPolicy.defaultPolicy().name();
+        String sizes = args.length > 1 ? args[1] : "1000,100000,1000000";
+        int pairs = args.length > 2 ? Integer.parseInt(args[2]) : 15;
+        long sliceNanos = (args.length > 3 ? Long.parseLong(args[3]) : 20) * 1_000_000;
+        System.out.println("| operation | segments | ours ns/op | seed port ns/op | seed / ours (median of " + pairs + " pairs) |");
+        for (String size : sizes.split(",")) {
+            int n = Integer.parseInt(size.strip());
+            StoreWorkload workload = new StoreWorkload(n);
+            TieredStore ours = new TieredStore(workload.budget(), workload.budget(), DemotionPolicy.named(policy));
+            SeedPortStore seed = new SeedPortStore(workload.budget(), workload.budget());
+            PositionRange positions = PositionRange.of(0, 16);
+            for (String key : workload.keys) {
+                ours.register(SegmentMeta.of(key, positions, StoreWorkload.SEGMENT_BYTES), Tier.GPU);
+                seed.register(new SeedPortStore.Meta(key, 0, 16, StoreWorkload.SEGMENT_BYTES), Tier.GPU);
+            }
+            SegmentMeta[] spares = new SegmentMeta[workload.spareKeys.length];
+            for (int i = 0; i < spares.length; i++) {
+                spares[i] = SegmentMeta.of(workload.spareKeys[i], positions, StoreWorkload.SEGMENT_BYTES);
+            }
+            for (int op = 0; op < OPS.length; op++) {
+                double[] oursNs = new double[pairs];
+                double[] seedNs = new double[pairs];
+                double[] ratios = new double[pairs];
+                for (int round = -5; round < pairs; round++) { // 5 warm-up pairs
+                    double s = slice(op, null, seed, workload, spares, sliceNanos);
+                    double o = slice(op, ours, null, workload, spares, sliceNanos);
+                    if (round >= 0) {
+                        seedNs[round] = s;
+                        oursNs[round] = o;
+                        ratios[round] = s / o;
+                    }
+                }
+                System.out.printf(Locale.ROOT, "| %s | %d | %.1f | %.1f | %.2f |%n", OPS[op], n, median(oursNs),
+                        median(seedNs), median(ratios));
+            }
+        }
+        System.out.println("(checksum " + sink + ")");
+    }
+
+    /** Runs one operation on one store for about {@code nanos}; returns ns per operation. */
+    private static double slice(int op, TieredStore ours, SeedPortStore seed, StoreWorkload w, SegmentMeta[] spares,
+                                long nanos) {
+        long ops = 0;
+        long sum = 0;
+        long start = System.nanoTime();
+        long deadline = start + nanos;
+        long now;
+        do {
+            for (int i = 0; i < 256; i++) {
+                sum += ours != null ? oursOp(op, ours, w, spares) : seedOp(op, seed, w);
+            }
+            ops += 256;
+            now = System.nanoTime();
+        } while (now < deadline);
+        sink += sum;
+        return (double) (now - start) / ops;
+    }
+
+    private static int oursOp(int op, TieredStore store, StoreWorkload w, SegmentMeta[] spares) {
+        switch (op) {
+            case 0:
+                return store.touch(w.nextKey()) ? 1 : 0;
+            case 1:
+                return store.get(w.nextKey()).isPresent() ? 1 : 0;
+            case 2: {
+                String key = w.nextKey();
+                return (store.demote(key, Tier.CPU).isPresent() ? 1 : 0) + (store.promote(key, Tier.GPU).isPresent() ? 1 : 0);
+            }
+            default: {
+                SegmentMeta meta = spares[w.nextSpare()];
+                store.register(meta, Tier.GPU);
+                return store.remove(meta.key()).isPresent() ? 1 : 0;
+            }
+        }
+    }
+
+    private static int seedOp(int op, SeedPortStore store, StoreWorkload w) {
+        switch (op) {
+            case 0:
+                return store.touch(w.nextKey()) ? 1 : 0;
+            case 1:
+                return store.get(w.nextKey()) != null ? 1 : 0;
+            case 2: {
+                String key = w.nextKey();
+                return (store.demote(key, Tier.CPU) != null ? 1 : 0) + (store.promote(key, Tier.GPU) != null ? 1 : 0);
+            }
+            default: {
+                String key = w.spareKeys[w.nextSpare()];
+                store.register(new SeedPortStore.Meta(key, 0, 16, StoreWorkload.SEGMENT_BYTES), Tier.GPU);
+                return store.remove(key) != null ? 1 : 0;
+            }
+        }
+    }
+
+    private static double median(double[] values) {
+        double[] sorted = values.clone();
+        Arrays.sort(sorted);
+        return sorted[sorted.length / 2];
+    }
+}
