@@ -22,6 +22,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
@@ -95,7 +96,11 @@ class RankCacheBridgeTest {
     }
 
     private RankCacheBridge connect(int rank, long epoch) {
-        bridges[rank] = RankCacheBridge.connect(caches[rank], LAYOUT, bus, TOPOLOGY, rank, "host-" + rank, epoch,
+        return connect(rank, epoch, bus);
+    }
+
+    private RankCacheBridge connect(int rank, long epoch, SyncBus through) {
+        bridges[rank] = RankCacheBridge.connect(caches[rank], LAYOUT, through, TOPOLOGY, rank, "host-" + rank, epoch,
                 10_000);
         return bridges[rank];
     }
@@ -259,6 +264,77 @@ class RankCacheBridgeTest {
         assertHintMatchesModel(volatileOnly);
         assertEquals(3L * TOKENS, router.route(persisted).reusableTokens());
         assertEquals(0L, router.route(volatileOnly).reusableTokens());
+    }
+
+    /** The shared bus, except that publishing waits until {@link #open} (at most {@link #WAIT}). */
+    private final class StalledBus implements SyncBus {
+        final CountDownLatch open = new CountDownLatch(1);
+        final AtomicInteger published = new AtomicInteger();
+
+        @Override
+        public long publish(byte[] message) {
+            try {
+                open.await(WAIT.toNanos(), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new SyncBusException("interrupted", e);
+            }
+            published.incrementAndGet();
+            return bus.publish(message);
+        }
+
+        @Override
+        public long firstSequence() {
+            return bus.firstSequence();
+        }
+
+        @Override
+        public long lastSequence() {
+            return bus.lastSequence();
+        }
+
+        @Override
+        public Subscription subscribe(long fromSequence, EventHandler handler) {
+            return bus.subscribe(fromSequence, handler);
+        }
+
+        @Override
+        public void sendControl(byte[] message) {
+            bus.sendControl(message);
+        }
+
+        @Override
+        public Subscription subscribeControl(ControlHandler handler) {
+            return bus.subscribeControl(handler);
+        }
+
+        @Override
+        public String describe() {
+            return "stalled " + bus.describe();
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+
+    @Test
+    void aStalledBusNeverHoldsUpTheCache() throws Exception {
+        StalledBus stalled = new StalledBus();
+        open(0, false);
+        connect(0, 1, stalled);
+        open(1, false);
+        connect(1, 1);
+        List<BlockHash> chain = chain(6);
+        store(blocks(0), chain, Tier.GPU); // demotes and places blocks: listener calls under segment locks
+        store(blocks(1), chain, Tier.CPU);
+        assertTrue(blocks(0).removeBlock(chain.getLast()));
+        bridges[0].endStep();
+        assertEquals(0, stalled.published.get(), "the cache's calls returned only after a publish went through");
+        stalled.open.countDown();
+        flush();
+        assertIndexEqualsCaches();
+        assertHintMatchesModel(chain);
     }
 
     @Test
