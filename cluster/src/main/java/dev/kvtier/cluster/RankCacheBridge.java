@@ -39,7 +39,15 @@ import java.util.concurrent.atomic.AtomicLong;
  * recovered segments are registered on DISK without telling listeners). A new publisher starts with a reset, so a
  * restarted rank tells receivers to forget its older incarnations and re-announces exactly what its disk kept.
  * Connect the bridge before the engine uses the cache: a recovered block removed before it is connected could be
- * announced once too often (the next re-announcement corrects it).
+ * announced once too often (the next re-announcement corrects it). Connecting asks for a second reset once the
+ * publisher is wired (events between the listener's registration and that moment are covered by the walk); it merges
+ * with the publisher's first when that one has not started, else receivers see two resets, which is harmless.
+ *
+ * <p><b>Known limit (core).</b> The persistent disk tier keeps a block's bytes and key but not its link to its parent:
+ * after a restart the recovered blocks are plain segments, which {@link PrefixBlockCache#lookupPrefix} does not count
+ * and {@link PrefixBlockCache#storeBlocks} refuses to store again ("cached already but not as the block after ...").
+ * They are re-announced all the same, as the rule asks (the bytes are there), so until the tier relinks recovered
+ * chains the router may send a request to a rank whose prefix API cannot serve those blocks.
  *
  * <p><b>Never blocks the cache.</b> The listener runs on the thread that made the change, holding that segment's
  * lock; it only updates a concurrent map and calls the publisher, whose event methods take its short internal lock
