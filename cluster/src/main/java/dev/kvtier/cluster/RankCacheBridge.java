@@ -196,6 +196,9 @@ public final class RankCacheBridge implements AutoCloseable {
 
     /** On the bus's control thread: only queues the work. */
     private void onPrefetchHint(List<BlockHash> hinted, long reusableTokens) {
+        if (hinted.isEmpty()) {
+            return;
+        }
         List<BlockHash> chain = List.copyOf(hinted);
         try {
             prefetcher.execute(() -> prefetch(chain));
