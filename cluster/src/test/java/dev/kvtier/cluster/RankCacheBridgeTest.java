@@ -41,7 +41,6 @@ import org.junit.jupiter.api.io.TempDir;
 class RankCacheBridgeTest {
     private static final int PAGE = 4096;
     private static final int TOKENS = 16;
-    private static final BlockLayout LAYOUT = BlockLayout.of(TOKENS, PAGE);
     /** One tensor-parallel group of both ranks: a prefix counts only where both hold it. */
     private static final ClusterTopology TOPOLOGY = new ClusterTopology(2, 2, 0);
     private static final Duration WAIT = Duration.ofSeconds(20);
@@ -49,6 +48,8 @@ class RankCacheBridgeTest {
     @TempDir
     Path directory;
 
+    /** One block a page; a test may declare layers before the ranks open. */
+    private BlockLayout layout = BlockLayout.of(TOKENS, PAGE);
     private final BlockHasher hasher = new BlockHasher();
     private final BlockHash root = BlockHasher.namespaceRoot("wire-test");
     private final Random random = new Random(13);
@@ -100,7 +101,7 @@ class RankCacheBridgeTest {
     }
 
     private RankCacheBridge connect(int rank, long epoch, SyncBus through) {
-        bridges[rank] = RankCacheBridge.connect(caches[rank], LAYOUT, through, TOPOLOGY, rank, "host-" + rank, epoch,
+        bridges[rank] = RankCacheBridge.connect(caches[rank], layout, through, TOPOLOGY, rank, "host-" + rank, epoch,
                 10_000);
         return bridges[rank];
     }
@@ -113,7 +114,7 @@ class RankCacheBridgeTest {
     }
 
     private PrefixBlockCache blocks(int rank) {
-        return caches[rank].prefixBlocks(LAYOUT);
+        return caches[rank].prefixBlocks(layout);
     }
 
     /** A new chain of {@code length} blocks of random tokens under the test's namespace. */
@@ -362,5 +363,24 @@ class RankCacheBridgeTest {
         assertEquals(1, bridges[0].prefetchesCompleted());
         flush();
         assertIndexEqualsCaches();
+    }
+
+    @Test
+    void aPrefetchHintOnALayeredLayoutRestoresByLayerAndLeavesNoPin() throws Exception {
+        layout = BlockLayout.layered(TOKENS, 2, PAGE / 4, BlockLayout.LayerOrder.KV_MAJOR);
+        openBoth();
+        List<BlockHash> hinted = chain(3);
+        store(blocks(0), hinted, Tier.DISK);
+        store(blocks(1), hinted, Tier.DISK);
+        flush();
+
+        router.sendPrefetch(0, hinted, 3L * TOKENS);
+        await("the prefetch completed", () -> bridges[0].prefetchesCompleted() == 1);
+        assertEquals(hinted.size(), blocks(0).lookupPrefix(hinted).blocksOn(Tier.GPU));
+        caches[0].demote(PrefixBlockCache.keyOf(hinted.getLast()), Tier.CPU); // refused while pinned
+        flush();
+        assertIndexEqualsCaches();
+        assertHintMatchesModel(hinted);
+        assertEquals(0, bridges[0].prefetchFailures());
     }
 }
