@@ -34,8 +34,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * sequence, mark this rank out of sync meanwhile, and are whole again after the reset.
  *
  * <p><b>Control.</b> Resync requests for this rank (or all ranks) trigger {@link #resetAndReannounce()}; prefetch hints
- * for this rank go to the {@link PrefetchListener} (the lead connects it to the prefix API's asynchronous
- * {@code ensurePrefixResident}).
+ * for this rank go to the {@link PrefetchListener}. {@link RankCacheBridge} builds a publisher over a
+ * {@code KvTierCache}: it reports the cache's committed changes, walks its blocks for re-announcements and turns
+ * prefetch hints into the prefix API's restores.
  *
  * <p>Thread-safe: event methods may be called from any thread; events of one step are those reported between two
  * {@link #endStep()} calls.
