@@ -38,7 +38,12 @@ public record RecoveryReport(String namespace, int recovered, long recoveredByte
         /** A later record claimed some of its pages (a removal record that never reached the journal). */
         OVERLAPPED,
         /** Its bytes did not match its CRC32C in eager verification. */
-        CHECKSUM_MISMATCH
+        CHECKSUM_MISMATCH,
+        /**
+         * A prefix block whose parent block was not recovered (never persisted, or itself discarded): without
+         * its parent it can never be reached as part of a chain.
+         */
+        ORPHANED
     }
 
     /** Copies the collections. */

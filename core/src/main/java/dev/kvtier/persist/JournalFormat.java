@@ -14,7 +14,7 @@ final class JournalFormat {
     static final long HEADER_MAGIC = ByteBuffer.wrap("KVTJRNL\0".getBytes(StandardCharsets.US_ASCII))
             .order(ByteOrder.LITTLE_ENDIAN).getLong();
     /** Bumped whenever the layout changes; a journal of another version is a mismatch. */
-    static final int FORMAT_VERSION = 1;
+    static final int FORMAT_VERSION = 2;
     /** Offset of the namespace's bytes in the header. */
     static final int HEADER_FIXED = 28;
     /** "KVTR" as a little-endian int: where a record starts (what resynchronisation looks for). */
@@ -30,6 +30,10 @@ final class JournalFormat {
     /** Position start, position end, size, access count, CRC32C, run count. */
     private static final int PUT_FIXED = 8 + 8 + 8 + 8 + 4 + 4;
     private static final int RUN = 12;
+    /** After the runs: block flag, parent key length (-1: none). */
+    private static final int BLOCK_FIXED = 1 + 4;
+    private static final byte PLAIN = 0;
+    private static final byte BLOCK = 1;
 
     private JournalFormat() {
     }
@@ -45,13 +49,19 @@ final class JournalFormat {
     /** A PUT record, whole (header and body). */
     static byte[] put(SegmentRecord r) {
         int keyBytes = 2 * r.key().length();
-        ByteBuffer body = body(PUT, r.key(), PUT_FIXED + RUN * r.runCount());
+        int parentChars = r.parentKey() == null ? 0 : r.parentKey().length();
+        ByteBuffer body = body(PUT, r.key(), PUT_FIXED + RUN * r.runCount() + BLOCK_FIXED + 2 * parentChars);
         body.putLong(r.positionStart()).putLong(r.positionEnd()).putLong(r.sizeBytes()).putLong(r.accessCount())
                 .putInt(r.crc32c()).putInt(r.runCount());
         for (int i = 0; i < r.runCount(); i++) {
             body.putInt(r.runChunk()[i]).putInt(r.runFirstPage()[i]).putInt(r.runPageCount()[i]);
         }
-        assert body.position() == RECORD_HEADER + BODY_KEY + keyBytes + PUT_FIXED + RUN * r.runCount();
+        body.put(r.block() ? BLOCK : PLAIN).putInt(r.parentKey() == null ? -1 : parentChars);
+        for (int i = 0; i < parentChars; i++) {
+            body.putChar(r.parentKey().charAt(i));
+        }
+        assert body.position() == RECORD_HEADER + BODY_KEY + keyBytes + PUT_FIXED + RUN * r.runCount() + BLOCK_FIXED
+                + 2 * parentChars;
         return seal(body);
     }
 
@@ -154,9 +164,29 @@ final class JournalFormat {
         long accessCount = file.getLong(at + 24);
         int crc32c = file.getInt(at + 32);
         int runs = file.getInt(at + 36);
-        if (runs < 0 || length != BODY_KEY + 2 * keyChars + PUT_FIXED + RUN * runs || start < 0 || end < start
-                || size < 0 || accessCount < 0) {
+        if (runs < 0 || runs > (length - BODY_KEY) / RUN) {
             return null;
+        }
+        int runsEnd = BODY_KEY + 2 * keyChars + PUT_FIXED + RUN * runs; // no overflow: each term is below length
+        if (length < runsEnd + BLOCK_FIXED || start < 0 || end < start || size < 0 || accessCount < 0) {
+            return null;
+        }
+        byte kind = file.get(body + runsEnd);
+        int parentChars = file.getInt(body + runsEnd + 1);
+        if ((kind != PLAIN && kind != BLOCK) || parentChars < -1 || (kind == PLAIN && parentChars != -1)
+                || length != runsEnd + BLOCK_FIXED + 2 * Math.max(0, parentChars)) {
+            return null;
+        }
+        String parentKey = null;
+        if (parentChars >= 0) {
+            char[] parent = new char[parentChars];
+            for (int i = 0; i < parentChars; i++) {
+                parent[i] = file.getChar(body + runsEnd + BLOCK_FIXED + 2 * i);
+            }
+            parentKey = new String(parent);
+            if (parentKey.isBlank()) {
+                return null;
+            }
         }
         int[] chunk = new int[runs];
         int[] first = new int[runs];
@@ -166,7 +196,8 @@ final class JournalFormat {
             first[i] = file.getInt(p + 4);
             count[i] = file.getInt(p + 8);
         }
-        return new Decoded(name, new SegmentRecord(name, start, end, size, crc32c, accessCount, chunk, first, count),
+        return new Decoded(name, new SegmentRecord(name, start, end, size, crc32c, accessCount, chunk, first, count,
+                kind == BLOCK, parentKey),
                 total);
     }
 }

@@ -59,7 +59,8 @@ final class PersistedDisk {
         }
         long uses = store.get(segment.key).map(SegmentMeta::accessCount).orElse(0L);
         journal.put(new SegmentRecord(segment.key, segment.positions.start(), segment.positions.end(), segment.sizeBytes,
-                segment.crc32c, uses, chunk, first, count), pages.runs());
+                segment.crc32c, uses, chunk, first, count, segment.isBlock(),
+                segment.parent == null ? null : segment.parent.key), pages.runs());
     }
 
     /** A locked segment leaves DISK (moved off, removed or dropped): record it before its pages can be reused. */

@@ -373,7 +373,7 @@ final class PrefixChains {
                 if (segment == null) {
                     break;
                 }
-                if (segment != peeked) { // replaced meanwhile by a block of another parent
+                if (segment != peeked || !engine.recoveredIntact(segment)) { // replaced meanwhile, or recovered corrupt
                     segment.lock.unlock();
                     break;
                 }

@@ -6,6 +6,11 @@ import dev.kvtier.store.SegmentMeta;
 import dev.kvtier.store.Tier;
 import dev.kvtier.store.TieredStore;
 
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -92,6 +97,34 @@ final class SegmentTable {
         segment.countOn(null);
         segments.remove(segment.key, segment);
         return removed;
+    }
+
+    /**
+     * Every cached block descending from {@code block} (children, their children, ...), parents before
+     * children (by position: a child starts where its parent ends), unlocked. Scans the table: for rare
+     * events (a recovered block failing its first check), not for the hot path.
+     */
+    List<Segment> descendantsOf(Segment block) {
+        Map<Segment, Boolean> descends = new IdentityHashMap<>();
+        descends.put(block, true);
+        List<Segment> found = new ArrayList<>();
+        for (Segment segment : segments.values()) {
+            List<Segment> path = new ArrayList<>();
+            Segment at = segment;
+            while (at != null && !descends.containsKey(at)) {
+                path.add(at);
+                at = at.parent;
+            }
+            boolean below = at != null && descends.get(at);
+            for (Segment s : path) {
+                descends.put(s, below);
+                if (below) {
+                    found.add(s);
+                }
+            }
+        }
+        found.sort(Comparator.comparingLong(s -> s.positions.start()));
+        return found;
     }
 
     /** A pin closed: the last one frees the pages of a segment removed meanwhile. */

@@ -29,9 +29,12 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -176,30 +179,15 @@ public final class TieringEngine {
         }
         Map<RecoveryReport.DiscardReason, Long> discarded = new EnumMap<>(RecoveryReport.DiscardReason.class);
         discarded.putAll(opened.discarded());
-        List<Segment> recovered = new ArrayList<>(opened.segments().size());
-        for (SegmentRecord record : opened.segments()) {
-            Segment segment = new Segment(record.key(), PositionRange.of(record.positionStart(), record.positionEnd()),
-                    record.sizeBytes());
-            try {
-                segment.placement = memories.claimDisk(record.sizeBytes(), record.runChunk(), record.runFirstPage(),
-                        record.runPageCount());
-            } catch (IllegalArgumentException unclaimable) { // the replay already ruled this out; never serve it
-                discarded.merge(RecoveryReport.DiscardReason.CORRUPT_RECORD, 1L, Long::sum);
-                persisted.leaving(segment);
-                continue;
-            }
-            segment.crc32c = record.crc32c();
-            segment.crcKnown = true;
-            segment.verified = false;
-            table.publish(segment); // keys are unique in a replayed journal
-            store.register(SegmentMeta.of(segment.key, segment.positions, segment.sizeBytes)
-                    .withAccessCount(record.accessCount()), Tier.DISK);
-            segment.live = true;
-            recovered.add(segment);
-        }
+        List<Segment> recovered = restoreParentsFirst(opened.segments(), discarded);
         List<String> keys = new ArrayList<>(recovered.size());
         long bytes = 0;
-        for (Segment segment : recovered) {
+        for (Segment segment : recovered) { // parents first: a parent dropped here orphans its children below
+            if (segment.parent != null && !segment.parent.live) {
+                table.drop(segment);
+                discarded.merge(RecoveryReport.DiscardReason.ORPHANED, 1L, Long::sum);
+                continue;
+            }
             if (persistence.verification() == DiskPersistence.Verification.EAGER && checkRecovered(segment) != null) {
                 table.drop(segment);
                 discarded.merge(RecoveryReport.DiscardReason.CHECKSUM_MISMATCH, 1L, Long::sum);
@@ -214,6 +202,68 @@ public final class TieringEngine {
         RecoveryEvent.emit(directory.toString(), report.recovered(), report.recoveredBytes(), report.discardedTotal(),
                 report.duration());
         LOG.log(System.Logger.Level.INFO, "kvtier recovered " + directory + ": " + report);
+    }
+
+    /**
+     * Registers the recovered records on DISK, each prefix block after its parent (a chain's blocks reach
+     * DISK tail first, so a child's record often precedes its parent's) and linked to it, counted in its
+     * parent's children. A block whose parent was not recovered (never persisted, discarded, not a block,
+     * or a cycle in a corrupt journal) is discarded as {@code ORPHANED}, with its descendants: it could
+     * never be reached as part of a chain. Discarded records are removed from the journal.
+     *
+     * @return the segments registered, every parent before its children
+     */
+    private List<Segment> restoreParentsFirst(List<SegmentRecord> records,
+                                              Map<RecoveryReport.DiscardReason, Long> discarded) {
+        Map<String, SegmentRecord> byKey = new HashMap<>();
+        for (SegmentRecord record : records) {
+            byKey.put(record.key(), record);
+        }
+        Map<String, Segment> restored = new HashMap<>();
+        Set<String> dropped = new HashSet<>();
+        List<Segment> recovered = new ArrayList<>(records.size());
+        for (SegmentRecord record : records) {
+            // This record and its unsettled ancestors, child first; a cycle ends the walk (its top is an orphan).
+            List<SegmentRecord> path = new ArrayList<>();
+            Set<String> onPath = new HashSet<>();
+            for (SegmentRecord at = record; at != null && !restored.containsKey(at.key()) && !dropped.contains(at.key())
+                    && onPath.add(at.key()); at = at.parentKey() == null ? null : byKey.get(at.parentKey())) {
+                path.add(at);
+            }
+            for (int i = path.size() - 1; i >= 0; i--) {
+                SegmentRecord r = path.get(i);
+                PositionRange positions = PositionRange.of(r.positionStart(), r.positionEnd());
+                Segment parent = r.parentKey() == null ? null : restored.get(r.parentKey());
+                if (r.parentKey() != null && (parent == null || !parent.isBlock())) {
+                    discarded.merge(RecoveryReport.DiscardReason.ORPHANED, 1L, Long::sum);
+                    persisted.leaving(new Segment(r.key(), positions, r.sizeBytes()));
+                    dropped.add(r.key());
+                    continue;
+                }
+                Segment segment = r.block() ? Segment.block(r.key(), positions, r.sizeBytes(), parent)
+                        : new Segment(r.key(), positions, r.sizeBytes());
+                try {
+                    segment.placement = memories.claimDisk(r.sizeBytes(), r.runChunk(), r.runFirstPage(),
+                            r.runPageCount());
+                } catch (IllegalArgumentException unclaimable) { // the replay already ruled this out; never serve it
+                    discarded.merge(RecoveryReport.DiscardReason.CORRUPT_RECORD, 1L, Long::sum);
+                    persisted.leaving(segment);
+                    dropped.add(r.key());
+                    continue;
+                }
+                segment.crc32c = r.crc32c();
+                segment.crcKnown = true;
+                segment.verified = false;
+                table.publish(segment); // keys are unique in a replayed journal
+                store.register(SegmentMeta.of(segment.key, segment.positions, segment.sizeBytes)
+                        .withAccessCount(r.accessCount()), Tier.DISK);
+                segment.live = true;
+                segment.countOn(Tier.DISK); // nothing else runs yet: no lock needed
+                restored.put(r.key(), segment);
+                recovered.add(segment);
+            }
+        }
+        return recovered;
     }
 
     /**
@@ -250,11 +300,54 @@ public final class TieringEngine {
         }
         SegmentCorruptedException corrupted = checkRecovered(segment);
         if (corrupted != null) {
-            dropAndTell(segment);
-            persisted.failedFirstUse();
-            LOG.log(System.Logger.Level.WARNING, corrupted.getMessage());
+            dropCorruptRecovered(segment, corrupted);
             throw corrupted;
         }
+    }
+
+    /**
+     * For a locked, live segment about to be served as part of a chain: whether it is not a recovered one
+     * failing its first check (which is then dropped, with its descendants, and the chain ends before it).
+     */
+    boolean recoveredIntact(Segment segment) {
+        if (segment.verified) {
+            return true;
+        }
+        SegmentCorruptedException corrupted = checkRecovered(segment);
+        if (corrupted == null) {
+            return true;
+        }
+        dropCorruptRecovered(segment, corrupted);
+        return false;
+    }
+
+    /**
+     * Drops a locked recovered segment whose bytes failed their first check, and, for a prefix block,
+     * every cached descendant first (children before parents, so no child outlives its parent and none
+     * is left pointing to a block that is gone). Locks the descendants parents first, as chains do.
+     */
+    private void dropCorruptRecovered(Segment segment, SegmentCorruptedException corrupted) {
+        List<Segment> descendants = segment.liveChildren() > 0 ? table.descendantsOf(segment) : List.of();
+        List<Segment> locked = new ArrayList<>(descendants.size());
+        try {
+            for (Segment descendant : descendants) {
+                descendant.lock.lock();
+                locked.add(descendant);
+            }
+            for (int i = locked.size() - 1; i >= 0; i--) {
+                if (locked.get(i).live) {
+                    dropAndTell(locked.get(i));
+                }
+            }
+            dropAndTell(segment);
+        } finally {
+            for (int i = locked.size() - 1; i >= 0; i--) {
+                locked.get(i).lock.unlock();
+            }
+        }
+        persisted.failedFirstUse();
+        LOG.log(System.Logger.Level.WARNING, corrupted.getMessage()
+                + (descendants.isEmpty() ? "" : " (its " + descendants.size() + " descendant block(s) dropped with it)"));
     }
 
     /** What the open recovered from the persisted disk directory; empty without persistence. */
