@@ -43,11 +43,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * publisher is wired (events between the listener's registration and that moment are covered by the walk); it merges
  * with the publisher's first when that one has not started, else receivers see two resets, which is harmless.
  *
- * <p><b>Known limit (core).</b> The persistent disk tier keeps a block's bytes and key but not its link to its parent:
- * after a restart the recovered blocks are plain segments, which {@link PrefixBlockCache#lookupPrefix} does not count
- * and {@link PrefixBlockCache#storeBlocks} refuses to store again ("cached already but not as the block after ...").
- * They are re-announced all the same, as the rule asks (the bytes are there), so until the tier relinks recovered
- * chains the router may send a request to a rank whose prefix API cannot serve those blocks.
+ * <p><b>Recovered blocks are blocks.</b> The persistent disk tier records each block's link to its parent, and
+ * recovery rebuilds the chains: a re-announced recovered block is found by {@link PrefixBlockCache#lookupPrefix},
+ * restored by {@link PrefixBlockCache#ensurePrefixResident} and continued by {@link PrefixBlockCache#storeBlocks}
+ * like before the restart. A recovered block whose parent did not come back is discarded by the recovery (not in
+ * {@code recoveredKeys()}, so never announced); one failing its first checksum is dropped with its descendants, and
+ * the listener tells each drop.
  *
  * <p><b>Never blocks the cache.</b> The listener runs on the thread that made the change, holding that segment's
  * lock; it only updates a concurrent map and calls the publisher, whose event methods take its short internal lock

@@ -35,7 +35,8 @@ import org.junit.jupiter.api.io.TempDir;
  * Two ranks, each a real cache (host backend, small budgets) connected by a {@link RankCacheBridge} to one in-process
  * bus, and a {@link ClusterRouter}: after the ranks' events are flushed, the router's index equals what the caches hold
  * and its hints equal a model computed from the caches; demotions keep blocks present, removals take them out, a
- * restarted rank's reset clears its old incarnation and re-announces what its disk recovered, and prefetch hints make
+ * restarted rank's reset clears its old incarnation and re-announces what its disk recovered (chains its prefix API
+ * serves and continues again), and prefetch hints make
  * the hinted prefix GPU-resident without leaving it pinned.
  */
 class RankCacheBridgeTest {
@@ -265,6 +266,18 @@ class RankCacheBridgeTest {
         assertHintMatchesModel(volatileOnly);
         assertEquals(3L * TOKENS, router.route(persisted).reusableTokens());
         assertEquals(0L, router.route(volatileOnly).reusableTokens());
+
+        // What the router was told, the restarted rank serves: the recovered chain is a chain, and it grows.
+        assertEquals(persisted.size(), blocks(1).lookupPrefix(persisted).blocksOn(Tier.DISK));
+        BlockHash last = persisted.get(persisted.size() - 1);
+        List<BlockHash> more = hasher.chain(last, new int[2 * TOKENS], TOKENS);
+        universe.addAll(more);
+        assertEquals(2, blocks(1).storeBlocks(last, more, MemorySegment.ofArray(new byte[2 * PAGE]), Tier.DISK));
+        List<BlockHash> continued = new ArrayList<>(persisted);
+        continued.addAll(more);
+        assertEquals(continued.size(), blocks(1).lookupPrefix(continued).cachedBlocks());
+        flush();
+        assertIndexEqualsCaches();
     }
 
     /** The shared bus, except that publishing waits until {@link #open} (at most {@link #WAIT}). */

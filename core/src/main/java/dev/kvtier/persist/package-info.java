@@ -22,7 +22,8 @@
  * <pre>
  * header
  *   0   u64  magic "KVTJRNL\0"
- *   8   i32  format version (1)
+ *   8   i32  format version (2; a journal of version 1, which did not record prefix blocks, is a
+ *            version mismatch: refused, or wiped when the configuration says so)
  *   12  i32  page size in bytes
  *   16  i64  extent size in bytes
  *   24  i32  n: namespace length in UTF-8 bytes
@@ -41,6 +42,11 @@
  *       +16  i64  size in bytes       +24  i64  access count when it arrived on DISK
  *       +32  i32  CRC32C of the segment's bytes as they were put
  *       +36  i32  r: runs             +40  r x (i32 extent slot, i32 first page, i32 page count)
+ *       then, from 5+2k+40+12r:
+ *       +0   i8   kind: 0 plain segment, 1 prefix block
+ *       +1   i32  p: parent key length in UTF-16 code units; -1 for a plain segment and for the first
+ *                 block of a chain (a plain segment must say -1)
+ *       +5   2p   parent key, UTF-16LE (a block's body ends here: L = 5+2k+40+12r+5+2max(p,0))
  * </pre>
  * A PUT says "segment K's bytes are in these pages and have this checksum"; a later PUT of K replaces
  * it; a REMOVE ends it. Usage counts are kept as they were when the segment arrived on DISK (touches
@@ -88,8 +94,18 @@
  *       {@code kvtier.journal}, fsync the directory. Otherwise (a clean journal) nothing is rewritten.
  *       Appends continue at the end.</li>
  *   <li>Map the extents again (their bytes kept), claim each live segment's pages, and register it on
- *       DISK, unverified. No segment byte is read unless verification is eager.</li>
+ *       DISK, unverified. No segment byte is read unless verification is eager. Prefix blocks are
+ *       registered parents first (a chain reaches DISK tail first, so a child's PUT often precedes its
+ *       parent's), linked to their parent and counted in its children, so recovered chains serve the
+ *       prefix API as before the restart. A block whose parent's record is not live after the replay
+ *       (never persisted because it was on GPU or CPU, discarded, a plain segment, or a cycle) is
+ *       discarded with its descendants ({@code ORPHANED}, a REMOVE appended): it could never be reached
+ *       as part of a chain.</li>
  * </ol>
+ * A recovered block whose bytes fail their check is dropped with its cached descendants, children
+ * first, whether the check is eager (its descendants are counted {@code ORPHANED}), on its first use,
+ * or when a prefix restore reaches it (the restored prefix then ends before it): no block is ever left
+ * pointing to a parent that is gone, and no parent leaves while a child stays.
  * Bounded growth: the journal is compacted, at open or while running, whenever it holds more than
  * {@code 2 x live + 4096} records (and at an open that found damage); freed pages are reused before an extent is added, and extents
  * are reused by slot across restarts, so crash/reopen cycles do not grow the directory.
