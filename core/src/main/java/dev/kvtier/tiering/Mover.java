@@ -49,6 +49,7 @@ final class Mover {
     Move prepare(Segment segment, TierTransfer transfer) {
         if (transfer.from() == Tier.DISK) {
             verifyDiskChecksum(segment);
+            segment.verified = true; // a recovered segment's first check, done: its bytes leave DISK intact
         }
         return new Move(segment, transfer, allocate(segment.key, transfer.to(), segment.sizeBytes, transfer.from()));
     }
