@@ -10,7 +10,11 @@ import dev.kvtier.store.Tier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.TimeUnit;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -91,27 +95,34 @@ class PersistedPrefixBlocksTest {
         return all;
     }
 
-    @Test
-    void recoveredChainsAreChainsAgain() {
-        List<BlockHash> a = chain(1, 6);
-        List<BlockHash> gpuRooted = chain(2, 4);
-        try (KvTierCache cache = open()) {
-            PrefixBlockCache blocks = cache.prefixBlocks(LAYOUT);
-            blocks.storeBlocks(BlockHash.ROOT, a.subList(0, 2), contents(a.subList(0, 2)), Tier.DISK);
-            blocks.storeBlocks(a.get(1), a.subList(2, 6), contents(a.subList(2, 6)), Tier.DISK);
-            // its root stays on GPU (volatile): the DISK children come back without a parent
-            blocks.storeBlocks(BlockHash.ROOT, gpuRooted.subList(0, 1), contents(gpuRooted.subList(0, 1)), Tier.GPU);
-            blocks.storeBlocks(gpuRooted.get(0), gpuRooted.subList(1, 4), contents(gpuRooted.subList(1, 4)), Tier.DISK);
-            assertEquals(List.of(Tier.GPU, Tier.DISK, Tier.DISK, Tier.DISK), blocks.lookupPrefix(gpuRooted).tiers());
-        }
+    /** A chain of six blocks all on DISK. */
+    private static final List<BlockHash> ON_DISK = chain(1, 6);
+    /** A chain whose root stays on GPU (volatile) while its three children are on DISK: they come back orphans. */
+    private static final List<BlockHash> GPU_ROOTED = chain(2, 4);
+
+    /** Stores {@link #ON_DISK} (in two calls: the second continues the first) and {@link #GPU_ROOTED}. */
+    private static void storeChains(KvTierCache cache) {
+        PrefixBlockCache blocks = cache.prefixBlocks(LAYOUT);
+        List<BlockHash> a = ON_DISK;
+        blocks.storeBlocks(BlockHash.ROOT, a.subList(0, 2), contents(a.subList(0, 2)), Tier.DISK);
+        blocks.storeBlocks(a.get(1), a.subList(2, 6), contents(a.subList(2, 6)), Tier.DISK);
+        List<BlockHash> g = GPU_ROOTED;
+        blocks.storeBlocks(BlockHash.ROOT, g.subList(0, 1), contents(g.subList(0, 1)), Tier.GPU);
+        blocks.storeBlocks(g.get(0), g.subList(1, 4), contents(g.subList(1, 4)), Tier.DISK);
+        assertEquals(List.of(Tier.GPU, Tier.DISK, Tier.DISK, Tier.DISK), blocks.lookupPrefix(g).tiers());
+    }
+
+    /** What a reopen after {@link #storeChains} must find, and what the prefix API can do with it. */
+    private void assertChainsRecovered() {
+        List<BlockHash> a = ON_DISK;
         try (KvTierCache cache = open()) {
             RecoveryReport report = cache.recovery().orElseThrow();
             assertEquals(6, report.recovered(), report.toString());
             assertEquals(3L, report.discarded().get(DiscardReason.ORPHANED), report.toString());
             PrefixBlockCache blocks = cache.prefixBlocks(LAYOUT);
             assertEquals(Collections.nCopies(6, Tier.DISK), blocks.lookupPrefix(a).tiers());
-            assertEquals(0, blocks.lookupPrefix(gpuRooted).cachedBlocks());
-            assertTrue(cache.get(PrefixBlockCache.keyOf(gpuRooted.get(1))).isEmpty(), "an orphan was served");
+            assertEquals(0, blocks.lookupPrefix(GPU_ROOTED).cachedBlocks());
+            assertTrue(cache.get(PrefixBlockCache.keyOf(GPU_ROOTED.get(1))).isEmpty(), "an orphan was served");
 
             assertEquals(0, blocks.storeBlocks(BlockHash.ROOT, a, contents(a), Tier.GPU)); // the same chain again
             IllegalStateException refused = assertThrows(IllegalStateException.class, () -> blocks.removeBlock(a.get(2)));
@@ -136,6 +147,53 @@ class PersistedPrefixBlocksTest {
             for (int i = a.size() - 1; i >= 0; i--) { // from the tail: every child count was rebuilt and drops to 0
                 assertTrue(blocks.removeBlock(a.get(i)));
             }
+        }
+    }
+
+    @Test
+    void recoveredChainsAreChainsAgain() {
+        try (KvTierCache cache = open()) {
+            storeChains(cache);
+        }
+        assertChainsRecovered();
+    }
+
+    @Test
+    void recoveredChainsAreChainsAgainAfterTheWriterIsKilled() throws Exception {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process child = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-Xmx128m", "-cp",
+                System.getProperty("java.class.path"), Writer.class.getName(), directory.toString())
+                .redirectErrorStream(true).start();
+        try {
+            BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
+            String line;
+            StringBuilder said = new StringBuilder();
+            while ((line = out.readLine()) != null && !line.equals("STORED")) {
+                said.append(line).append('\n');
+            }
+            assertEquals("STORED", line, "the writer ended before storing:\n" + said);
+            child.destroyForcibly(); // SIGKILL with the cache open: no close, no final sync
+            assertTrue(child.waitFor(60, TimeUnit.SECONDS), "the killed writer did not end");
+        } finally {
+            child.destroyForcibly();
+            child.waitFor(60, TimeUnit.SECONDS);
+        }
+        assertChainsRecovered();
+    }
+
+    /** The writer JVM of the kill test: stores the chains, says {@code STORED}, then waits to be killed. */
+    public static final class Writer {
+        private Writer() {
+        }
+
+        /** @param args the disk directory */
+        public static void main(String[] args) throws IOException {
+            KvTierCache cache = KvTierCache.open(config(Path.of(args[0]), DiskPersistence.of(NAMESPACE)).build());
+            storeChains(cache);
+            System.out.println("STORED");
+            System.out.flush();
+            System.in.transferTo(java.io.OutputStream.nullOutputStream()); // until killed, or the parent's pipe closes
+            Runtime.getRuntime().halt(0); // never closing the cache
         }
     }
 
