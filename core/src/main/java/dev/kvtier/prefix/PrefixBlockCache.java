@@ -6,6 +6,7 @@ import dev.kvtier.tiering.OperationGate;
 import dev.kvtier.tiering.TieringEngine;
 
 import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -86,7 +87,24 @@ public final class PrefixBlockCache {
 
     /** The segment key block {@code hash} is cached under: {@link #KEY_PREFIX} and its hex digits. */
     public static String keyOf(BlockHash hash) {
-        return KEY_PREFIX + hash;
+        // Built straight into one Latin-1 array: keys are made for every block of every call, and the concatenation
+        // of two HexFormat strings cost three allocations and two copies more.
+        byte[] key = new byte[KEY_PREFIX_BYTES.length + 2 * BlockHash.BYTES];
+        System.arraycopy(KEY_PREFIX_BYTES, 0, key, 0, KEY_PREFIX_BYTES.length);
+        writeHex(hash.high(), key, KEY_PREFIX_BYTES.length);
+        writeHex(hash.low(), key, KEY_PREFIX_BYTES.length + 16);
+        return new String(key, StandardCharsets.ISO_8859_1);
+    }
+
+    private static final byte[] KEY_PREFIX_BYTES = KEY_PREFIX.getBytes(StandardCharsets.ISO_8859_1);
+    private static final byte[] HEX_DIGITS = "0123456789abcdef".getBytes(StandardCharsets.ISO_8859_1);
+
+    /** The 16 lowercase hex digits of {@code value}, most significant first (as {@link BlockHash#toString}). */
+    private static void writeHex(long value, byte[] destination, int offset) {
+        for (int i = 15; i >= 0; i--) {
+            destination[offset + i] = HEX_DIGITS[(int) (value & 0xF)];
+            value >>>= 4;
+        }
     }
 
     /**

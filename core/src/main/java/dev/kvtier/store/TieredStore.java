@@ -284,6 +284,19 @@ public final class TieredStore {
     }
 
     /**
+     * The tier segment {@code key} is booked on, or null if the key is unknown: {@link #get}'s tier without
+     * building a snapshot (the prefix chains ask it for every block of every request).
+     *
+     * @throws IllegalArgumentException if {@code key} is null or blank
+     */
+    public Tier tierOf(String key) {
+        synchronized (lock) {
+            SegmentEntry entry = lookup(key);
+            return entry == null ? null : entry.tier();
+        }
+    }
+
+    /**
      * Counts an access to and a use of segment {@code key} without moving it.
      *
      * @return false if the key is unknown

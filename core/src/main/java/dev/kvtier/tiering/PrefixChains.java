@@ -6,7 +6,6 @@ import dev.kvtier.TierFullException;
 import dev.kvtier.concurrent.KvTierThreads;
 import dev.kvtier.exec.PageAllocation;
 import dev.kvtier.store.PositionRange;
-import dev.kvtier.store.SegmentMeta;
 import dev.kvtier.store.Tier;
 import dev.kvtier.store.TierTransfer;
 import dev.kvtier.store.TieredStore;
@@ -76,11 +75,11 @@ final class PrefixChains {
             if (segment == null || !segment.isBlock() || (i > 0 && segment.parent != previous)) {
                 break;
             }
-            Optional<SegmentMeta> meta = store.get(segment.key);
-            if (meta.isEmpty()) {
+            Tier tier = store.tierOf(segment.key);
+            if (tier == null) {
                 break;
             }
-            tiers.add(meta.get().tier());
+            tiers.add(tier);
             previous = segment;
         }
         return tiers;
@@ -207,14 +206,15 @@ final class PrefixChains {
     TieringEngine.PinnedChain pin(List<String> keys, Tier tier) {
         List<Segment> chain = lockChain(keys);
         try {
-            List<Mover.Move> moves = bookAndPrepare(chain, tier);
+            Tier[] tiers = new Tier[chain.size()];
+            List<Mover.Move> moves = bookAndPrepare(chain, tier, tiers);
             if (!moves.isEmpty()) {
                 Throwable failure = copyByTierPair(moves);
                 if (failure != null) {
                     throw undoAll(moves, failure);
                 }
             }
-            return commitAndPin(chain, moves, tier);
+            return commitAndPin(chain, moves, tiers);
         } finally {
             unlockAll(chain);
         }
@@ -265,22 +265,24 @@ final class PrefixChains {
                                                     List<CompletableFuture<List<ResidentSegment>>> layers) {
         List<Segment> chain = lockChain(keys);
         try {
-            List<Mover.Move> moves = bookAndPrepare(chain, tier);
+            Tier[] tiers = new Tier[chain.size()];
+            List<Mover.Move> moves = bookAndPrepare(chain, tier, tiers);
             List<ResidentSegment> resident = new ArrayList<>(chain.size());
             int m = 0;
-            for (Segment segment : chain) {
+            for (int i = 0; i < chain.size(); i++) {
+                Segment segment = chain.get(i);
                 if (m < moves.size() && moves.get(m).segment() == segment) {
                     PageAllocation destination = moves.get(m++).destination();
                     resident.add(new ResidentSegment(segment.key, segment.positions, tier, segment.sizeBytes,
                             destination.runs()));
                 } else {
-                    resident.add(segment.resident(table.currentTier(segment)));
+                    resident.add(segment.resident(tiers[i]));
                 }
             }
             List<ResidentSegment> view = Collections.unmodifiableList(resident);
             if (moves.isEmpty()) {
                 layers.forEach(layer -> layer.complete(view));
-                return commitAndPin(chain, moves, tier);
+                return commitAndPin(chain, moves, tiers);
             }
             List<PageAllocation> sources = new ArrayList<>(moves.size());
             List<PageAllocation> destinations = new ArrayList<>(moves.size());
@@ -297,7 +299,7 @@ final class PrefixChains {
             if (failure != null) {
                 throw undoAll(moves, failure);
             }
-            return commitAndPin(chain, moves, tier);
+            return commitAndPin(chain, moves, tiers);
         } finally {
             unlockAll(chain);
         }
@@ -369,16 +371,19 @@ final class PrefixChains {
                 if (peeked == null || !peeked.isBlock() || (i > 0 && peeked.parent != previous)) {
                     break;
                 }
-                Segment segment = table.lockLiveOrNull(keys.get(i));
-                if (segment == null) {
+                // A segment live under its lock is the one the table maps its key to (it is published before it
+                // turns live and turns dead before it is unpublished): no second look-up of the key.
+                peeked.lock.lock();
+                if (!peeked.live) { // removed meanwhile (perhaps replaced by a block of another parent)
+                    peeked.lock.unlock();
                     break;
                 }
-                if (segment != peeked || !engine.recoveredIntact(segment)) { // replaced meanwhile, or recovered corrupt
-                    segment.lock.unlock();
+                if (!engine.recoveredIntact(peeked)) { // recovered, and its bytes fail their first check: dropped
+                    peeked.lock.unlock();
                     break;
                 }
-                chain.add(segment);
-                previous = segment;
+                chain.add(peeked);
+                previous = peeked;
             }
         } catch (RuntimeException | Error e) {
             unlockAll(chain);
@@ -397,26 +402,34 @@ final class PrefixChains {
      * Books the promotion of every locked block slower than {@code tier} (making room for all of them
      * together) and prepares each move. On failure every booking is undone and nothing is allocated.
      *
+     * @param tiers filled with each block's tier before the moves (they cannot change: the chain is locked)
      * @return the prepared moves, in chain order
      */
-    private List<Mover.Move> bookAndPrepare(List<Segment> chain, Tier tier) {
-        List<Segment> moving = new ArrayList<>();
+    private List<Mover.Move> bookAndPrepare(List<Segment> chain, Tier tier, Tier[] tiers) {
+        List<Segment> moving = null;
         long bytes = 0;
-        for (Segment segment : chain) {
+        for (int i = 0; i < chain.size(); i++) {
+            Segment segment = chain.get(i);
             Tier current = table.currentTier(segment);
+            tiers[i] = current;
             if (tier.isFasterThan(current)) {
                 SegmentTable.requireUnpinned(segment, "make it resident on " + tier + " (it is pinned on " + current + ")");
+                if (moving == null) {
+                    moving = new ArrayList<>(chain.size() - i);
+                }
                 moving.add(segment);
                 bytes += segment.sizeBytes;
             }
         }
-        if (moving.isEmpty()) {
-            return List.of();
+        if (moving == null) {
+            return List.of(); // a hit needing no move costs only its metadata
         }
+        List<Segment> toMove = moving;
+        long bytesMoving = bytes;
         // Few rounds: a prefix that does not fit now (its tier's pages are fewer than its budget's bytes say, or held
         // by pins) is refused soon, and the caller uses the blocks where they are.
         List<TierTransfer> transfers = roomMaker.makingRoomUntil(moving.get(0).key, tier, bytes, RESTORE_ROUNDS,
-                () -> bookAll(moving, tier));
+                () -> bookAll(toMove, tier, bytesMoving));
         List<Mover.Move> moves = new ArrayList<>(moving.size());
         int i = 0;
         try {
@@ -439,9 +452,15 @@ final class PrefixChains {
      * Books every promotion, tail first (so the chain's root is the most recently used of it, the last a
      * recency-ranking policy offers), or none: when one does not fit, the ones booked are put back.
      *
+     * @param bytes the bytes of all of them
      * @return the bookings in chain order, or null when they did not all fit
      */
-    private List<TierTransfer> bookAll(List<Segment> moving, Tier tier) {
+    private List<TierTransfer> bookAll(List<Segment> moving, Tier tier, long bytes) {
+        if (roomMaker.free(tier) < bytes) {
+            // They cannot all fit (a promotion only adds to the tier's bytes): say so before booking some of them
+            // only to undo those, the first answer of almost every restore onto a full GPU.
+            return null;
+        }
         TierTransfer[] booked = new TierTransfer[moving.size()];
         for (int i = moving.size() - 1; i >= 0; i--) {
             Optional<TierTransfer> transfer = store.promote(moving.get(i).key, tier);
@@ -498,27 +517,32 @@ final class PrefixChains {
     /**
      * Commits every move, counts an access for the blocks that were there already (tail first), pins the
      * whole chain and returns it.
+     *
+     * @param tiers each block's tier before the moves; a moved block is now on its move's destination
      */
-    private TieringEngine.PinnedChain commitAndPin(List<Segment> chain, List<Mover.Move> moves, Tier tier) {
+    private TieringEngine.PinnedChain commitAndPin(List<Segment> chain, List<Mover.Move> moves, Tier[] tiers) {
         for (Mover.Move move : moves) {
             mover.commit(move);
         }
-        java.util.Set<Segment> moved = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
-        for (Mover.Move move : moves) {
-            moved.add(move.segment());
-        }
+        // The moves are in chain order: walk them backwards with the chain to skip the blocks that moved.
+        int m = moves.size() - 1;
         for (int i = chain.size() - 1; i >= 0; i--) {
-            if (!moved.contains(chain.get(i))) {
+            if (m >= 0 && moves.get(m).segment() == chain.get(i)) {
+                tiers[i] = moves.get(m--).transfer().to();
+            } else {
                 store.touch(chain.get(i).key);
             }
         }
-        List<ResidentSegment> resident = new ArrayList<>(chain.size());
-        for (Segment segment : chain) {
+        ResidentSegment[] resident = new ResidentSegment[chain.size()];
+        Segment[] pinned = new Segment[chain.size()];
+        for (int i = 0; i < resident.length; i++) {
+            Segment segment = chain.get(i);
             segment.pins++;
-            resident.add(segment.resident(table.currentTier(segment)));
+            pinned[i] = segment;
+            resident[i] = segment.resident(tiers[i]);
         }
-        List<Segment> pinned = List.copyOf(chain);
-        return new TieringEngine.PinnedChain(List.copyOf(resident), () -> engine.unpinAll(pinned));
+        List<Segment> pins = List.of(pinned);
+        return new TieringEngine.PinnedChain(List.of(resident), () -> engine.unpinAll(pins));
     }
 
     /** After the gate closed (no work in flight): stops the restore threads. */

@@ -202,8 +202,15 @@ final class RoomMaker {
         // layer instead of backing off between layers.
         List<String> waitingForChildren = new ArrayList<>();
         long skipped = 0;
+        // Bytes asked for beyond the need and the skipped: doubled after a round that booked nothing but refused a
+        // block for its children (plain segments never are: their rounds are as before), so a run of
+        // refusals (a chain's blocks met root first: each refused while its child is here) costs a few rounds, not
+        // one round per block, each re-reading every candidate before it. Candidates are still tried in the
+        // policy's order and taking stops once there is room: asking further changes only how far a round looks.
+        long lookFurther = 0;
         while (true) {
-            List<String> candidates = store.candidatesForDemotion(tier, needed - free + skipped);
+            List<String> candidates = store.candidatesForDemotion(tier, needed - free + skipped + lookFurther);
+            int waitingBefore = waitingForChildren.size();
             boolean fresh = false;
             List<Segment> locked = new ArrayList<>();
             List<Mover.Move> booked = new ArrayList<>();
@@ -246,6 +253,8 @@ final class RoomMaker {
                     }
                     throw e;
                 }
+                lookFurther = booked.isEmpty() && waitingForChildren.size() > waitingBefore
+                        ? Math.min(Long.MAX_VALUE / 4, 2 * lookFurther + needed) : 0;
                 long notMoved = moveAll(booked, tier, failed);
                 skipped += notMoved;
                 if (!waitingForChildren.isEmpty() && notMoved < bytesOf(booked)) {

@@ -71,7 +71,11 @@ final class SegmentTable {
 
     /** The tier of a locked, live segment: the store's, which under the lock matches the bytes. */
     Tier currentTier(Segment segment) {
-        return store.get(segment.key).orElseThrow(() -> new SegmentNotFoundException(segment.key)).tier();
+        Tier tier = store.tierOf(segment.key);
+        if (tier == null) {
+            throw new SegmentNotFoundException(segment.key);
+        }
+        return tier;
     }
 
     static void requireUnpinned(Segment segment, String action) {

@@ -15,6 +15,19 @@ import net.jqwik.api.Property;
 
 class BlockHashTest {
 
+    @Property
+    void aBlocksKeyIsThePrefixAndItsHexDigits(@ForAll long high, @ForAll long low) {
+        BlockHash h = new BlockHash(high, low);
+        assertEquals(PrefixBlockCache.KEY_PREFIX + HexFormat.of().toHexDigits(high) + HexFormat.of().toHexDigits(low),
+                PrefixBlockCache.keyOf(h));
+    }
+
+    @Test
+    void keysOfExtremeHashes() {
+        assertEquals("kvblock:0000000000000000ffffffffffffffff", PrefixBlockCache.keyOf(new BlockHash(0, -1)));
+        assertEquals("kvblock:8000000000000000000000000000000f", PrefixBlockCache.keyOf(new BlockHash(Long.MIN_VALUE, 15)));
+    }
+
     @Test
     void bytesAreBigEndianHighThenLow() {
         BlockHash h = new BlockHash(0x0102030405060708L, 0x090A0B0C0D0E0F10L);

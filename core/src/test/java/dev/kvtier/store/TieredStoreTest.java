@@ -3,6 +3,7 @@ package dev.kvtier.store;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -23,6 +24,22 @@ class TieredStoreTest {
 
     @Nested
     class DeterministicCandidates {
+        @Test
+        void tierOfFollowsEveryMoveAndForgetsRemovedKeys() {
+            TieredStore store = new TieredStore(1_000, 1_000);
+            assertNull(store.tierOf("a"));
+            assertTrue(store.register(seg("a", 100), Tier.GPU));
+            assertEquals(Tier.GPU, store.tierOf("a"));
+            store.demote("a", Tier.DISK).orElseThrow();
+            assertEquals(Tier.DISK, store.tierOf("a"));
+            assertEquals(store.get("a").orElseThrow().tier(), store.tierOf("a"));
+            store.promote("a", Tier.CPU).orElseThrow();
+            assertEquals(Tier.CPU, store.tierOf("a"));
+            store.remove("a");
+            assertNull(store.tierOf("a"));
+            assertThrows(IllegalArgumentException.class, () -> store.tierOf(" "));
+        }
+
         @Test
         void accessCountTiesGoToTheLeastRecentlyRegistered() {
             TieredStore store = new TieredStore(1_000, 1_000, DemotionPolicy.leastAccessedFirst());
