@@ -408,6 +408,7 @@ final class CudaCopyEngine implements CopyEngine {
             bytes += region.byteSize();
         }
         EventCompletion completion = new EventCompletion(marker, stream, bytes);
+        outstanding.add(completion);
         try {
             // Runs on a kvtier completer thread (never the CUDA callback thread), where CUDA calls are allowed.
             completion.callback = stream.onComplete();
@@ -437,6 +438,9 @@ final class CudaCopyEngine implements CopyEngine {
      * stream. Completed exactly once, by the host function's callback or by a waiter that sees the
      * event complete; the one that completes it recycles the event and gives the stream back.
      */
+    /** Submitted completions not finished yet (a timed-out one stays until close): what close completes. */
+    private final Set<EventCompletion> outstanding = ConcurrentHashMap.newKeySet();
+
     private final class EventCompletion extends CompletableFuture<Void> {
         private final CudaEvent marker;
         private final CudaStream stream;
@@ -470,6 +474,7 @@ final class CudaCopyEngine implements CopyEngine {
         }
 
         private void finish(RuntimeException fault) {
+            outstanding.remove(this);
             if (fault == null) {
                 recycle(marker, true);
                 giveBackWhenIdle();
@@ -768,18 +773,26 @@ final class CudaCopyEngine implements CopyEngine {
         }
         long deadline = System.nanoTime() + timeoutNanos;
         List<CudaStream> running = new ArrayList<>();
+        List<CudaStream> drained = new ArrayList<>();
         for (CudaStream stream : List.copyOf(streams)) {
             RuntimeException pending = new RuntimeException("pending errors at close");
             if (health.isUnusable() || StreamWaits.drain(stream, pending, deadline)) {
-                destroy(stream);
+                drained.add(stream);
             } else if (fault(pending) instanceof BackendUnusableException) {
                 // The drain failed on a sticky error: a dead context runs nothing more, no query will ever
                 // say the stream is idle, and waiting (or a reaper) would only delay close.
-                destroy(stream);
+                drained.add(stream);
             } else {
                 running.add(stream);
             }
         }
+        // The copies on drained streams are done, but their futures are completed by a completer thread that
+        // may not have run yet: complete them here, before their streams go, so that no future submitted
+        // before close is still pending when close returns (the engine's promise).
+        for (EventCompletion completion : List.copyOf(outstanding)) {
+            completion.poll();
+        }
+        drained.forEach(this::destroy);
         if (health.isUnusable()) {
             running.forEach(this::destroy); // found dead while draining later streams
             running.clear();
