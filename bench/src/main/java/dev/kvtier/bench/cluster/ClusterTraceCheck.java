@@ -162,12 +162,24 @@ public final class ClusterTraceCheck {
     }
 
     private static int leastLoaded(List<Rank> ranks, List<Integer> among) {
+        long[] requests = new long[ranks.size()];
+        for (int r = 0; r < requests.length; r++) {
+            requests[r] = ranks.get(r).requests;
+        }
+        return leastLoaded(requests, among);
+    }
+
+    /**
+     * The routing rule without a better one: of the ranks {@code among} (all when null), the one that has served the
+     * fewest requests ({@code requests[rank]}), the lowest rank on a tie. Also {@code Simulate --ranks}'s rule.
+     */
+    public static int leastLoaded(long[] requests, List<Integer> among) {
         int best = -1;
-        for (int r = 0; r < ranks.size(); r++) {
+        for (int r = 0; r < requests.length; r++) {
             if (among != null && !among.contains(r)) {
                 continue;
             }
-            if (best < 0 || ranks.get(r).requests < ranks.get(best).requests) {
+            if (best < 0 || requests[r] < requests[best]) {
                 best = r;
             }
         }
