@@ -257,10 +257,12 @@ final class ClusterTraceRun {
                 rankCount, ByteSizes.format(rankGpu), ByteSizes.format(rankCpu),
                 options.routing().name().toLowerCase(Locale.ROOT).replace('_', '-'))));
         rows.add(SummaryTable.row("cluster block hit rate", String.format(Locale.ROOT,
-                "%.4f (%,d of %,d block references in the chosen rank's cached prefix: GPU %,d, CPU %,d, disk %,d)",
-                ratio(prefixCached, references), prefixCached, references, foundOn[0], foundOn[1], foundOn[2])));
-        rows.add(SummaryTable.row("prefix on GPU", String.format(Locale.ROOT, "%.4f (%,d references)",
-                ratio(prefixOnGpu, references), prefixOnGpu)));
+                "GPU %.2f%%, CPU %.2f%%, disk %.2f%%, missing %.2f%%  (of %,d block references, on the rank chosen)",
+                percent(foundOn[0], references), percent(foundOn[1], references), percent(foundOn[2], references),
+                percent(missing, references), references)));
+        rows.add(SummaryTable.row("cluster prefix hit rate", String.format(Locale.ROOT,
+                "%.2f%% of block references in their request's cached prefix on the rank chosen (any tier), %.2f%% in its"
+                        + " prefix on GPU", percent(prefixCached, references), percent(prefixOnGpu, references))));
         rows.add(SummaryTable.row("blocks stored", String.format(Locale.ROOT, "%,d", missing)));
         rows.add(SummaryTable.row("routed to a prefix holder", String.format(Locale.ROOT,
                 "%,d of %,d requests whose prefix a rank held (%,d requests in all); rank found less than the hint: %,d",
@@ -278,7 +280,7 @@ final class ClusterTraceRun {
         return SummaryTable.render("simulate --ranks " + rankCount, rows);
     }
 
-    private static double ratio(long part, long whole) {
-        return whole == 0 ? 0 : (double) part / whole;
+    private static double percent(long part, long whole) {
+        return whole == 0 ? 0 : 100.0 * part / whole;
     }
 }

@@ -158,6 +158,12 @@ public final class Simulate {
         }
         if (options.ranks() > 1) {
             long unique = uniqueBytes(options, trace);
+            long footprint = TraceRun.blockFootprintBytes(options.blockBytes(), options.effectivePageSizeBytes());
+            if (options.gpuBudget().resolve(unique) / options.ranks() < footprint) {
+                return usageError(new UsageException("--gpu-budget " + ByteSizes.format(options.gpuBudget().resolve(unique))
+                        + " divided among --ranks " + options.ranks() + " is smaller than one block of this trace, "
+                        + ByteSizes.format(footprint) + ": raise the budget or lower --ranks"));
+            }
             err.printf(Locale.ROOT, "simulate (Java %s): trace %s, %,d requests across %d rank processes; cluster GPU budget %s, CPU budget %s%n",
                     Runtime.version().feature(), trace.source(), trace.requests(), options.ranks(),
                     ByteSizes.format(options.gpuBudget().resolve(unique)), ByteSizes.format(options.cpuBudget().resolve(unique)));
