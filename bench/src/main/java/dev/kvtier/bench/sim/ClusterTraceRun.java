@@ -219,9 +219,10 @@ final class ClusterTraceRun {
             throws IOException {
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--enable-native-access=ALL-UNNAMED", "-Xmx512m"));
-        String cudart = System.getProperty("kvtier.cudart");
-        if (cudart != null) {
-            command.add("-Dkvtier.cudart=" + cudart);
+        for (String name : System.getProperties().stringPropertyNames()) {
+            if (name.startsWith("kvtier.")) { // the library's settings (kvtier.cudart, kvtier.native.dir, ...)
+                command.add("-D" + name + "=" + System.getProperty(name));
+            }
         }
         command.addAll(List.of("-cp", System.getProperty("java.class.path"), ClusterRankProcess.class.getName(), url, STREAM,
                 Integer.toString(rank), Integer.toString(rankCount), Long.toString(gpuBytes), Long.toString(cpuBytes),
