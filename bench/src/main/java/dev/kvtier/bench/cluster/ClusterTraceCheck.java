@@ -23,7 +23,8 @@ import java.util.Map;
  * trace with round-robin routing and no router. Reports the cluster hit rate (prefix blocks found on the chosen
  * rank / all blocks) and, of the requests whose prefix some rank held, how many were sent to a rank holding the
  * longest held prefix.
- * Not the {@code Simulate --ranks N} of the issue: no rank processes, no bytes, no KvTierCache.
+ * No rank processes, no bytes, no KvTierCache: {@code Simulate --workload trace --ranks N} is the real thing
+ * (rank JVMs with their own caches over JetStream), and shares {@link #leastLoaded(long[], List)} with this.
  *
  * <p>Usage: {@code ClusterTraceCheck [kind=chat] [requests=3000] [ranks=4] [capacity=2000] [seed=1]}.
  */

@@ -63,6 +63,8 @@ final class ClusterTraceRun {
     private long heldSomewhere;
     private long routedToHolder;
     private long hintShortfalls;
+    /** Blocks in the router's index when the last request was played (the final pass then removes them all). */
+    private long indexedAfterPlay;
 
     private ClusterTraceRun(SimOptions options, String[] simArgs, BlockTrace trace) {
         this.options = options;
@@ -159,6 +161,7 @@ final class ClusterTraceRun {
                     }
                 }
                 playedNanos = System.nanoTime() - start;
+                indexedAfterPlay = router.state().blockCount();
                 for (int r = 0; r < rankCount && failure == null; r++) {
                     String answer = ranks.get(r).ask("finish");
                     if (!answer.startsWith("finished ")) {
@@ -169,6 +172,14 @@ final class ClusterTraceRun {
                     for (int i = 0; i < finished.length; i++) {
                         finished[i] += Long.parseLong(f[i + 1]);
                     }
+                }
+                if (failure == null && !router.awaitStreamSequence(bus.lastSequence(), ANSWER_TIMEOUT)) {
+                    failure = "the router did not read the final pass's events within " + ANSWER_TIMEOUT.toSeconds() + " s";
+                }
+                if (failure == null && router.state().blockCount() != 0) {
+                    // Every rank removed every block it wrote: an index still holding some missed a removal.
+                    failure = "the router's index still holds " + router.state().blockCount()
+                            + " blocks after every rank removed all of its blocks";
                 }
             } finally {
                 for (Rank rank : ranks) {
@@ -272,8 +283,9 @@ final class ClusterTraceRun {
         rows.add(SummaryTable.row("throughput", String.format(Locale.ROOT, "%,.0f requests/s, %,.0f block refs/s (%.2f s)",
                 done / Math.max(seconds, 1e-9), references / Math.max(seconds, 1e-9), seconds)));
         rows.add(SummaryTable.row("events", String.format(Locale.ROOT,
-                "%,d messages published, %,d dropped; router index %,d blocks, stream read to %,d, %d duplicates, %d gaps",
-                finished[2], finished[3], router.state().blockCount(), router.state().lastStreamSequence(),
+                "%,d messages published, %,d dropped; router index %,d blocks after the play, %,d after the final"
+                        + " pass; stream read to %,d, %d duplicates, %d gaps",
+                finished[2], finished[3], indexedAfterPlay, router.state().blockCount(), router.state().lastStreamSequence(),
                 router.state().duplicates(), router.state().streamGaps())));
         rows.add(SummaryTable.row("verified", String.format(Locale.ROOT, "%,d read-backs of %,d blocks written",
                 finished[0], finished[1])));

@@ -61,6 +61,7 @@ class SimulateRanksTest {
         assertTrue(perRank.find(), routed.out());
         assertEquals(120, Long.parseLong(perRank.group(1)) + Long.parseLong(perRank.group(2)));
         assertTrue(routed.field("([\\d,]+) messages published") > 0, routed.out());
+        assertTrue(routed.field("router index ([\\d,]+) blocks after the play") > 0, routed.out());
 
         Outcome roundRobin = simulate("--ranks", "2", "--routing", "round-robin");
         assertEquals(0, roundRobin.status(), roundRobin.out() + roundRobin.err());
