@@ -80,7 +80,15 @@ final class ClusterTraceRun {
                 commands.write(command + "\n");
                 commands.flush();
             }
-            String answer = answers.poll(ANSWER_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+            long deadline = System.nanoTime() + ANSWER_TIMEOUT.toNanos();
+            String answer = answers.poll(1, TimeUnit.SECONDS);
+            // A rank that died answers nothing more: say so now rather than at the timeout (its last words first).
+            while (answer == null && process.isAlive() && System.nanoTime() < deadline) {
+                answer = answers.poll(1, TimeUnit.SECONDS);
+            }
+            if (answer == null) {
+                answer = answers.poll(1, TimeUnit.SECONDS);
+            }
             if (answer == null) {
                 throw new IOException("rank process " + process.pid() + " did not answer '" + command + "' within "
                         + ANSWER_TIMEOUT.toSeconds() + " s" + (process.isAlive() ? "" : " (exited " + process.exitValue() + ")"));
