@@ -90,8 +90,9 @@ final class ClusterTraceRun {
                 answer = answers.poll(1, TimeUnit.SECONDS);
             }
             if (answer == null) {
-                throw new IOException("rank process " + process.pid() + " did not answer '" + command + "' within "
-                        + ANSWER_TIMEOUT.toSeconds() + " s" + (process.isAlive() ? "" : " (exited " + process.exitValue() + ")"));
+                throw new IOException("rank process " + process.pid() + (process.isAlive()
+                        ? " did not answer '" + command + "' within " + ANSWER_TIMEOUT.toSeconds() + " s"
+                        : " exited with status " + process.exitValue() + " before answering '" + command + "'"));
             }
             return answer;
         }
