@@ -23,7 +23,8 @@ import java.util.Map;
  * trace with round-robin routing and no router. Reports the cluster hit rate (prefix blocks found on the chosen
  * rank / all blocks) and, of the requests whose prefix some rank held, how many were sent to a rank holding the
  * longest held prefix.
- * Not the {@code Simulate --ranks N} of the issue: no rank processes, no bytes, no KvTierCache.
+ * No rank processes, no bytes, no KvTierCache: {@code Simulate --workload trace --ranks N} is the real thing
+ * (rank JVMs with their own caches over JetStream), and shares {@link #leastLoaded(long[], List)} with this.
  *
  * <p>Usage: {@code ClusterTraceCheck [kind=chat] [requests=3000] [ranks=4] [capacity=2000] [seed=1]}.
  */
@@ -162,12 +163,24 @@ public final class ClusterTraceCheck {
     }
 
     private static int leastLoaded(List<Rank> ranks, List<Integer> among) {
+        long[] requests = new long[ranks.size()];
+        for (int r = 0; r < requests.length; r++) {
+            requests[r] = ranks.get(r).requests;
+        }
+        return leastLoaded(requests, among);
+    }
+
+    /**
+     * The routing rule without a better one: of the ranks {@code among} (all when null), the one that has served the
+     * fewest requests ({@code requests[rank]}), the lowest rank on a tie. Also {@code Simulate --ranks}'s rule.
+     */
+    public static int leastLoaded(long[] requests, List<Integer> among) {
         int best = -1;
-        for (int r = 0; r < ranks.size(); r++) {
+        for (int r = 0; r < requests.length; r++) {
             if (among != null && !among.contains(r)) {
                 continue;
             }
-            if (best < 0 || ranks.get(r).requests < ranks.get(best).requests) {
+            if (best < 0 || requests[r] < requests[best]) {
                 best = r;
             }
         }

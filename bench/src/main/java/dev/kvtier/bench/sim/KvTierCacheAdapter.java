@@ -34,7 +34,22 @@ final class KvTierCacheAdapter implements CacheUnderTest {
 
     /** Opens a {@link KvTierCache} with the simulator's settings. */
     static CacheUnderTest open(Settings settings) {
-        KvTierConfig config = KvTierConfig.builder()
+        return new KvTierCacheAdapter(KvTierCache.open(config(settings)));
+    }
+
+    /** The adapter over an open cache (a rank process keeps the cache too, for its cluster bridge); closes it. */
+    static KvTierCacheAdapter wrap(KvTierCache cache) {
+        return new KvTierCacheAdapter(cache);
+    }
+
+    /** The cache this adapter translates to. */
+    KvTierCache kvTierCache() {
+        return cache;
+    }
+
+    /** The cache configuration of the simulator's settings. */
+    static KvTierConfig config(Settings settings) {
+        return KvTierConfig.builder()
                 .gpuBudgetBytes(settings.gpuBudgetBytes())
                 .cpuBudgetBytes(settings.cpuBudgetBytes())
                 .diskDirectory(settings.diskDirectory())
@@ -48,7 +63,6 @@ final class KvTierCacheAdapter implements CacheUnderTest {
                 })
                 .backend(settings.backend())
                 .build();
-        return new KvTierCacheAdapter(KvTierCache.open(config));
     }
 
     @Override

@@ -51,6 +51,7 @@ final class SimCommand {
             Map.entry("--dtype-bytes", new long[] {1, 16}),
             Map.entry("--sessions", new long[] {1, 10_000_000}),
             Map.entry("--requests", new long[] {1, 100_000_000}),
+            Map.entry("--ranks", new long[] {1, 64}),
             Map.entry("--max-turns", new long[] {1, 100_000}),
             Map.entry("--threads", new long[] {1, 1024}),
             Map.entry("--max-seconds", new long[] {0, 1_000_000}),
@@ -81,6 +82,16 @@ final class SimCommand {
             description = "prefix (lookupPrefix, ensurePrefixResident, storeBlocks per request) | segments (one segment"
                     + " per block, ensureResident or put per reference)  (default ${DEFAULT-VALUE})")
     SimOptions.TraceApi traceApi;
+
+    @Option(names = "--ranks", paramLabel = "N", defaultValue = "1",
+            description = "play the trace across N rank processes (own cache each, budgets divided by N) over a JetStream"
+                    + " bus with one cluster router; 1 = one cache in this process  (default ${DEFAULT-VALUE})")
+    int ranks;
+
+    @Option(names = "--routing", paramLabel = "R", defaultValue = "router", converter = RoutingConverter.class,
+            description = "with --ranks: router (the rank holding the longest prefix, else least loaded) | round-robin"
+                    + "  (default ${DEFAULT-VALUE})")
+    SimOptions.Routing routing;
 
     @Option(names = "--model", paramLabel = "NAME", defaultValue = "tiny", converter = ModelConverter.class,
             description = "tiny | llama-3.1-8b | llama-3.1-70b  (default ${DEFAULT-VALUE})")
@@ -358,6 +369,13 @@ final class SimCommand {
         @Override
         SimOptions.TraceApi parse(String value) {
             return choice(value, SimOptions.TraceApi.values(), k -> lower(k.name()));
+        }
+    }
+
+    static final class RoutingConverter extends Expecting<SimOptions.Routing> {
+        @Override
+        SimOptions.Routing parse(String value) {
+            return choice(value, SimOptions.Routing.values(), k -> lower(k.name()).replace('_', '-'));
         }
     }
 

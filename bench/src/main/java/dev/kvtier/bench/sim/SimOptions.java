@@ -43,6 +43,8 @@ import picocli.CommandLine.ParseResult;
  * @param traceApi      which cache API plays a trace: the prefix-block API (default) or one segment per block
  * @param sweepBudgets  GPU budgets the sweep runs instead of the {@link #sweepSteps}; empty = the steps
  * @param jfr           where to write a JFR recording of kvtier's events for the whole run; empty = none
+ * @param ranks         rank processes a trace is played across ({@code --ranks}; 1 = one cache in this process)
+ * @param routing       how a request picks its rank when {@link #ranks} &gt; 1
  * @param help          print the usage and exit 0
  */
 public record SimOptions(
@@ -74,6 +76,8 @@ public record SimOptions(
         TraceApi traceApi,
         List<Budget> sweepBudgets,
         Optional<Path> jfr,
+        int ranks,
+        Routing routing,
         boolean help) {
 
     /** The page size the chat workload gets by default. */
@@ -106,6 +110,14 @@ public record SimOptions(
     }
 
     /** Which cache API plays a trace. */
+    /** How {@code --ranks N} picks the rank of a request. */
+    public enum Routing {
+        /** The rank the cluster router names as holding the longest prefix; least loaded without a hint. */
+        ROUTER,
+        /** Ranks in turn, ignoring the router (the baseline). */
+        ROUND_ROBIN
+    }
+
     public enum TraceApi {
         /** {@code PrefixBlockCache}: per request lookupPrefix, ensurePrefixResident, storeBlocks. */
         PREFIX,
@@ -172,6 +184,10 @@ public record SimOptions(
             throw new UsageException("--workload trace needs --trace FILE (a Mooncake trace) or --generate-trace KIND"
                     + " (one of chat, tool-agent, doc-qa)");
         }
+        if (c.ranks > 1 && (c.workload != WorkloadKind.TRACE || c.traceApi != TraceApi.PREFIX || c.sweep)) {
+            throw new UsageException("--ranks " + c.ranks + " plays a trace through the prefix-block API once: it needs"
+                    + " --workload trace with --trace-api prefix and no --sweep");
+        }
         int blockBytes = c.blockBytes;
         if (blockBytes == SimCommand.BLOCK_BYTES_OF_MODEL) {
             long bytes = (long) BlockTrace.tokensPerBlock() * model.bytesPerToken();
@@ -186,7 +202,8 @@ public record SimOptions(
                 c.policy, c.backend, c.seed, c.threads, c.verify, c.maxSeconds, c.progress, c.sweep, c.sweepSteps,
                 c.sweepPolicies.policies(), c.outDirectory, c.workload, Optional.ofNullable(c.trace),
                 Optional.ofNullable(c.generateTrace), blockBytes, c.traceApi,
-                c.sweepBudgets == null ? List.of() : c.sweepBudgets.budgets(), Optional.ofNullable(c.jfr), c.help);
+                c.sweepBudgets == null ? List.of() : c.sweepBudgets.budgets(), Optional.ofNullable(c.jfr), c.ranks, c.routing,
+                c.help);
     }
 
     /**
@@ -210,7 +227,7 @@ public record SimOptions(
         return new SimOptions(model, sessions, requests, turnLengths, maxTurns, zipfExponent, budget, cpuBudget,
                 diskDirectory, pageSizeBytes, newPolicy, backend, seed, threads, verify, maxSeconds, progress, sweep,
                 sweepSteps, sweepPolicies, outDirectory, workload, trace, generateTrace, blockBytes, traceApi, sweepBudgets,
-                jfr, help);
+                jfr, ranks, routing, help);
     }
 
     /** How {@code --backend} spells {@code backend}: its name in lower case. */

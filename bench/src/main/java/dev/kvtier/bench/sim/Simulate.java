@@ -89,7 +89,7 @@ public final class Simulate {
         try (Recording recording = options.jfr().isPresent() ? KvTierFlightRecording.start(options.jfr().get()) : null) {
             int status = workload != null
                     ? options.sweep() ? sweep(options, workload) : simulateOnce(options, workload)
-                    : traceMode(options);
+                    : traceMode(options, args);
             if (recording != null) {
                 recording.stop(); // writes the file
                 if (options.sweep() || options.workload() == SimOptions.WorkloadKind.CHAT && workload == null) {
@@ -111,7 +111,7 @@ public final class Simulate {
     }
 
     /** {@code --generate-trace} and {@code --workload trace}: write a generated trace, play a trace, or both. */
-    private int traceMode(SimOptions options) throws IOException {
+    private int traceMode(SimOptions options, String[] args) throws IOException {
         List<TraceRequest> requests = null;
         String source = null;
         if (options.generateTrace().isPresent()) {
@@ -155,6 +155,20 @@ public final class Simulate {
             checkTraceBudget("--cpu-budget", options.cpuBudget(), options, trace);
         } catch (UsageException e) {
             return usageError(e);
+        }
+        if (options.ranks() > 1) {
+            long unique = uniqueBytes(options, trace);
+            long footprint = TraceRun.blockFootprintBytes(options.blockBytes(), options.effectivePageSizeBytes());
+            if (options.gpuBudget().resolve(unique) / options.ranks() < footprint) {
+                return usageError(new UsageException("--gpu-budget " + ByteSizes.format(options.gpuBudget().resolve(unique))
+                        + " divided among --ranks " + options.ranks() + " is smaller than one block of this trace, "
+                        + ByteSizes.format(footprint) + ": raise the budget or lower --ranks"));
+            }
+            err.printf(Locale.ROOT, "simulate (Java %s): trace %s, %,d requests across %d rank processes; cluster GPU budget %s, CPU budget %s%n",
+                    Runtime.version().feature(), trace.source(), trace.requests(), options.ranks(),
+                    ByteSizes.format(options.gpuBudget().resolve(unique)), ByteSizes.format(options.cpuBudget().resolve(unique)));
+            return ClusterTraceRun.run(options, args, requests, trace, options.gpuBudget().resolve(unique),
+                    options.cpuBudget().resolve(unique), out, err) ? OK : FAILED;
         }
         return options.sweep() ? traceSweep(options, trace) : traceOnce(options, trace);
     }
@@ -390,7 +404,7 @@ public final class Simulate {
         return OK;
     }
 
-    private static void deleteRecursively(Path root) throws IOException {
+    static void deleteRecursively(Path root) throws IOException {
         if (!Files.exists(root)) {
             return;
         }
