@@ -2,10 +2,8 @@ package dev.kvtier.bench.sim;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 
 import dev.kvtier.TierFullException;
 import dev.kvtier.prefix.BlockHash;
@@ -33,16 +31,12 @@ final class PrefixBlockPlayer implements BlockRequestPlayer {
     private final CacheUnderTest.PrefixBlocks cache;
     private final BlockTrace trace;
     private final TraceCounters counters;
-    private final long seed;
     private final int blockBytes;
-    private final SimOptions.VerifyMode verify;
+    private final BlockContents contents;
     private final Arena arena;
     private final boolean[] written;
-    private final long[] checksums;
     /** Blocks in the order they were first written: removed in reverse (children before parents). */
     private final List<Integer> writeOrder = new ArrayList<>();
-    private final MemorySegment readBack;
-    private final MemorySegment expected;
     private MemorySegment suffix;
 
     PrefixBlockPlayer(CacheUnderTest.PrefixBlocks cache, BlockTrace trace, TraceCounters counters, long seed,
@@ -50,15 +44,11 @@ final class PrefixBlockPlayer implements BlockRequestPlayer {
         this.cache = cache;
         this.trace = trace;
         this.counters = counters;
-        this.seed = seed;
         this.blockBytes = blockBytes;
-        this.verify = verify;
+        this.contents = new BlockContents(trace, seed, blockBytes, verify, arena);
         this.arena = arena;
         int unique = trace.uniqueBlocks();
         this.written = new boolean[unique];
-        this.checksums = new long[unique];
-        this.readBack = arena.allocate(blockBytes, 64);
-        this.expected = arena.allocate(blockBytes, 64);
         this.suffix = arena.allocate(16L * blockBytes, 64);
     }
 
@@ -166,10 +156,7 @@ final class PrefixBlockPlayer implements BlockRequestPlayer {
         for (int i = 0; i < count; i++) {
             int block = trace.block(start + cached + i);
             MemorySegment one = content.asSlice((long) i * blockBytes, blockBytes);
-            SegmentContent.fill(one, SegmentContent.forBlock(seed, trace.hashId(block)));
-            if (verify == SimOptions.VerifyMode.CHECKSUM) {
-                checksums[block] = SegmentContent.checksum(one);
-            }
+            contents.write(block, one);
         }
         BlockHash parent = cached == 0 ? BlockHash.ROOT : hashes.get(cached - 1);
         int stored;
@@ -197,27 +184,14 @@ final class PrefixBlockPlayer implements BlockRequestPlayer {
 
     /** Reads the block back from wherever it is and compares it with what was written. */
     private boolean verify(int block, String after) {
-        readBack.fill((byte) 0x5A); // a read that silently copies nothing cannot pass as the previous block's bytes
+        MemorySegment readBack = contents.readBuffer();
         try {
             cache.read(hashOf(block), readBack);
         } catch (RuntimeException e) {
             counters.fail("read(" + describe(block) + ") after " + after + " failed: " + SimulationRun.describe(e));
             return false;
         }
-        String mismatch = switch (verify) {
-            case CHECKSUM -> {
-                long crc = SegmentContent.checksum(readBack);
-                yield crc == checksums[block] ? null : String.format(Locale.ROOT,
-                        "checksum mismatch: wrote CRC32C 0x%08x, read back 0x%08x", checksums[block], crc);
-            }
-            case FULL -> {
-                SegmentContent.fill(expected, SegmentContent.forBlock(seed, trace.hashId(block)));
-                long offset = readBack.mismatch(expected);
-                yield offset < 0 ? null : String.format(Locale.ROOT, "byte %d of %d differs: wrote 0x%02x, read back 0x%02x",
-                        offset, blockBytes, expected.get(ValueLayout.JAVA_BYTE, offset),
-                        readBack.get(ValueLayout.JAVA_BYTE, offset));
-            }
-        };
+        String mismatch = contents.mismatch(block);
         if (mismatch != null) {
             counters.fail("block " + describe(block) + " after " + after + ": " + mismatch);
             return false;

@@ -2,8 +2,6 @@ package dev.kvtier.bench.sim;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.util.Locale;
 import java.util.Optional;
 
 import dev.kvtier.store.Tier;
@@ -27,33 +25,25 @@ final class SegmentBlockPlayer implements BlockRequestPlayer {
     private final CacheUnderTest cache;
     private final BlockTrace trace;
     private final TraceCounters counters;
-    private final long seed;
     private final int blockBytes;
-    private final SimOptions.VerifyMode verify;
+    private final BlockContents contents;
     private final String[] keys;
     private final boolean[] written;
-    private final long[] checksums;
     private final byte[] lastSeen;
     private final MemorySegment content;
-    private final MemorySegment readBack;
-    private final MemorySegment expected;
 
     SegmentBlockPlayer(CacheUnderTest cache, BlockTrace trace, TraceCounters counters, long seed, int blockBytes,
                        SimOptions.VerifyMode verify, Arena arena) {
         this.cache = cache;
         this.trace = trace;
         this.counters = counters;
-        this.seed = seed;
         this.blockBytes = blockBytes;
-        this.verify = verify;
+        this.contents = new BlockContents(trace, seed, blockBytes, verify, arena);
         int unique = trace.uniqueBlocks();
         this.keys = new String[unique];
         this.written = new boolean[unique];
-        this.checksums = new long[unique];
         this.lastSeen = new byte[unique];
         this.content = arena.allocate(blockBytes, 64);
-        this.readBack = arena.allocate(blockBytes, 64);
-        this.expected = arena.allocate(blockBytes, 64);
     }
 
     /** The segment key of {@code block}: {@code b} and its hash id in decimal. */
@@ -130,10 +120,7 @@ final class SegmentBlockPlayer implements BlockRequestPlayer {
     }
 
     private void put(int block) {
-        SegmentContent.fill(content, SegmentContent.forBlock(seed, trace.hashId(block)));
-        if (verify == SimOptions.VerifyMode.CHECKSUM) {
-            checksums[block] = SegmentContent.checksum(content);
-        }
+        contents.write(block, content);
         long start = (long) trace.depth(block) * BlockTrace.tokensPerBlock();
         try {
             cache.putOnGpu(key(block), start, start + BlockTrace.tokensPerBlock(), content);
@@ -149,28 +136,14 @@ final class SegmentBlockPlayer implements BlockRequestPlayer {
 
     /** Reads the block back from wherever it is and compares it with what was written. */
     private boolean verify(int block, String after) {
-        // Poison the buffer so a read that silently copies nothing cannot pass as the previous block's bytes.
-        readBack.fill((byte) 0x5A);
+        MemorySegment readBack = contents.readBuffer();
         try {
             cache.read(key(block), readBack);
         } catch (RuntimeException e) {
             counters.fail("read(" + describe(block) + ") after " + after + " failed: " + SimulationRun.describe(e));
             return false;
         }
-        String mismatch = switch (verify) {
-            case CHECKSUM -> {
-                long crc = SegmentContent.checksum(readBack);
-                yield crc == checksums[block] ? null : String.format(Locale.ROOT,
-                        "checksum mismatch: wrote CRC32C 0x%08x, read back 0x%08x", checksums[block], crc);
-            }
-            case FULL -> {
-                SegmentContent.fill(expected, SegmentContent.forBlock(seed, trace.hashId(block)));
-                long offset = readBack.mismatch(expected);
-                yield offset < 0 ? null : String.format(Locale.ROOT, "byte %d of %d differs: wrote 0x%02x, read back 0x%02x",
-                        offset, blockBytes, expected.get(ValueLayout.JAVA_BYTE, offset),
-                        readBack.get(ValueLayout.JAVA_BYTE, offset));
-            }
-        };
+        String mismatch = contents.mismatch(block);
         if (mismatch != null) {
             counters.fail("block " + describe(block) + " after " + after + ": " + mismatch + " (last seen on "
                     + TierLabels.label(Tier.values()[lastSeen[block]]) + ")");
