@@ -894,6 +894,16 @@ abstract class KvTierCacheContract {
         assertThrows(IllegalStateException.class, () -> cache.get("k0"));
     }
 
+    @Test
+    void aDependentOfAnAsyncResidencyMayCloseTheCache() throws Exception {
+        KvTierCache cache = open(config(64, 256), FaultInjectingBackend.slowCopies(30));
+        cache.put("k", PositionRange.of(0, 1), MemorySegment.ofArray(randomBytes(1, 2 * PAGE)), Tier.DISK);
+        // The dependent runs on the thread completing the residency; close must not wait for that thread.
+        CompletableFuture<Void> closed = cache.ensureResidentAsync("k", Tier.GPU).thenRun(cache::close);
+        closed.get(5, java.util.concurrent.TimeUnit.SECONDS); // well under the 10 s a close waits for other threads
+        assertThrows(IllegalStateException.class, () -> cache.get("k"));
+    }
+
     // ------------------------------------------------------------------ model
 
     /**
