@@ -1,17 +1,16 @@
 package dev.kvtier.cluster;
 
 import dev.kvtier.concurrent.KvTierThreads;
+import dev.kvtier.persist.AtomicReplace;
 import dev.kvtier.prefix.BlockHash;
 import dev.kvtier.sync.CacheRoutingHint;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.channels.FileChannel;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.List;
@@ -239,11 +238,7 @@ public final class ClusterRouter implements AutoCloseable {
                 state.snapshot(out);
                 channel.force(true);
             }
-            try {
-                Files.move(temporary, absolute, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            } catch (AtomicMoveNotSupportedException e) {
-                Files.move(temporary, absolute, StandardCopyOption.REPLACE_EXISTING);
-            }
+            AtomicReplace.replace(temporary, absolute);
         } finally {
             Files.deleteIfExists(temporary);
         }

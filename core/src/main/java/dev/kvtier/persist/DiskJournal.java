@@ -13,12 +13,10 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -508,11 +506,7 @@ public final class DiskJournal implements AutoCloseable {
             channel = null;
         }
         Path file = directory.resolve(FILE);
-        try {
-            Files.move(compacting, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        } catch (AtomicMoveNotSupportedException e) {
-            Files.move(compacting, file, StandardCopyOption.REPLACE_EXISTING);
-        }
+        AtomicReplace.replace(compacting, file);
         syncDirectory();
         records = live.size();
         compactions++;

@@ -1,11 +1,11 @@
 package dev.kvtier.bench.sim;
 
+import dev.kvtier.persist.AtomicReplace;
+
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.concurrent.ThreadLocalRandom;
 
@@ -26,11 +26,7 @@ final class AtomicFiles {
         Path temporary = directory.resolve("." + absolute.getFileName() + "." + ThreadLocalRandom.current().nextLong(1L << 48) + ".tmp");
         try {
             Files.writeString(temporary, content, StandardCharsets.UTF_8, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
-            try {
-                Files.move(temporary, absolute, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            } catch (AtomicMoveNotSupportedException e) {
-                Files.move(temporary, absolute, StandardCopyOption.REPLACE_EXISTING);
-            }
+            AtomicReplace.replace(temporary, absolute);
         } finally {
             Files.deleteIfExists(temporary);
         }
