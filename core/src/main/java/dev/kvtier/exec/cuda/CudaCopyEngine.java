@@ -1,5 +1,6 @@
 package dev.kvtier.exec.cuda;
 
+import dev.kvtier.concurrent.Backoff;
 import dev.kvtier.concurrent.KvTierThreads;
 import dev.kvtier.cuda.CudaEvent;
 import dev.kvtier.cuda.CudaRuntime;
@@ -438,6 +439,9 @@ final class CudaCopyEngine implements CopyEngine {
      * stream. Completed exactly once, by the host function's callback or by a waiter that sees the
      * event complete; the one that completes it recycles the event and gives the stream back.
      */
+    /** How close waits for a completion another thread is finishing (microseconds of work): spin, then short parks. */
+    private static final Backoff FINISHING = new Backoff(50_000, 10, TimeUnit.MICROSECONDS.toNanos(20),
+            TimeUnit.MILLISECONDS.toNanos(1));
     /** Submitted completions not finished yet (a timed-out one stays until close): what close completes. */
     private final Set<EventCompletion> outstanding = ConcurrentHashMap.newKeySet();
 
@@ -453,6 +457,18 @@ final class CudaCopyEngine implements CopyEngine {
             this.marker = marker;
             this.stream = stream;
             this.bytes = bytes;
+        }
+
+        /**
+         * Close's part: completes this future if its copies are done; when another thread already claimed it and
+         * is finishing it (recycling the event, giving the stream back), waits for that, at most until
+         * {@code deadline}. A completion whose copies are not done (set aside after a timeout) is left as it is.
+         */
+        void finishBy(long deadline) {
+            poll();
+            for (int attempt = 0; !isDone() && claimed.get() && System.nanoTime() < deadline; attempt++) {
+                FINISHING.idle(attempt);
+            }
         }
 
         /** Completes this future if the copies are done (or failed); never blocks. */
@@ -790,7 +806,7 @@ final class CudaCopyEngine implements CopyEngine {
         // may not have run yet: complete them here, before their streams go, so that no future submitted
         // before close is still pending when close returns (the engine's promise).
         for (EventCompletion completion : List.copyOf(outstanding)) {
-            completion.poll();
+            completion.finishBy(deadline);
         }
         drained.forEach(this::destroy);
         if (health.isUnusable()) {
