@@ -16,31 +16,67 @@ final class ChangeListeners {
     private static final CacheChangeListener[] NONE = new CacheChangeListener[0];
 
     private volatile CacheChangeListener[] listeners = NONE;
+    /**
+     * The listeners that implement {@link CacheChangeListener#ensureResidentCompleted}: only they make
+     * {@code ensureResident} read the clock twice (a resident hit costs ~2x with the timing), so a
+     * listener that only follows changes (the cluster bridge) does not slow hits down.
+     */
+    private volatile CacheChangeListener[] timed = NONE;
 
     synchronized void add(CacheChangeListener listener) {
-        CacheChangeListener[] grown = Arrays.copyOf(listeners, listeners.length + 1);
+        listeners = appended(listeners, listener);
+        if (wantsResidencyTimes(listener)) {
+            timed = appended(timed, listener);
+        }
+    }
+
+    private static CacheChangeListener[] appended(CacheChangeListener[] current, CacheChangeListener listener) {
+        CacheChangeListener[] grown = Arrays.copyOf(current, current.length + 1);
         grown[grown.length - 1] = listener;
-        listeners = grown;
+        return grown;
+    }
+
+    /** Whether {@code listener}'s class overrides the default (empty) {@code ensureResidentCompleted}. */
+    static boolean wantsResidencyTimes(CacheChangeListener listener) {
+        try {
+            return listener.getClass()
+                    .getMethod("ensureResidentCompleted", String.class, Tier.class, long.class, boolean.class)
+                    .getDeclaringClass() != CacheChangeListener.class;
+        } catch (NoSuchMethodException e) {
+            throw new AssertionError("CacheChangeListener.ensureResidentCompleted is public", e);
+        }
     }
 
     /** @return whether {@code listener} was registered (compared by identity) */
     synchronized boolean remove(CacheChangeListener listener) {
-        CacheChangeListener[] current = listeners;
+        CacheChangeListener[] shrunk = without(listeners, listener);
+        if (shrunk == listeners) {
+            return false;
+        }
+        listeners = shrunk;
+        timed = without(timed, listener);
+        return true;
+    }
+
+    /** {@code current} without its first element identical to {@code listener}; {@code current} itself when absent. */
+    private static CacheChangeListener[] without(CacheChangeListener[] current, CacheChangeListener listener) {
         for (int i = 0; i < current.length; i++) {
             if (current[i] == listener) {
                 CacheChangeListener[] shrunk = new CacheChangeListener[current.length - 1];
                 System.arraycopy(current, 0, shrunk, 0, i);
                 System.arraycopy(current, i + 1, shrunk, i, current.length - i - 1);
-                listeners = shrunk.length == 0 ? NONE : shrunk;
-                return true;
+                return shrunk.length == 0 ? NONE : shrunk;
             }
         }
-        return false;
+        return current;
     }
 
-    /** Whether any listener is registered: callers skip measuring (e.g. {@code nanoTime}) when none is. */
-    boolean any() {
-        return listeners.length != 0;
+    /**
+     * Whether a registered listener wants {@code ensureResident} completion times: callers skip the
+     * {@code nanoTime} calls when none does.
+     */
+    boolean anyTimed() {
+        return timed.length != 0;
     }
 
     void added(String key, Tier tier, long bytes) {
@@ -74,7 +110,7 @@ final class ChangeListeners {
     }
 
     void ensureResidentCompleted(String key, Tier tier, long nanos, boolean succeeded) {
-        for (CacheChangeListener listener : listeners) {
+        for (CacheChangeListener listener : timed) {
             try {
                 listener.ensureResidentCompleted(key, tier, nanos, succeeded);
             } catch (RuntimeException e) {

@@ -494,10 +494,10 @@ public final class TieringEngine {
      * promotion needs no future or single-flight entry, and a call arriving meanwhile waits for the lock and
      * then finds the segment resident, so concurrent calls still share the one transfer. Otherwise the call
      * joins the residency in flight ({@link Residencies}), which also answers a key not cached. Timed for the
-     * listeners only when one is registered.
+     * listeners only when one wants the times ({@link ChangeListeners#anyTimed}).
      */
     public ResidentSegment ensureResident(String key, Tier tier) {
-        if (!listeners.any()) {
+        if (!listeners.anyTimed()) {
             return ensureResidentUntimed(key, tier);
         }
         long start = System.nanoTime();
@@ -532,7 +532,7 @@ public final class TieringEngine {
 
     /** {@link #ensureResident} on a kvtier thread; enters itself. */
     public CompletableFuture<ResidentSegment> ensureResidentAsync(String key, Tier tier) {
-        if (!listeners.any()) {
+        if (!listeners.anyTimed()) {
             return residencies.ensureResidentAsync(key, tier);
         }
         long start = System.nanoTime();
