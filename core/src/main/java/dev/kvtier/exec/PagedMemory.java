@@ -22,16 +22,38 @@ import java.util.List;
  */
 final class PagedMemory implements AutoCloseable {
 
-    /** A chunk and its free pages; {@code freeCount} is the cardinality of {@code freePages}, kept beside it. */
+    /**
+     * A chunk and its free pages; {@code freeCount} is the cardinality of {@code freePages}, kept beside it.
+     * {@code firstFree}: no page below it is free, so a search for free pages starts there. Pages are taken
+     * from the low end and a chunk fills front to back (a DISK extent of 16,384 pages holding small segments
+     * was scanned from its first word for every allocation: up to 256 words of pages in use).
+     */
     private static final class Chunk {
         final MemoryChunk memory;
         final BitSet freePages;
         int freeCount;
+        int firstFree;
 
         Chunk(MemoryChunk memory, BitSet freePages, int freeCount) {
             this.memory = memory;
             this.freePages = freePages;
             this.freeCount = freeCount;
+        }
+
+        /** Marks pages {@code [first, first + count)} used; they were free. */
+        void take(int first, int count) {
+            freePages.clear(first, first + count);
+            freeCount -= count;
+            if (first == firstFree) {
+                firstFree = first + count; // the next free page, if any, is at or above it
+            }
+        }
+
+        /** Marks pages {@code [first, first + count)} free; they were used. */
+        void free(int first, int count) {
+            freePages.set(first, first + count);
+            freeCount += count;
+            firstFree = Math.min(firstFree, first);
         }
     }
 
@@ -175,11 +197,10 @@ final class PagedMemory implements AutoCloseable {
                 continue;
             }
             BitSet free = chunk.freePages;
-            for (int start = free.nextSetBit(0); start >= 0; start = free.nextSetBit(start)) {
+            for (int start = free.nextSetBit(chunk.firstFree); start >= 0; start = free.nextSetBit(start)) {
                 int end = needed == 1 ? start + 1 : free.nextClearBit(start);
                 if (end - start >= needed) {
-                    free.clear(start, start + needed);
-                    chunk.freeCount -= needed;
+                    chunk.take(start, needed);
                     hintChunk = c;
                     pagesInUse += needed;
                     bytesInUse += bytes;
@@ -262,13 +283,11 @@ final class PagedMemory implements AutoCloseable {
                     throw new IllegalArgumentException("run " + taken + " (chunk " + c + ", pages " + first + "+"
                             + count + ") overlaps pages already in use");
                 }
-                free.clear(first, first + count);
-                chunks.get(c).freeCount -= count;
+                chunks.get(c).take(first, count);
             }
         } catch (IllegalArgumentException e) {
             for (int i = 0; i < taken; i++) {
-                chunks.get(runChunk[i]).freePages.set(runFirst[i], runFirst[i] + runCount[i]);
-                chunks.get(runChunk[i]).freeCount += runCount[i];
+                chunks.get(runChunk[i]).free(runFirst[i], runCount[i]);
             }
             throw e;
         }
@@ -297,11 +316,10 @@ final class PagedMemory implements AutoCloseable {
                     continue;
                 }
                 BitSet free = chunks.get(c).freePages;
-                for (int start = free.nextSetBit(0); start >= 0; start = free.nextSetBit(start)) {
+                for (int start = free.nextSetBit(chunks.get(c).firstFree); start >= 0; start = free.nextSetBit(start)) {
                     int end = free.nextClearBit(start);
                     if (end - start >= needed) {
-                        free.clear(start, start + (int) needed);
-                        chunks.get(c).freeCount -= (int) needed;
+                        chunks.get(c).take(start, (int) needed);
                         runs.add(new int[] {c, start, (int) needed});
                         return runs;
                     }
@@ -315,10 +333,9 @@ final class PagedMemory implements AutoCloseable {
                 continue;
             }
             BitSet free = chunks.get(c).freePages;
-            for (int start = free.nextSetBit(0); start >= 0 && left > 0; start = free.nextSetBit(start)) {
+            for (int start = free.nextSetBit(chunks.get(c).firstFree); start >= 0 && left > 0; start = free.nextSetBit(start)) {
                 int end = (int) Math.min(free.nextClearBit(start), start + left);
-                free.clear(start, end);
-                chunks.get(c).freeCount -= end - start;
+                chunks.get(c).take(start, end - start);
                 runs.add(new int[] {c, start, end - start});
                 left -= end - start;
                 start = end;
@@ -352,9 +369,7 @@ final class PagedMemory implements AutoCloseable {
         }
         long pages = 0;
         for (int i = 0; i < allocation.runChunk.length; i++) {
-            Chunk chunk = chunks.get(allocation.runChunk[i]);
-            chunk.freePages.set(allocation.runFirstPage[i], allocation.runFirstPage[i] + allocation.runPageCount[i]);
-            chunk.freeCount += allocation.runPageCount[i];
+            chunks.get(allocation.runChunk[i]).free(allocation.runFirstPage[i], allocation.runPageCount[i]);
             pages += allocation.runPageCount[i];
         }
         pagesInUse -= pages;

@@ -105,6 +105,35 @@ class PagedMemoryTest {
         assertEquals(0, allocator.open.get(), "close frees every chunk");
     }
 
+    /**
+     * The search for free pages starts past the pages a chunk has filled from its front; a page freed below that
+     * point is found again (first, since the search goes from the front), and a run freed in the middle too.
+     */
+    @Test
+    void pagesFreedBelowTheFilledFrontAreFoundAgain() throws IOException {
+        CountingAllocator allocator = new CountingAllocator();
+        try (PagedMemory memory = new PagedMemory(StorageKind.MAPPED_FILE, PAGE, 200 * PAGE, allocator)) {
+            List<PageAllocation> singles = new ArrayList<>();
+            for (int i = 0; i < 150; i++) {
+                PageAllocation one = memory.allocate(PAGE);
+                assertEquals(i, one.firstPageOf(0), "a chunk fills front to back");
+                singles.add(one);
+            }
+            memory.release(singles.get(3));
+            assertEquals(3, memory.allocate(PAGE).firstPageOf(0), "the freed page below the front, first");
+            assertEquals(150, memory.allocate(PAGE).firstPageOf(0), "then past the front");
+            memory.release(singles.get(70));
+            memory.release(singles.get(71));
+            memory.release(singles.get(0));
+            PageAllocation two = memory.allocate(2L * PAGE);
+            assertEquals(1, two.runs().size(), "one run where two free pages are adjacent: " + two);
+            assertEquals(70, two.firstPageOf(0));
+            assertEquals(0, memory.allocate(PAGE).firstPageOf(0));
+            assertEquals(151, memory.allocate(PAGE).firstPageOf(0));
+            assertEquals(1, allocator.allocated.get(), "every allocation from the one chunk");
+        }
+    }
+
     @Test
     void aSegmentLargerThanAChunkSpansChunks() throws IOException {
         try (PagedMemory memory = new PagedMemory(StorageKind.MAPPED_FILE, PAGE, 4 * PAGE, new CountingAllocator())) {
