@@ -28,6 +28,9 @@ final class BlockContents {
     private final MemorySegment expected;
     /** The words every block's content is its seed xor-ed into (a tail shorter than a word included). */
     private final MemorySegment pattern;
+    /** {@code pattern}'s whole words on the heap, and where a block's words are made before one bulk copy out. */
+    private final long[] patternWords;
+    private final long[] words;
 
     BlockContents(BlockTrace trace, long seed, int blockBytes, SimOptions.VerifyMode verify, Arena arena) {
         this.trace = trace;
@@ -39,16 +42,21 @@ final class BlockContents {
         this.expected = arena.allocate(blockBytes, 64);
         this.pattern = arena.allocate(blockBytes, 64);
         SegmentContent.fill(pattern, SegmentContent.mix(seed, -2, 0, 0));
+        this.patternWords = pattern.asSlice(0, (long) blockBytes / Long.BYTES * Long.BYTES).toArray(WORD);
+        this.words = new long[patternWords.length];
     }
 
-    /** Fills {@code into} ({@code blockBytes} long) with the content of the block whose seed is {@code blockSeed}. */
+    /**
+     * Fills {@code into} ({@code blockBytes} long) with the content of the block whose seed is {@code blockSeed}.
+     * The words are made in a heap array, then copied out in bulk: a plain array loop is quick even before the
+     * JIT has compiled it fully, where a loop of memory-segment accesses is not (this runs from the first block).
+     */
     private void fill(MemorySegment into, long blockSeed) {
-        int words = blockBytes / Long.BYTES;
-        for (int i = 0; i < words; i++) {
-            long offset = (long) i * Long.BYTES;
-            into.set(WORD, offset, pattern.get(WORD, offset) ^ blockSeed);
+        for (int i = 0; i < words.length; i++) {
+            words[i] = patternWords[i] ^ blockSeed;
         }
-        for (int at = words * Long.BYTES, i = 0; at < blockBytes; at++, i++) {
+        MemorySegment.copy(words, 0, into, WORD, 0, words.length);
+        for (int at = words.length * Long.BYTES, i = 0; at < blockBytes; at++, i++) {
             into.set(ValueLayout.JAVA_BYTE, at, (byte) (pattern.get(ValueLayout.JAVA_BYTE, at) ^ (blockSeed >>> (8 * i))));
         }
     }
