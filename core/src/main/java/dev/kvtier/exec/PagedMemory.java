@@ -22,24 +22,50 @@ import java.util.List;
  */
 final class PagedMemory implements AutoCloseable {
 
-    /** A chunk and its free pages; {@code freeCount} is the cardinality of {@code freePages}, kept beside it. */
+    /**
+     * A chunk and its free pages; {@code freeCount} is the cardinality of {@code freePages}, kept beside it.
+     * {@code firstFree}: no page below it is free, so a search for free pages starts there. Pages are taken
+     * from the low end and a chunk fills front to back (a DISK extent of 16,384 pages holding small segments
+     * was scanned from its first word for every allocation: up to 256 words of pages in use).
+     */
     private static final class Chunk {
         final MemoryChunk memory;
+        /** Pages in this chunk: the memory's chunk size, or fewer for the last chunk of a capped memory. */
+        final int pages;
         final BitSet freePages;
         int freeCount;
+        int firstFree;
 
-        Chunk(MemoryChunk memory, BitSet freePages, int freeCount) {
+        Chunk(MemoryChunk memory, int pages) {
             this.memory = memory;
-            this.freePages = freePages;
-            this.freeCount = freeCount;
+            this.pages = pages;
+            this.freePages = new BitSet(pages);
+            this.freePages.set(0, pages);
+            this.freeCount = pages;
+        }
+
+        /** Marks pages {@code [first, first + count)} used; they were free. */
+        void take(int first, int count) {
+            freePages.clear(first, first + count);
+            freeCount -= count;
+            if (first == firstFree) {
+                firstFree = first + count; // the next free page, if any, is at or above it
+            }
+        }
+
+        /** Marks pages {@code [first, first + count)} free; they were used. */
+        void free(int first, int count) {
+            freePages.set(first, first + count);
+            freeCount += count;
+            firstFree = Math.min(firstFree, first);
         }
     }
 
     private final StorageKind kind;
     private final long pageSize;
     private final int pagesPerChunk;
-    /** Chunks this memory may take at most (its budget); {@link Integer#MAX_VALUE} for an uncapped one. */
-    private final int maxChunks;
+    /** Pages this memory may hold at most in all its chunks (its budget); {@link Long#MAX_VALUE} for an uncapped one. */
+    private final long capacityPages;
     private final ChunkAllocator allocator;
     /** Fully free chunks kept for reuse before another fully free one goes back to its allocator. */
     static final int SPARE_CHUNKS = 1;
@@ -47,6 +73,8 @@ final class PagedMemory implements AutoCloseable {
     /** Chunk slots by index (the index a {@link PageAllocation} names); null where a chunk was given back. */
     private final List<Chunk> chunks = new ArrayList<>();
     private int liveChunks;
+    /** Pages in the chunks held, used or free. */
+    private long reservedPages;
     /** Where the last one-run allocation found its pages: looked at first next time (small segments come in streams). */
     private int hintChunk;
     private long freePageCount;
@@ -64,20 +92,20 @@ final class PagedMemory implements AutoCloseable {
      *                                  smaller than a page or of more than {@code 2^31-1} pages
      */
     public PagedMemory(StorageKind kind, long pageSize, long chunkBytes, ChunkAllocator allocator) {
-        this(kind, pageSize, chunkBytes, Integer.MAX_VALUE, allocator);
+        this(kind, pageSize, chunkBytes, Long.MAX_VALUE, allocator);
     }
 
     /**
-     * As {@link #PagedMemory(StorageKind, long, long, ChunkAllocator)}, taking at most {@code maxChunks}
-     * chunks: a request that would need more fails with {@link PhysicallyFullException}.
+     * As {@link #PagedMemory(StorageKind, long, long, ChunkAllocator)}, holding at most {@code capacityBytes}
+     * (rounded down to whole pages) in all its chunks: the last chunk it grows is smaller when the capacity is
+     * not a whole number of chunks, so the memory holds exactly its capacity, and a request beyond it fails
+     * with {@link PhysicallyFullException}. (Chunks of equal size that only came to a page under a budget let
+     * the store count one block more than the pages could hold: every allocation on a full tier then failed
+     * once and made room a second time, which cost a third of the simulator's time in issue 11.)
      *
-     * @throws IllegalArgumentException if {@code maxChunks < 1}
+     * @throws IllegalArgumentException if {@code capacityBytes < pageSize}
      */
-    public PagedMemory(StorageKind kind, long pageSize, long chunkBytes, int maxChunks, ChunkAllocator allocator) {
-        if (maxChunks < 1) {
-            throw new IllegalArgumentException("maxChunks must be >= 1, was " + maxChunks);
-        }
-        this.maxChunks = maxChunks;
+    public PagedMemory(StorageKind kind, long pageSize, long chunkBytes, long capacityBytes, ChunkAllocator allocator) {
         if (kind == null || allocator == null) {
             throw new IllegalArgumentException("kind and allocator must not be null");
         }
@@ -94,6 +122,10 @@ final class PagedMemory implements AutoCloseable {
         this.kind = kind;
         this.pageSize = pageSize;
         this.pagesPerChunk = (int) pages;
+        if (capacityBytes < pageSize) {
+            throw new IllegalArgumentException("capacityBytes must be >= pageSize (" + pageSize + "), was " + capacityBytes);
+        }
+        this.capacityPages = capacityBytes == Long.MAX_VALUE ? Long.MAX_VALUE : capacityBytes / pageSize;
         this.allocator = allocator;
     }
 
@@ -110,20 +142,22 @@ final class PagedMemory implements AutoCloseable {
         }
         ensureOpen();
         long needed = (bytes + pageSize - 1) / pageSize;
-        List<Integer> grown = new ArrayList<>();
+        List<Integer> grown = null;
         try {
             while (freePageCount < needed) {
-                if (liveChunks >= maxChunks) {
+                if (reservedPages >= capacityPages) {
                     throw new PhysicallyFullException(kind, bytes, (needed - freePageCount) * pageSize,
-                            (long) maxChunks * pagesPerChunk * pageSize);
+                            capacityPages * pageSize);
+                }
+                if (grown == null) {
+                    grown = new ArrayList<>(1);
                 }
                 grown.add(grow(freeSlot()));
             }
         } catch (IOException | RuntimeException e) {
             // Nothing was allocated: give back the chunks grown for this request (an oversized DISK put
             // must not keep the extents it made, and the disk space with them, until close).
-            for (int slot : grown) {
-                freePageCount -= pagesPerChunk;
+            for (int slot : grown == null ? List.<Integer>of() : grown) {
                 try {
                     giveBack(slot);
                 } catch (RuntimeException suppressed) {
@@ -175,11 +209,10 @@ final class PagedMemory implements AutoCloseable {
                 continue;
             }
             BitSet free = chunk.freePages;
-            for (int start = free.nextSetBit(0); start >= 0; start = free.nextSetBit(start)) {
+            for (int start = free.nextSetBit(chunk.firstFree); start >= 0; start = free.nextSetBit(start)) {
                 int end = needed == 1 ? start + 1 : free.nextClearBit(start);
                 if (end - start >= needed) {
-                    free.clear(start, start + needed);
-                    chunk.freeCount -= needed;
+                    chunk.take(start, needed);
                     hintChunk = c;
                     pagesInUse += needed;
                     bytesInUse += bytes;
@@ -194,13 +227,16 @@ final class PagedMemory implements AutoCloseable {
         return null;
     }
 
-    /** Takes a chunk from the allocator into {@code slot} (free), all its pages free; returns the slot. */
+    /**
+     * Takes a chunk from the allocator into {@code slot} (free), all its pages free; returns the slot. The chunk
+     * has the memory's chunk size, or what is left of its capacity when that is less.
+     */
     private int grow(int slot) throws IOException {
-        MemoryChunk memory = allocator.allocate((long) pagesPerChunk * pageSize, slot);
-        BitSet free = new BitSet(pagesPerChunk);
-        free.set(0, pagesPerChunk);
-        place(slot, new Chunk(memory, free, pagesPerChunk));
-        freePageCount += pagesPerChunk;
+        int pages = (int) Math.min(pagesPerChunk, capacityPages - reservedPages);
+        MemoryChunk memory = allocator.allocate((long) pages * pageSize, slot);
+        place(slot, new Chunk(memory, pages));
+        freePageCount += pages;
+        reservedPages += pages;
         return slot;
     }
 
@@ -213,9 +249,10 @@ final class PagedMemory implements AutoCloseable {
      */
     public synchronized void growTo(int chunkCount) throws IOException {
         ensureOpen();
+        long maxChunks = capacityPages == Long.MAX_VALUE ? Long.MAX_VALUE : (capacityPages + pagesPerChunk - 1) / pagesPerChunk;
         if (chunkCount > maxChunks) {
             throw new PhysicallyFullException(kind, (long) chunkCount * pagesPerChunk * pageSize,
-                    (long) (chunkCount - maxChunks) * pagesPerChunk * pageSize, (long) maxChunks * pagesPerChunk * pageSize);
+                    (long) chunkCount * pagesPerChunk * pageSize - capacityPages * pageSize, capacityPages * pageSize);
         }
         for (int slot = 0; slot < chunkCount; slot++) {
             if (slot >= chunks.size() || chunks.get(slot) == null) {
@@ -253,7 +290,7 @@ final class PagedMemory implements AutoCloseable {
                 int first = runFirst[taken];
                 int count = runCount[taken];
                 if (c < 0 || c >= chunks.size() || chunks.get(c) == null || first < 0 || count <= 0
-                        || first > pagesPerChunk - count) {
+                        || first > chunks.get(c).pages - count) {
                     throw new IllegalArgumentException("run " + taken + " (chunk " + c + ", pages " + first + "+"
                             + count + ") lies outside the " + liveChunks + " chunks of " + pagesPerChunk + " pages held");
                 }
@@ -262,13 +299,11 @@ final class PagedMemory implements AutoCloseable {
                     throw new IllegalArgumentException("run " + taken + " (chunk " + c + ", pages " + first + "+"
                             + count + ") overlaps pages already in use");
                 }
-                free.clear(first, first + count);
-                chunks.get(c).freeCount -= count;
+                chunks.get(c).take(first, count);
             }
         } catch (IllegalArgumentException e) {
             for (int i = 0; i < taken; i++) {
-                chunks.get(runChunk[i]).freePages.set(runFirst[i], runFirst[i] + runCount[i]);
-                chunks.get(runChunk[i]).freeCount += runCount[i];
+                chunks.get(runChunk[i]).free(runFirst[i], runCount[i]);
             }
             throw e;
         }
@@ -297,11 +332,10 @@ final class PagedMemory implements AutoCloseable {
                     continue;
                 }
                 BitSet free = chunks.get(c).freePages;
-                for (int start = free.nextSetBit(0); start >= 0; start = free.nextSetBit(start)) {
+                for (int start = free.nextSetBit(chunks.get(c).firstFree); start >= 0; start = free.nextSetBit(start)) {
                     int end = free.nextClearBit(start);
                     if (end - start >= needed) {
-                        free.clear(start, start + (int) needed);
-                        chunks.get(c).freeCount -= (int) needed;
+                        chunks.get(c).take(start, (int) needed);
                         runs.add(new int[] {c, start, (int) needed});
                         return runs;
                     }
@@ -315,10 +349,9 @@ final class PagedMemory implements AutoCloseable {
                 continue;
             }
             BitSet free = chunks.get(c).freePages;
-            for (int start = free.nextSetBit(0); start >= 0 && left > 0; start = free.nextSetBit(start)) {
+            for (int start = free.nextSetBit(chunks.get(c).firstFree); start >= 0 && left > 0; start = free.nextSetBit(start)) {
                 int end = (int) Math.min(free.nextClearBit(start), start + left);
-                free.clear(start, end);
-                chunks.get(c).freeCount -= end - start;
+                chunks.get(c).take(start, end - start);
                 runs.add(new int[] {c, start, end - start});
                 left -= end - start;
                 start = end;
@@ -352,9 +385,7 @@ final class PagedMemory implements AutoCloseable {
         }
         long pages = 0;
         for (int i = 0; i < allocation.runChunk.length; i++) {
-            Chunk chunk = chunks.get(allocation.runChunk[i]);
-            chunk.freePages.set(allocation.runFirstPage[i], allocation.runFirstPage[i] + allocation.runPageCount[i]);
-            chunk.freeCount += allocation.runPageCount[i];
+            chunks.get(allocation.runChunk[i]).free(allocation.runFirstPage[i], allocation.runPageCount[i]);
             pages += allocation.runPageCount[i];
         }
         pagesInUse -= pages;
@@ -362,8 +393,7 @@ final class PagedMemory implements AutoCloseable {
         bytesInUse -= allocation.sizeBytes();
         for (int i = 0; i < allocation.runChunk.length; i++) {
             int slot = allocation.runChunk[i];
-            if (maxChunks != Integer.MAX_VALUE && chunks.get(slot) != null && isFullyFree(slot) && anotherFullyFree(slot)) {
-                freePageCount -= pagesPerChunk;
+            if (capacityPages != Long.MAX_VALUE && chunks.get(slot) != null && isFullyFree(slot) && anotherFullyFree(slot)) {
                 giveBack(slot);
             }
         }
@@ -385,17 +415,19 @@ final class PagedMemory implements AutoCloseable {
     }
 
     /**
-     * Closes the chunk in {@code slot} and frees the slot (the caller counts its pages out of the free
-     * ones). Called only for a chunk no page of which is in use, so no copy can touch it.
+     * Closes the chunk in {@code slot}, frees the slot and counts its pages out. Called only for a chunk no
+     * page of which is in use, so no copy can touch it.
      */
     private void giveBack(int slot) {
         Chunk chunk = chunks.set(slot, null);
         liveChunks--;
+        freePageCount -= chunk.pages;
+        reservedPages -= chunk.pages;
         chunk.memory.close();
     }
 
     private boolean isFullyFree(int slot) {
-        return chunks.get(slot).freeCount == pagesPerChunk;
+        return chunks.get(slot).freeCount == chunks.get(slot).pages;
     }
 
     private boolean anotherFullyFree(int slot) {
@@ -425,7 +457,7 @@ final class PagedMemory implements AutoCloseable {
 
     /** Bytes of all chunks taken from the allocator so far. */
     public synchronized long bytesReserved() {
-        return (long) liveChunks * pagesPerChunk * pageSize;
+        return reservedPages * pageSize;
     }
 
     /** Bytes per page. */

@@ -83,13 +83,14 @@ public final class TransferExecutor implements AutoCloseable {
             if (capacity == null) {
                 memories.put(kind, new PagedMemory(kind, pageSize, preferred, backend.chunkAllocator(kind)));
             } else {
-                // k chunks of equal size that together hold at most the capacity (never more): physical <= budget.
+                // k chunks of (nearly) equal size that together hold exactly the capacity's pages: physical ==
+                // budget, so the store's books and the pages agree on how many segments fit.
                 long capacityPages = Math.max(1, capacity / pageSize);
                 long preferredPages = Math.max(1, preferred / pageSize);
                 long chunks = (capacityPages + preferredPages - 1) / preferredPages;
-                long chunkPages = Math.max(1, capacityPages / chunks);
-                memories.put(kind, new PagedMemory(kind, pageSize, chunkPages * pageSize, (int) Math.min(chunks,
-                        Integer.MAX_VALUE), backend.chunkAllocator(kind)));
+                long chunkPages = (capacityPages + chunks - 1) / chunks;
+                memories.put(kind, new PagedMemory(kind, pageSize, chunkPages * pageSize, capacityPages * pageSize,
+                        backend.chunkAllocator(kind)));
             }
         }
     }

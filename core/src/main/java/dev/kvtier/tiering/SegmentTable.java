@@ -12,15 +12,102 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.StampedLock;
 
 /**
  * The one per-key registry on the physical side: each cached key's {@link Segment} (lock,
  * placement, checksum, pins, liveness), beside the {@link TieredStore} that holds its logical side.
  * Finding a key, locking it live, and forgetting it from both sides happen here. Thread-safe.
+ *
+ * <p>The segments are kept in one open-addressing table (linear probing, at most half full): a slot array and
+ * the keys' hashes beside it, so a lookup reads one slot and the segment it finds, where a
+ * {@code ConcurrentHashMap} also reads a node between them. Every lookup of a reference goes through here
+ * and is a cache miss on a large cache (issue 11: the map's lookup was the largest single cost of a trace
+ * reference). Lookups take no lock: they read optimistically under a {@link StampedLock} and read again under
+ * its read lock when a change overlapped; changes take its write lock.
  */
 final class SegmentTable {
-    private final ConcurrentHashMap<String, Segment> segments = new ConcurrentHashMap<>();
+    private static final int INITIAL_CAPACITY = 64;
+
+    /** The slots and their keys' hashes, replaced together when the table grows (a reader sees one or the other). */
+    static final class Slots {
+        final Segment[] segments;
+        final int[] hashes;
+        /** {@code 32 - log2(capacity)}: a key's home slot is the top bits of its scrambled hash. */
+        final int shift;
+
+        Slots(int capacity) {
+            this.segments = new Segment[capacity];
+            this.hashes = new int[capacity];
+            this.shift = 32 - Integer.numberOfTrailingZeros(capacity);
+        }
+
+        int home(int hash) {
+            return (hash * 0x9E37_79B9) >>> shift;
+        }
+
+        /**
+         * The segment of {@code key}, or null. Bounded by the capacity, so a read that overlaps a change (and is
+         * then thrown away) always ends. Segment keys are final fields, safe to read from a racing slot.
+         */
+        Segment find(String key, int hash) {
+            int mask = segments.length - 1;
+            int i = home(hash);
+            for (int probes = 0; probes < segments.length; probes++, i = (i + 1) & mask) {
+                Segment segment = segments[i];
+                if (segment == null) {
+                    return null;
+                }
+                if (hashes[i] == hash && (segment.key == key || segment.key.equals(key))) {
+                    return segment;
+                }
+            }
+            return null;
+        }
+
+        /** The slot of {@code segment} itself, or -1. */
+        int slotOf(Segment segment, int hash) {
+            int mask = segments.length - 1;
+            for (int i = home(hash); segments[i] != null; i = (i + 1) & mask) {
+                if (segments[i] == segment) {
+                    return i;
+                }
+            }
+            return -1;
+        }
+
+        /** Puts a segment whose key is not in the table into the first free slot from its home. */
+        void place(Segment segment, int hash) {
+            int mask = segments.length - 1;
+            int i = home(hash);
+            while (segments[i] != null) {
+                i = (i + 1) & mask;
+            }
+            hashes[i] = hash;
+            segments[i] = segment;
+        }
+
+        /** Empties slot {@code i}, shifting later segments of its probe run back so that none is cut off. */
+        void removeAt(int i) {
+            int mask = segments.length - 1;
+            int hole = i;
+            segments[hole] = null;
+            for (int j = (hole + 1) & mask; segments[j] != null; j = (j + 1) & mask) {
+                int home = home(hashes[j]);
+                if (((j - home) & mask) >= ((j - hole) & mask)) { // the hole lies on j's way from its home
+                    hashes[hole] = hashes[j];
+                    segments[hole] = segments[j];
+                    segments[j] = null;
+                    hole = j;
+                }
+            }
+        }
+    }
+
+    private final StampedLock guard = new StampedLock();
+    /** Written under the write lock only. */
+    private Slots slots = new Slots(INITIAL_CAPACITY);
+    private int size;
     private final TieredStore store;
     private final TierMemories memories;
     private final PersistedDisk persisted;
@@ -33,17 +120,87 @@ final class SegmentTable {
 
     /** Publishes a new, locked segment; false if the key is taken. */
     boolean publish(Segment segment) {
-        return segments.putIfAbsent(segment.key, segment) == null;
+        int hash = segment.key.hashCode();
+        long stamp = guard.writeLock();
+        try {
+            if (slots.find(segment.key, hash) != null) {
+                return false;
+            }
+            if (2 * (size + 1) > slots.segments.length) {
+                grow();
+            }
+            slots.place(segment, hash);
+            size++;
+            return true;
+        } finally {
+            guard.unlockWrite(stamp);
+        }
+    }
+
+    /** Doubles the capacity (under the write lock); readers see the old slots or the new ones, whole. */
+    private void grow() {
+        Slots old = slots;
+        Slots bigger = new Slots(2 * old.segments.length);
+        for (int i = 0; i < old.segments.length; i++) {
+            if (old.segments[i] != null) {
+                bigger.place(old.segments[i], old.hashes[i]);
+            }
+        }
+        slots = bigger;
     }
 
     /** Takes back a segment published by a call that then failed. */
     void unpublish(Segment segment) {
-        segments.remove(segment.key, segment);
+        forget(segment);
+    }
+
+    /** Removes {@code segment} if it is the one its key maps to. */
+    private void forget(Segment segment) {
+        int hash = segment.key.hashCode();
+        long stamp = guard.writeLock();
+        try {
+            int slot = slots.slotOf(segment, hash);
+            if (slot >= 0) {
+                slots.removeAt(slot);
+                size--;
+            }
+        } finally {
+            guard.unlockWrite(stamp);
+        }
     }
 
     /** The segment of {@code key} as it is now, unlocked; null if none. */
     Segment peek(String key) {
-        return segments.get(key);
+        int hash = key.hashCode();
+        long stamp = guard.tryOptimisticRead();
+        if (stamp != 0) {
+            Segment found = slots.find(key, hash);
+            if (guard.validate(stamp)) {
+                return found;
+            }
+        }
+        stamp = guard.readLock(); // a change overlapped the optimistic read: read again, excluding changes
+        try {
+            return slots.find(key, hash);
+        } finally {
+            guard.unlockRead(stamp);
+        }
+    }
+
+    /** Every segment now in the table, unlocked. */
+    private List<Segment> all() {
+        long stamp = guard.readLock();
+        try {
+            List<Segment> all = new ArrayList<>(size);
+            for (Segment segment : slots.segments) {
+                if (segment != null) {
+                    all.add(segment);
+                }
+            }
+            return all;
+        } finally {
+            guard.unlockRead(stamp);
+        }
     }
 
     /** The segment of {@code key}, locked and live, or {@link SegmentNotFoundException}. */
@@ -57,7 +214,7 @@ final class SegmentTable {
 
     /** The segment of {@code key}, locked and live, or null (nothing locked) if it is not cached. */
     Segment lockLiveOrNull(String key) {
-        Segment segment = segments.get(key);
+        Segment segment = peek(key);
         if (segment == null) {
             return null;
         }
@@ -99,7 +256,7 @@ final class SegmentTable {
         } // else the last pin to close frees it (see unpin)
         segment.live = false;
         segment.countOn(null);
-        segments.remove(segment.key, segment);
+        forget(segment);
         return removed;
     }
 
@@ -112,7 +269,7 @@ final class SegmentTable {
         Map<Segment, Boolean> descends = new IdentityHashMap<>();
         descends.put(block, true);
         List<Segment> found = new ArrayList<>();
-        for (Segment segment : segments.values()) {
+        for (Segment segment : all()) {
             List<Segment> path = new ArrayList<>();
             Segment at = segment;
             while (at != null && !descends.containsKey(at)) {
@@ -146,7 +303,7 @@ final class SegmentTable {
 
     /** After the last operation: marks every segment dead (the memories free the pages) and forgets them. */
     void clear() {
-        for (Segment segment : segments.values()) {
+        for (Segment segment : all()) {
             segment.lock.lock();
             try {
                 segment.live = false;
@@ -155,6 +312,12 @@ final class SegmentTable {
                 segment.lock.unlock();
             }
         }
-        segments.clear();
+        long stamp = guard.writeLock();
+        try {
+            slots = new Slots(INITIAL_CAPACITY);
+            size = 0;
+        } finally {
+            guard.unlockWrite(stamp);
+        }
     }
 }

@@ -105,6 +105,69 @@ class PagedMemoryTest {
         assertEquals(0, allocator.open.get(), "close frees every chunk");
     }
 
+    /** A capacity that is not a whole number of chunks: the last chunk is smaller, and no page more is taken. */
+    @Test
+    void aCappedMemoryGrowsALastSmallerChunkToItsExactCapacity() throws IOException {
+        CountingAllocator allocator = new CountingAllocator();
+        try (PagedMemory memory = new PagedMemory(StorageKind.DEVICE, PAGE, 4 * PAGE, 10L * PAGE, allocator)) {
+            List<PageAllocation> singles = new ArrayList<>();
+            for (int i = 0; i < 10; i++) {
+                singles.add(memory.allocate(PAGE));
+            }
+            assertEquals(10L * PAGE, memory.bytesReserved(), "4 + 4 + 2 pages");
+            assertEquals(3, allocator.open.get());
+            PhysicallyFullException full = assertThrows(PhysicallyFullException.class, () -> memory.allocate(1));
+            assertEquals(PAGE, full.shortBytes());
+            PageAllocation inLast = singles.get(9);
+            memory.release(singles.get(8));
+            memory.release(inLast); // the small chunk is fully free: kept as the one spare
+            assertEquals(3, allocator.open.get());
+            PageAllocation two = memory.allocate(2L * PAGE);
+            assertEquals(1, two.runs().size(), "the small chunk's two pages, one run: " + two);
+            assertThrows(PhysicallyFullException.class, () -> memory.allocate(1));
+            memory.release(two);
+            for (int i = 0; i < 8; i++) {
+                memory.release(singles.get(i));
+            }
+            assertEquals(1, allocator.open.get(), "fully free chunks beyond one spare went back");
+            for (int i = 0; i < 10; i++) {
+                memory.allocate(PAGE);
+            }
+            assertEquals(10L * PAGE, memory.bytesReserved(), "grown back to exactly the capacity");
+            assertThrows(PhysicallyFullException.class, () -> memory.allocate(1));
+        }
+        assertEquals(0, allocator.open.get());
+    }
+
+    /**
+     * The search for free pages starts past the pages a chunk has filled from its front; a page freed below that
+     * point is found again (first, since the search goes from the front), and a run freed in the middle too.
+     */
+    @Test
+    void pagesFreedBelowTheFilledFrontAreFoundAgain() throws IOException {
+        CountingAllocator allocator = new CountingAllocator();
+        try (PagedMemory memory = new PagedMemory(StorageKind.MAPPED_FILE, PAGE, 200 * PAGE, allocator)) {
+            List<PageAllocation> singles = new ArrayList<>();
+            for (int i = 0; i < 150; i++) {
+                PageAllocation one = memory.allocate(PAGE);
+                assertEquals(i, one.firstPageOf(0), "a chunk fills front to back");
+                singles.add(one);
+            }
+            memory.release(singles.get(3));
+            assertEquals(3, memory.allocate(PAGE).firstPageOf(0), "the freed page below the front, first");
+            assertEquals(150, memory.allocate(PAGE).firstPageOf(0), "then past the front");
+            memory.release(singles.get(70));
+            memory.release(singles.get(71));
+            memory.release(singles.get(0));
+            PageAllocation two = memory.allocate(2L * PAGE);
+            assertEquals(1, two.runs().size(), "one run where two free pages are adjacent: " + two);
+            assertEquals(70, two.firstPageOf(0));
+            assertEquals(0, memory.allocate(PAGE).firstPageOf(0));
+            assertEquals(151, memory.allocate(PAGE).firstPageOf(0));
+            assertEquals(1, allocator.allocated.get(), "every allocation from the one chunk");
+        }
+    }
+
     @Test
     void aSegmentLargerThanAChunkSpansChunks() throws IOException {
         try (PagedMemory memory = new PagedMemory(StorageKind.MAPPED_FILE, PAGE, 4 * PAGE, new CountingAllocator())) {
@@ -180,7 +243,7 @@ class PagedMemoryTest {
             uncapped.release(y);
             assertEquals(2 * 4 * 4096L, uncapped.bytesReserved(), "an uncapped memory keeps its chunks until close");
         }
-        try (PagedMemory memory = new PagedMemory(StorageKind.PINNED_HOST, 4096, 4 * 4096, 8,
+        try (PagedMemory memory = new PagedMemory(StorageKind.PINNED_HOST, 4096, 4 * 4096, 8 * 4 * 4096L,
                 new NativeChunkAllocator("test memory"))) {
             PageAllocation a = memory.allocate(4 * 4096);
             PageAllocation b = memory.allocate(4 * 4096);

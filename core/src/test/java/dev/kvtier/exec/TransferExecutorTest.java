@@ -50,6 +50,32 @@ class TransferExecutorTest {
     }
 
     /**
+     * A capped kind holds exactly the pages of its capacity, also when they are not a whole number of chunks
+     * (2,949 pages in chunks of about a quarter): one page fewer let the store count a segment the pages could
+     * not hold, and every allocation on a full tier failed once first.
+     */
+    @Test
+    void aCappedMemoryHoldsExactlyItsCapacityInPages() throws IOException {
+        long capacity = 2949L * PAGE;
+        Map<StorageKind, Long> budgets = new EnumMap<>(StorageKind.class);
+        budgets.put(StorageKind.DEVICE, capacity);
+        try (TransferExecutor executor = new TransferExecutor(new HostExecutionBackend(directory, 2, "test"), PAGE, budgets,
+                Map.of(StorageKind.DEVICE, capacity), 1L << 20, KvTierConfig.DEFAULT_TRANSFER_TIMEOUT)) {
+            List<PageAllocation> pages = new ArrayList<>();
+            for (int i = 0; i < 2949; i++) {
+                pages.add(executor.allocate(StorageKind.DEVICE, PAGE));
+            }
+            assertEquals(capacity, executor.bytesReserved(StorageKind.DEVICE), "never more than the capacity");
+            PhysicallyFullException full = assertThrows(PhysicallyFullException.class,
+                    () -> executor.allocate(StorageKind.DEVICE, 1));
+            assertEquals(PAGE, full.shortBytes());
+            executor.release(pages.remove(0));
+            pages.add(executor.allocate(StorageKind.DEVICE, PAGE));
+            pages.forEach(executor::release);
+        }
+    }
+
+    /**
      * An engine that cannot take heap memory (a driver needs native addresses) gets heap bytes staged
      * through native buffers on the way in and out, exactly, and never sees a heap segment.
      */
