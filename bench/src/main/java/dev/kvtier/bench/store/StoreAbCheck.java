@@ -18,8 +18,12 @@ import java.util.Locale;
  * blackhole, no call is dead code and no returned object is scalar-replaced (with results only tested, the
  * JIT sometimes eliminated {@code get}'s snapshot allocation and sometimes not, from run to run).
  * Usage: {@code java -Xmx4g -cp benchmarks.jar dev.kvtier.bench.store.StoreAbCheck [policy] [sizes] [pairs] [sliceMs]}.
+ * The policy {@value #NO_POLICY} (not a real policy: its tracker ignores every event and names no candidates)
+ * measures what the store costs without any policy, to tell the store's own share of a gap from the policy's.
  */
 public final class StoreAbCheck {
+    /** The policy argument that measures the store without a policy (see the class comment). */
+    static final String NO_POLICY = "no-policy";
     private static final String[] OPS = {"touch", "get", "demoteThenPromote", "registerThenRemove"};
     private static long sink;
     /** Where every result escapes to (see the class comment). */
@@ -37,7 +41,8 @@ public final class StoreAbCheck {
         for (String size : sizes.split(",")) {
             int n = Integer.parseInt(size.strip());
             StoreWorkload workload = new StoreWorkload(n);
-            TieredStore ours = new TieredStore(workload.budget(), workload.budget(), DemotionPolicy.named(policy));
+            TieredStore ours = new TieredStore(workload.budget(), workload.budget(),
+                    policy.equals(NO_POLICY) ? new NoPolicy() : DemotionPolicy.named(policy));
             SeedPortStore seed = new SeedPortStore(workload.budget(), workload.budget());
             PositionRange positions = PositionRange.of(0, 16);
             for (String key : workload.keys) {
@@ -120,6 +125,47 @@ public final class StoreAbCheck {
                 store.register(new SeedPortStore.Meta(key, 0, 16, StoreWorkload.SEGMENT_BYTES), Tier.GPU);
                 return escape(store.remove(key));
             }
+        }
+    }
+
+    /** A policy whose tracker does nothing: the store's own cost. */
+    private static final class NoPolicy implements DemotionPolicy, DemotionPolicy.Tracker {
+        @Override
+        public String name() {
+            return NO_POLICY;
+        }
+
+        @Override
+        public Tracker newTracker(long gpuBudget, long cpuBudget) {
+            return this;
+        }
+
+        @Override
+        public void registered(Segment segment, Tier tier) {
+        }
+
+        @Override
+        public void used(Segment segment, Tier tier) {
+        }
+
+        @Override
+        public void demoted(Segment segment, Tier from, Tier to) {
+        }
+
+        @Override
+        public void promoted(Segment segment, Tier from, Tier to) {
+        }
+
+        @Override
+        public void rolledBack(Segment segment, Tier from, Tier to) {
+        }
+
+        @Override
+        public void removed(Segment segment, Tier tier) {
+        }
+
+        @Override
+        public void collectCandidates(Tier tier, long needed, java.util.List<String> keys) {
         }
     }
 
