@@ -9,18 +9,15 @@ import java.util.function.Consumer;
  * <p>Why not a {@code LinkedHashMap}: at 10^6 segments every lookup is a chain of cache (and TLB)
  * misses, and a map node between the table and the entry is one more link in that chain on every
  * operation. Here the table holds the entries themselves (open addressing, linear probing, load
- * at most 1/2, backward-shift deletion so no tombstones), and each entry carries its key's hash
- * ({@link PolicyNode#hash}). Why no parallel array of hashes, read alongside the slot so that only
- * the matching entry is dereferenced: at 10^6 segments that array is one more cache and TLB miss
- * on every lookup, while a probe meets another entry before its own in under half the lookups
- * (linear probing at load 1/2: 1.5 probes per hit) and most callers pass the registered String
- * itself, so the first comparison is by identity. Registration order is a doubly linked list
- * through the entries, as in a {@code LinkedHashMap}.
+ * at most 1/2, backward-shift deletion so no tombstones), with each slot's key hash in a parallel
+ * {@code int[]} that is read alongside the slot, so only the matching entry is ever dereferenced.
+ * Registration order is a doubly linked list through the entries, as in a {@code LinkedHashMap}.
  */
 final class EntryTable {
     private static final int INITIAL_CAPACITY = 16;
 
     private SegmentEntry[] slots = new SegmentEntry[INITIAL_CAPACITY];
+    private int[] hashes = new int[INITIAL_CAPACITY];
     private int size;
     private SegmentEntry oldest;
     private SegmentEntry newest;
@@ -29,17 +26,21 @@ final class EntryTable {
      * The entry registered under {@code key}, or null (also for a null key). The one method that
      * may run without the lock, racing a writer (the store's optimistic reads, validated
      * afterwards): it then may answer wrongly, but it never throws and never loops unboundedly. Why
-     * that holds: the array is read once into a local, the home slot is derived from its length
-     * rather than from a separately written field, at most that many slots are probed, and what is
-     * read of an entry (its key and hash) is final.
+     * that holds: the two arrays are read once into locals and must have one length (a writer
+     * growing the table replaces one before the other), the home slot is derived from that length
+     * rather than from a separately written field, and at most that many slots are probed.
      */
     SegmentEntry get(String key) {
         if (key == null) {
             return null;
         }
         SegmentEntry[] slots = this.slots;
+        int[] hashes = this.hashes;
         int length = slots.length;
-        int hash = PolicyNode.hashOf(key);
+        if (hashes.length != length) {
+            return null; // a writer is growing the table; the caller's validation fails
+        }
+        int hash = key.hashCode();
         int mask = length - 1;
         int i = home(hash, length);
         for (int probes = 0; probes < length; probes++, i = (i + 1) & mask) {
@@ -47,7 +48,7 @@ final class EntryTable {
             if (entry == null) {
                 return null;
             }
-            if (entry.key == key || (entry.hash == hash && entry.key.equals(key))) {
+            if (hashes[i] == hash && (entry.key == key || entry.key.equals(key))) {
                 return entry;
             }
         }
@@ -59,14 +60,14 @@ final class EntryTable {
      * free slot where {@link #addAt} puts it. So a registration and a removal probe the table once.
      */
     int slotOf(String key) {
-        int hash = PolicyNode.hashOf(key);
+        int hash = key.hashCode();
         int mask = slots.length - 1;
         for (int i = home(hash, slots.length); ; i = (i + 1) & mask) {
             SegmentEntry entry = slots[i];
             if (entry == null) {
                 return -(i + 1);
             }
-            if (entry.key == key || (entry.hash == hash && entry.key.equals(key))) {
+            if (hashes[i] == hash && (entry.key == key || entry.key.equals(key))) {
                 return i;
             }
         }
@@ -87,11 +88,14 @@ final class EntryTable {
      * answered for its key, with no change to the table since.
      */
     void addAt(int freeSlot, SegmentEntry entry) {
+        int hash = entry.key.hashCode();
         if (2 * (size + 1) > slots.length) {
             grow();
-            place(entry);
+            place(entry, hash);
         } else {
-            slots[-(freeSlot + 1)] = entry;
+            int slot = -(freeSlot + 1);
+            slots[slot] = entry;
+            hashes[slot] = hash;
         }
         size++;
         entry.olderRegistered = newest;
@@ -117,14 +121,16 @@ final class EntryTable {
         // home slot does not lie (cyclically) after the hole, so every lookup still finds them.
         int hole = slot;
         for (int j = (hole + 1) & mask; slots[j] != null; j = (j + 1) & mask) {
-            int home = home(slots[j].hash, slots.length);
+            int home = home(hashes[j], slots.length);
             boolean homeAfterHole = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
             if (!homeAfterHole) {
                 slots[hole] = slots[j];
+                hashes[hole] = hashes[j];
                 hole = j;
             }
         }
         slots[hole] = null;
+        hashes[hole] = 0;
         size--;
         if (entry.olderRegistered == null) {
             oldest = entry.newerRegistered;
@@ -151,34 +157,37 @@ final class EntryTable {
         }
     }
 
-    private void place(SegmentEntry entry) {
+    private void place(SegmentEntry entry, int hash) {
         int mask = slots.length - 1;
-        int i = home(entry.hash, slots.length);
+        int i = home(hash, slots.length);
         while (slots[i] != null) {
             i = (i + 1) & mask;
         }
         slots[i] = entry;
+        hashes[i] = hash;
     }
 
     private void grow() {
         SegmentEntry[] oldSlots = slots;
+        int[] oldHashes = hashes;
         slots = new SegmentEntry[2 * oldSlots.length];
-        for (SegmentEntry entry : oldSlots) {
-            if (entry != null) {
-                place(entry);
+        hashes = new int[2 * oldSlots.length];
+        for (int i = 0; i < oldSlots.length; i++) {
+            if (oldSlots[i] != null) {
+                place(oldSlots[i], oldHashes[i]);
             }
         }
     }
 
     /**
-     * The slot where a key with {@code hash} ({@link PolicyNode#hashOf}) belongs in a table of
-     * {@code length} (a power of two) slots: the hash's top log2(length) bits, which the Fibonacci
-     * multiply in {@code hashOf} scattered. Keys such as {@code "seg-1", "seg-2", ...} have
-     * consecutive String hashes, which masked low bits would place in consecutive slots, building
-     * the long probe runs that linear probing must then walk.
+     * The slot where a key with {@code hash} belongs in a table of {@code length} (a power of two)
+     * slots: Fibonacci hashing (the top log2(length) bits of the hash times 2^32 / golden ratio).
+     * Keys such as {@code "seg-1", "seg-2", ...} have consecutive String hashes, which masked low
+     * bits would place in consecutive slots, building the long probe runs that linear probing must
+     * then walk; the multiply scatters them.
      */
     private static int home(int hash, int length) {
-        return hash >>> Integer.numberOfLeadingZeros(length - 1);
+        return (hash * 0x9E3779B9) >>> Integer.numberOfLeadingZeros(length - 1);
     }
 
     @Override

@@ -13,7 +13,7 @@ package dev.kvtier.store;
 abstract class PolicyNode {
     final String key;
     final long sizeBytes;
-    /** {@link #hashOf} the key: for the store's table (EntryTable) and the frequency sketches. */
+    /** The key's hash, spread, for frequency sketches. */
     final int hash;
     PolicyNode previous;
     PolicyNode next;
@@ -27,19 +27,8 @@ abstract class PolicyNode {
     PolicyNode(String key, long sizeBytes) {
         this.key = key;
         this.sizeBytes = sizeBytes;
-        this.hash = hashOf(key);
-    }
-
-    /**
-     * {@link #hash} of a segment with {@code key}: its String hash times 2^32 / golden ratio
-     * (Fibonacci hashing, so consecutive String hashes such as those of {@code "seg-1", "seg-2"}
-     * scatter in the high bits, which the store's table uses), the high half folded into the low
-     * one for the frequency sketches. A bijection of the String hash, so equal hashes mean equal
-     * String hashes.
-     */
-    static int hashOf(String key) {
         int h = key.hashCode() * 0x9E3779B9;
-        return h ^ (h >>> 16);
+        this.hash = h ^ (h >>> 16);
     }
 
     /** The node of {@code segment}: the store's entry itself (only the store calls a tracker). */
