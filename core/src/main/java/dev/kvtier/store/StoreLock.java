@@ -9,7 +9,9 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * The {@link TieredStore}'s lock: exclusive for changes, with optimistic reads validated against a
  * version (a sequence lock, the protocol of {@link java.util.concurrent.locks.StampedLock}'s write
- * mode and optimistic reads). Not reentrant. Thread-safe.
+ * mode and optimistic reads). Not reentrant: a thread that asks
+ * again for the lock it holds gets an {@link IllegalStateException} rather than waiting forever.
+ * Thread-safe.
  *
  * <p>Why not {@code StampedLock} or {@code synchronized}: both release with a volatile write or a
  * compare-and-set, a second atomic instruction per change (on x86 a full fence each: measured here
@@ -48,6 +50,12 @@ final class StoreLock {
     private long version;
     /** Where contended writers queue, so only one of them polls {@link #version}. */
     private final ReentrantLock waiters = new ReentrantLock();
+    /**
+     * {@link Thread#threadId()} of the holder, 0 when free; written only by the holder, read by a
+     * writer that finds the lock held to tell re-entry (its own id: it holds the lock) from waiting
+     * (any other value). A long, not the Thread, so that writing it costs no GC write barrier.
+     */
+    private long holder;
 
     /**
      * Takes the lock exclusively, waiting as long as needed.
@@ -58,12 +66,21 @@ final class StoreLock {
         long v = (long) VERSION.getOpaque(this);
         if ((v & 1) == 0 && VERSION.compareAndSet(this, v, v + 1)) {
             VarHandle.storeStoreFence(); // the odd version is seen before anything the change writes
+            holder = Thread.currentThread().threadId();
             return v + 1;
         }
         return lockContended();
     }
 
     private long lockContended() {
+        long self = Thread.currentThread().threadId();
+        if (holder == self) {
+            // Only this thread writes its own id here, and it clears it before releasing: it holds
+            // the lock. Waiting would never end (the lock is not reentrant).
+            throw new IllegalStateException("the store was called again from inside one of its own calls (from its"
+                    + " demotion policy's tracker?) on thread " + Thread.currentThread().getName()
+                    + ": not supported; the store's lock is not reentrant");
+        }
         boolean interrupted = false;
         waiters.lock();
         try {
@@ -71,6 +88,7 @@ final class StoreLock {
                 long v = (long) VERSION.getOpaque(this);
                 if ((v & 1) == 0 && VERSION.compareAndSet(this, v, v + 1)) {
                     VarHandle.storeStoreFence();
+                    holder = self;
                     return v + 1;
                 }
                 if (attempt == 0) {
@@ -96,6 +114,7 @@ final class StoreLock {
 
     /** Releases the lock taken with {@code stamp}, publishing everything written under it. */
     void unlock(long stamp) {
+        holder = 0;
         VERSION.setRelease(this, stamp + 1);
     }
 

@@ -3,6 +3,7 @@ package dev.kvtier.store;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
@@ -109,6 +110,70 @@ class StoreLockTest {
         lock.unlock(held);
         writer.join();
         assertEquals(Boolean.TRUE, interruptedAfter.get(), "the interrupt must survive the wait");
+    }
+
+    @Test
+    void aThreadThatAsksAgainForTheLockItHoldsIsToldInsteadOfWaitingForever() {
+        StoreLock lock = new StoreLock();
+        long stamp = lock.lock();
+        IllegalStateException e = assertThrows(IllegalStateException.class, lock::lock);
+        assertTrue(e.getMessage().contains("not reentrant"), e.getMessage());
+        lock.unlock(stamp);
+        lock.unlock(lock.lock()); // still usable, and free again
+        assertNotEquals(0L, lock.tryOptimisticRead());
+    }
+
+    @Test
+    void aTrackerThatCallsBackIntoItsStoreGetsAClearErrorAndTheStoreStaysUsable() {
+        AtomicReference<TieredStore> storeRef = new AtomicReference<>();
+        DemotionPolicy callsBack = new DemotionPolicy() {
+            @Override
+            public String name() {
+                return "calls-back";
+            }
+
+            @Override
+            public Tracker newTracker(long gpuBudget, long cpuBudget) {
+                return new Tracker() {
+                    @Override
+                    public void registered(Segment segment, Tier tier) {
+                        storeRef.get().get(segment.key()); // re-enters the store from inside register
+                    }
+
+                    @Override
+                    public void used(Segment segment, Tier tier) {
+                    }
+
+                    @Override
+                    public void demoted(Segment segment, Tier from, Tier to) {
+                    }
+
+                    @Override
+                    public void promoted(Segment segment, Tier from, Tier to) {
+                    }
+
+                    @Override
+                    public void rolledBack(Segment segment, Tier from, Tier to) {
+                    }
+
+                    @Override
+                    public void removed(Segment segment, Tier tier) {
+                    }
+
+                    @Override
+                    public void collectCandidates(Tier tier, long needed, java.util.List<String> keys) {
+                    }
+                };
+            }
+        };
+        TieredStore store = new TieredStore(1_000, 1_000, callsBack);
+        storeRef.set(store);
+        IllegalStateException e = assertThrows(IllegalStateException.class,
+                () -> store.register(SegmentMeta.of("a", PositionRange.of(0, 1), 10), Tier.GPU));
+        assertTrue(e.getMessage().contains("calls-back") && e.getCause().getMessage().contains("not reentrant"),
+                e.toString());
+        assertEquals(0, store.numSegments(), "the refused registration left nothing behind");
+        assertEquals(0, store.gpuUsed());
     }
 
     private static void awaitQuietly(CountDownLatch latch) {
