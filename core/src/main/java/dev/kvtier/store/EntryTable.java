@@ -4,7 +4,7 @@ import java.util.function.Consumer;
 
 /**
  * The store's key to {@link SegmentEntry} map, remembering registration order. Not thread-safe:
- * used under the store's lock.
+ * written under the store's lock; {@link #get} alone may also race a writer (see there).
  *
  * <p>Why not a {@code LinkedHashMap}: at 10^6 segments every lookup is a chain of cache (and TLB)
  * misses, and a map node between the table and the entry is one more link in that chain on every
@@ -18,20 +18,32 @@ final class EntryTable {
 
     private SegmentEntry[] slots = new SegmentEntry[INITIAL_CAPACITY];
     private int[] hashes = new int[INITIAL_CAPACITY];
-    /** {@code 32 - log2(capacity)}: a slot index is the top bits of the scrambled hash. */
-    private int shift = 32 - Integer.numberOfTrailingZeros(INITIAL_CAPACITY);
     private int size;
     private SegmentEntry oldest;
     private SegmentEntry newest;
 
-    /** The entry registered under {@code key}, or null (also for a null key). */
+    /**
+     * The entry registered under {@code key}, or null (also for a null key). The one method that
+     * may run without the lock, racing a writer (the store's optimistic reads, validated
+     * afterwards): it then may answer wrongly, but it never throws and never loops unboundedly. Why
+     * that holds: the two arrays are read once into locals and must have one length (a writer
+     * growing the table replaces one before the other), the home slot is derived from that length
+     * rather than from a separately written field, and at most that many slots are probed.
+     */
     SegmentEntry get(String key) {
         if (key == null) {
             return null;
         }
+        SegmentEntry[] slots = this.slots;
+        int[] hashes = this.hashes;
+        int length = slots.length;
+        if (hashes.length != length) {
+            return null; // a writer is growing the table; the caller's validation fails
+        }
         int hash = key.hashCode();
-        int mask = slots.length - 1;
-        for (int i = home(hash); ; i = (i + 1) & mask) {
+        int mask = length - 1;
+        int i = home(hash, length);
+        for (int probes = 0; probes < length; probes++, i = (i + 1) & mask) {
             SegmentEntry entry = slots[i];
             if (entry == null) {
                 return null;
@@ -40,14 +52,51 @@ final class EntryTable {
                 return entry;
             }
         }
+        return null;
+    }
+
+    /**
+     * Where {@code key} is: its slot ({@code >= 0}) if registered, else {@code -(slot + 1)} for the
+     * free slot where {@link #addAt} puts it. So a registration and a removal probe the table once.
+     */
+    int slotOf(String key) {
+        int hash = key.hashCode();
+        int mask = slots.length - 1;
+        for (int i = home(hash, slots.length); ; i = (i + 1) & mask) {
+            SegmentEntry entry = slots[i];
+            if (entry == null) {
+                return -(i + 1);
+            }
+            if (hashes[i] == hash && (entry.key == key || entry.key.equals(key))) {
+                return i;
+            }
+        }
+    }
+
+    /** The entry in {@code slot}, a slot {@link #slotOf} just found. */
+    SegmentEntry at(int slot) {
+        return slots[slot];
     }
 
     /** Adds {@code entry}, whose key is not in the table, as the newest registration. */
     void add(SegmentEntry entry) {
+        addAt(slotOf(entry.key), entry);
+    }
+
+    /**
+     * Adds {@code entry} as the newest registration; {@code freeSlot} is what {@link #slotOf}
+     * answered for its key, with no change to the table since.
+     */
+    void addAt(int freeSlot, SegmentEntry entry) {
+        int hash = entry.key.hashCode();
         if (2 * (size + 1) > slots.length) {
             grow();
+            place(entry, hash);
+        } else {
+            int slot = -(freeSlot + 1);
+            slots[slot] = entry;
+            hashes[slot] = hash;
         }
-        place(entry, entry.key.hashCode());
         size++;
         entry.olderRegistered = newest;
         entry.newerRegistered = null;
@@ -61,16 +110,18 @@ final class EntryTable {
 
     /** Removes {@code entry}, which is in the table. */
     void remove(SegmentEntry entry) {
+        removeAt(slotOf(entry.key));
+    }
+
+    /** Removes the entry in {@code slot}, a slot {@link #slotOf} found, with no change to the table since. */
+    void removeAt(int slot) {
+        SegmentEntry entry = slots[slot];
         int mask = slots.length - 1;
-        int i = home(entry.key.hashCode());
-        while (slots[i] != entry) {
-            i = (i + 1) & mask;
-        }
         // Backward-shift deletion: move later members of the probe run into the hole when their
         // home slot does not lie (cyclically) after the hole, so every lookup still finds them.
-        int hole = i;
+        int hole = slot;
         for (int j = (hole + 1) & mask; slots[j] != null; j = (j + 1) & mask) {
-            int home = home(hashes[j]);
+            int home = home(hashes[j], slots.length);
             boolean homeAfterHole = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
             if (!homeAfterHole) {
                 slots[hole] = slots[j];
@@ -108,7 +159,7 @@ final class EntryTable {
 
     private void place(SegmentEntry entry, int hash) {
         int mask = slots.length - 1;
-        int i = home(hash);
+        int i = home(hash, slots.length);
         while (slots[i] != null) {
             i = (i + 1) & mask;
         }
@@ -121,7 +172,6 @@ final class EntryTable {
         int[] oldHashes = hashes;
         slots = new SegmentEntry[2 * oldSlots.length];
         hashes = new int[2 * oldSlots.length];
-        shift--;
         for (int i = 0; i < oldSlots.length; i++) {
             if (oldSlots[i] != null) {
                 place(oldSlots[i], oldHashes[i]);
@@ -130,13 +180,14 @@ final class EntryTable {
     }
 
     /**
-     * The slot where a key with {@code hash} belongs: Fibonacci hashing (the top bits of the hash
-     * times 2^32 / golden ratio). Keys such as {@code "seg-1", "seg-2", ...} have consecutive
-     * String hashes, which masked low bits would place in consecutive slots, building the long
-     * probe runs that linear probing must then walk; the multiply scatters them.
+     * The slot where a key with {@code hash} belongs in a table of {@code length} (a power of two)
+     * slots: Fibonacci hashing (the top log2(length) bits of the hash times 2^32 / golden ratio).
+     * Keys such as {@code "seg-1", "seg-2", ...} have consecutive String hashes, which masked low
+     * bits would place in consecutive slots, building the long probe runs that linear probing must
+     * then walk; the multiply scatters them.
      */
-    private int home(int hash) {
-        return (hash * 0x9E3779B9) >>> shift;
+    private static int home(int hash, int length) {
+        return (hash * 0x9E3779B9) >>> Integer.numberOfLeadingZeros(length - 1);
     }
 
     @Override

@@ -1,7 +1,9 @@
 package dev.kvtier.store;
 
 /**
- * The store's mutable record of one registered segment; guarded by the store's lock. The tracker
+ * The store's mutable record of one registered segment; written only under the store's lock, and
+ * read either under it or by the store's optimistic reads, which discard what they read if a change
+ * ran meanwhile (so a torn or stale read is never used). The tracker
  * is told of every change of its usage ({@link #accessCount}, {@link #lastUse}) or tier after
  * the change; the record fields belong to the built-in order index of each tier.
  *

@@ -14,12 +14,20 @@ import java.util.Locale;
  * and of {@link TieredStore} alternate (A B A B ...), so both see the same load; each pair gives a ratio
  * (seed ns/op over ours: above 1 means ours is faster) and the median over the pairs is printed with the
  * median ns/op of each. Same workload as the JMH pair ({@link StoreWorkload}). Not a substitute for JMH on a
- * quiet machine (no forks, no JMH blackhole; results are folded into a checksum so no call is dead code).
+ * quiet machine (no forks, no JMH blackhole): every result is stored in a static field, so, as under JMH's
+ * blackhole, no call is dead code and no returned object is scalar-replaced (with results only tested, the
+ * JIT sometimes eliminated {@code get}'s snapshot allocation and sometimes not, from run to run).
  * Usage: {@code java -Xmx4g -cp benchmarks.jar dev.kvtier.bench.store.StoreAbCheck [policy] [sizes] [pairs] [sliceMs]}.
+ * The policy {@value #NO_POLICY} (not a real policy: its tracker ignores every event and names no candidates)
+ * measures what the store costs without any policy, to tell the store's own share of a gap from the policy's.
  */
 public final class StoreAbCheck {
+    /** The policy argument that measures the store without a policy (see the class comment). */
+    static final String NO_POLICY = "no-policy";
     private static final String[] OPS = {"touch", "get", "demoteThenPromote", "registerThenRemove"};
     private static long sink;
+    /** Where every result escapes to (see the class comment). */
+    private static Object escaped;
 
     private StoreAbCheck() {
     }
@@ -33,7 +41,8 @@ public final class StoreAbCheck {
         for (String size : sizes.split(",")) {
             int n = Integer.parseInt(size.strip());
             StoreWorkload workload = new StoreWorkload(n);
-            TieredStore ours = new TieredStore(workload.budget(), workload.budget(), DemotionPolicy.named(policy));
+            TieredStore ours = new TieredStore(workload.budget(), workload.budget(),
+                    policy.equals(NO_POLICY) ? new NoPolicy() : DemotionPolicy.named(policy));
             SeedPortStore seed = new SeedPortStore(workload.budget(), workload.budget());
             PositionRange positions = PositionRange.of(0, 16);
             for (String key : workload.keys) {
@@ -88,15 +97,15 @@ public final class StoreAbCheck {
             case 0:
                 return store.touch(w.nextKey()) ? 1 : 0;
             case 1:
-                return store.get(w.nextKey()).isPresent() ? 1 : 0;
+                return escape(store.get(w.nextKey()));
             case 2: {
                 String key = w.nextKey();
-                return (store.demote(key, Tier.CPU).isPresent() ? 1 : 0) + (store.promote(key, Tier.GPU).isPresent() ? 1 : 0);
+                return escape(store.demote(key, Tier.CPU)) + escape(store.promote(key, Tier.GPU));
             }
             default: {
                 SegmentMeta meta = spares[w.nextSpare()];
                 store.register(meta, Tier.GPU);
-                return store.remove(meta.key()).isPresent() ? 1 : 0;
+                return escape(store.remove(meta.key()));
             }
         }
     }
@@ -106,17 +115,64 @@ public final class StoreAbCheck {
             case 0:
                 return store.touch(w.nextKey()) ? 1 : 0;
             case 1:
-                return store.get(w.nextKey()) != null ? 1 : 0;
+                return escape(store.get(w.nextKey()));
             case 2: {
                 String key = w.nextKey();
-                return (store.demote(key, Tier.CPU) != null ? 1 : 0) + (store.promote(key, Tier.GPU) != null ? 1 : 0);
+                return escape(store.demote(key, Tier.CPU)) + escape(store.promote(key, Tier.GPU));
             }
             default: {
                 String key = w.spareKeys[w.nextSpare()];
                 store.register(new SeedPortStore.Meta(key, 0, 16, StoreWorkload.SEGMENT_BYTES), Tier.GPU);
-                return store.remove(key) != null ? 1 : 0;
+                return escape(store.remove(key));
             }
         }
+    }
+
+    /** A policy whose tracker does nothing: the store's own cost. */
+    private static final class NoPolicy implements DemotionPolicy, DemotionPolicy.Tracker {
+        @Override
+        public String name() {
+            return NO_POLICY;
+        }
+
+        @Override
+        public Tracker newTracker(long gpuBudget, long cpuBudget) {
+            return this;
+        }
+
+        @Override
+        public void registered(Segment segment, Tier tier) {
+        }
+
+        @Override
+        public void used(Segment segment, Tier tier) {
+        }
+
+        @Override
+        public void demoted(Segment segment, Tier from, Tier to) {
+        }
+
+        @Override
+        public void promoted(Segment segment, Tier from, Tier to) {
+        }
+
+        @Override
+        public void rolledBack(Segment segment, Tier from, Tier to) {
+        }
+
+        @Override
+        public void removed(Segment segment, Tier tier) {
+        }
+
+        @Override
+        public void collectCandidates(Tier tier, long needed, java.util.List<String> keys) {
+        }
+    }
+
+    /** Lets {@code result} escape; 1 if it is a present answer (non-null, or a non-empty Optional). */
+    private static int escape(Object result) {
+        escaped = result;
+        return result == null || result == java.util.Optional.empty() ? 0 : 1;
     }
 
     private static double median(double[] values) {

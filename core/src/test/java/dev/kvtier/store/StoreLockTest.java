@@ -1,0 +1,186 @@
+package dev.kvtier.store;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The store's sequence lock: exclusion, optimistic reads that notice changes, interrupts kept. */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class StoreLockTest {
+
+    /** Two fields written in two steps under the lock; a reader that sees them differ saw a change half done. */
+    private static final class Pair {
+        long a;
+        long b;
+    }
+
+    @Test
+    void changesExcludeEachOtherAndOptimisticReadsNeverKeepAHalfDoneChange() throws InterruptedException {
+        StoreLock lock = new StoreLock();
+        Pair pair = new Pair();
+        int writers = 4;
+        int changesPerWriter = 200_000;
+        AtomicReference<String> failure = new AtomicReference<>();
+        CountDownLatch start = new CountDownLatch(1);
+        List<Thread> threads = new ArrayList<>();
+        for (int w = 0; w < writers; w++) {
+            threads.add(Thread.ofPlatform().start(() -> {
+                awaitQuietly(start);
+                for (int i = 0; i < changesPerWriter; i++) {
+                    long stamp = lock.lock();
+                    try {
+                        // Not atomic: a second writer inside at the same time loses increments.
+                        pair.a = pair.a + 1;
+                        Thread.onSpinWait();
+                        pair.b = pair.b + 1;
+                    } finally {
+                        lock.unlock(stamp);
+                    }
+                }
+            }));
+        }
+        Thread reader = Thread.ofPlatform().start(() -> {
+            awaitQuietly(start);
+            int validated = 0;
+            while (validated < 100_000) {
+                long stamp = lock.tryOptimisticRead();
+                long a = pair.a;
+                long b = pair.b;
+                if (lock.validate(stamp)) {
+                    validated++;
+                    if (a != b) {
+                        failure.compareAndSet(null, "validated a half-done change: a=" + a + ", b=" + b);
+                        return;
+                    }
+                }
+            }
+        });
+        start.countDown();
+        for (Thread t : threads) {
+            t.join();
+        }
+        reader.join();
+        assertEquals(null, failure.get());
+        assertEquals((long) writers * changesPerWriter, pair.a, "increments lost: two writers held the lock at once");
+        assertEquals(pair.a, pair.b);
+    }
+
+    @Test
+    void anOptimisticReadFailsOnceAChangeStartedOrHappened() {
+        StoreLock lock = new StoreLock();
+        long before = lock.tryOptimisticRead();
+        assertNotEquals(0L, before, "a free lock gives a stamp even before the first change");
+        assertTrue(lock.validate(before));
+        long stamp = lock.lock();
+        assertEquals(0L, lock.tryOptimisticRead(), "no optimistic read while a change holds the lock");
+        assertFalse(lock.validate(before), "a change has started");
+        assertFalse(lock.validate(0L));
+        lock.unlock(stamp);
+        assertFalse(lock.validate(before), "a change happened since the stamp");
+        long after = lock.tryOptimisticRead();
+        assertNotEquals(0L, after);
+        assertTrue(lock.validate(after));
+    }
+
+    @Test
+    void aWriterWaitingForTheLockKeepsItsInterruptAndStillGetsTheLock() throws InterruptedException {
+        StoreLock lock = new StoreLock();
+        long held = lock.lock();
+        AtomicReference<Boolean> interruptedAfter = new AtomicReference<>();
+        CountDownLatch waiting = new CountDownLatch(1);
+        Thread writer = Thread.ofPlatform().start(() -> {
+            waiting.countDown();
+            long stamp = lock.lock(); // waits: parks between polls, woken early by the interrupt
+            lock.unlock(stamp);
+            interruptedAfter.set(Thread.currentThread().isInterrupted());
+        });
+        waiting.await();
+        writer.interrupt();
+        Thread.sleep(5); // let it go round its wait loop with the flag set (not a timing assertion)
+        lock.unlock(held);
+        writer.join();
+        assertEquals(Boolean.TRUE, interruptedAfter.get(), "the interrupt must survive the wait");
+    }
+
+    @Test
+    void aThreadThatAsksAgainForTheLockItHoldsIsToldInsteadOfWaitingForever() {
+        StoreLock lock = new StoreLock();
+        long stamp = lock.lock();
+        IllegalStateException e = assertThrows(IllegalStateException.class, lock::lock);
+        assertTrue(e.getMessage().contains("not reentrant"), e.getMessage());
+        lock.unlock(stamp);
+        lock.unlock(lock.lock()); // still usable, and free again
+        assertNotEquals(0L, lock.tryOptimisticRead());
+    }
+
+    @Test
+    void aTrackerThatCallsBackIntoItsStoreGetsAClearErrorAndTheStoreStaysUsable() {
+        AtomicReference<TieredStore> storeRef = new AtomicReference<>();
+        DemotionPolicy callsBack = new DemotionPolicy() {
+            @Override
+            public String name() {
+                return "calls-back";
+            }
+
+            @Override
+            public Tracker newTracker(long gpuBudget, long cpuBudget) {
+                return new Tracker() {
+                    @Override
+                    public void registered(Segment segment, Tier tier) {
+                        storeRef.get().get(segment.key()); // re-enters the store from inside register
+                    }
+
+                    @Override
+                    public void used(Segment segment, Tier tier) {
+                    }
+
+                    @Override
+                    public void demoted(Segment segment, Tier from, Tier to) {
+                    }
+
+                    @Override
+                    public void promoted(Segment segment, Tier from, Tier to) {
+                    }
+
+                    @Override
+                    public void rolledBack(Segment segment, Tier from, Tier to) {
+                    }
+
+                    @Override
+                    public void removed(Segment segment, Tier tier) {
+                    }
+
+                    @Override
+                    public void collectCandidates(Tier tier, long needed, java.util.List<String> keys) {
+                    }
+                };
+            }
+        };
+        TieredStore store = new TieredStore(1_000, 1_000, callsBack);
+        storeRef.set(store);
+        IllegalStateException e = assertThrows(IllegalStateException.class,
+                () -> store.register(SegmentMeta.of("a", PositionRange.of(0, 1), 10), Tier.GPU));
+        assertTrue(e.getMessage().contains("calls-back") && e.getCause().getMessage().contains("not reentrant"),
+                e.toString());
+        assertEquals(0, store.numSegments(), "the refused registration left nothing behind");
+        assertEquals(0, store.gpuUsed());
+    }
+
+    private static void awaitQuietly(CountDownLatch latch) {
+        try {
+            latch.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
