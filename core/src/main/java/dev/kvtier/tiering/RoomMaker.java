@@ -234,6 +234,11 @@ final class RoomMaker {
                         if (move == null) {
                             skipped += victim.sizeBytes;
                             if (victim.liveChildren() > 0) {
+                                if (victim.live && victim.holdsChildFasterThan(slowerThan(tier))) {
+                                    // Held here by a child until that child leaves (see releaseParent): the policy
+                                    // names others meanwhile, or every later round reads and refuses it again.
+                                    store.hold(candidate);
+                                }
                                 waitingForChildren.add(candidate);
                             }
                             continue;
@@ -401,6 +406,28 @@ final class RoomMaker {
             throw undo(segment, transfer, move.destination(), e);
         }
         mover.commit(move);
+        if (transfer.to().isFasterThan(transfer.from())) {
+            return;
+        }
+        releaseParent(segment, transfer.from());
+    }
+
+    /**
+     * A block left {@code tier}: when that was its parent's last child there or faster, the parent may leave too
+     * ({@link TieredStore#release}, ending a {@link TieredStore#hold} from an earlier refusal). Reads the parent's
+     * counts without its lock: a release that comes too early only gets the parent named, refused and held again,
+     * and the policy names held segments when nothing else is left.
+     */
+    void releaseParent(Segment block, Tier tier) {
+        Segment parent = block.parent;
+        if (parent != null && !parent.holdsChildFasterThan(slowerThan(tier))) {
+            store.release(parent.key);
+        }
+    }
+
+    /** The next slower tier (DISK for DISK): a block held by children on {@code tier} or faster cannot go there. */
+    static Tier slowerThan(Tier tier) {
+        return tier == Tier.GPU ? Tier.CPU : Tier.DISK;
     }
 
     /**
@@ -416,6 +443,7 @@ final class RoomMaker {
             Mover.Move move = moves.get(i);
             if (failures[i] == null) {
                 mover.commit(move);
+                releaseParent(move.segment(), tier);
                 continue;
             }
             Segment victim = move.segment();
