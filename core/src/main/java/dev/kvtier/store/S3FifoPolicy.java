@@ -1,6 +1,5 @@
 package dev.kvtier.store;
 
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -310,7 +309,7 @@ final class S3FifoPolicy implements DemotionPolicy {
             long stillNeeded = needed;
             int tailMovesLeft = MOVES_PER_CANDIDATE;
             // Held segments keep their place but are passed; named last, only when the others do not add up.
-            List<PolicyNode> heldSkipped = null;
+            boolean heldPassed = false;
             for (PolicyNode node = q.tails.head; node != null && stillNeeded > 0; ) {
                 PolicyNode next = node.next;
                 if (node.uses > 0 && tailMovesLeft-- > 0) { // a tail after all: keep it, in main
@@ -320,7 +319,7 @@ final class S3FifoPolicy implements DemotionPolicy {
                         inMain = node;
                     }
                 } else if (node.held) {
-                    heldSkipped = skip(heldSkipped, node);
+                    heldPassed = true;
                 } else {
                     keys.add(node.key);
                     stillNeeded -= node.sizeBytes;
@@ -342,7 +341,7 @@ final class S3FifoPolicy implements DemotionPolicy {
                                 inMain = node;
                             }
                         } else if (node.held) {
-                            heldSkipped = skip(heldSkipped, node);
+                            heldPassed = true;
                         } else {
                             victim = node;
                             break;
@@ -359,7 +358,7 @@ final class S3FifoPolicy implements DemotionPolicy {
                             inMain = node;
                         }
                     } else if (node.held) {
-                        heldSkipped = skip(heldSkipped, node);
+                        heldPassed = true;
                     } else {
                         victim = node;
                     }
@@ -369,16 +368,16 @@ final class S3FifoPolicy implements DemotionPolicy {
                     stillNeeded -= victim.sizeBytes;
                 }
             }
-            for (int i = 0; heldSkipped != null && i < heldSkipped.size() && stillNeeded > 0; i++) {
-                keys.add(heldSkipped.get(i).key);
-                stillNeeded -= heldSkipped.get(i).sizeBytes;
+            if (heldPassed && stillNeeded > 0) {
+                for (PolicyNode.Queue queue : new PolicyNode.Queue[] {q.tails, small, main}) {
+                    for (PolicyNode node = queue.head; node != null && stillNeeded > 0; node = node.next) {
+                        if (node.held) {
+                            keys.add(node.key);
+                            stillNeeded -= node.sizeBytes;
+                        }
+                    }
+                }
             }
-        }
-
-        private static List<PolicyNode> skip(List<PolicyNode> skipped, PolicyNode node) {
-            List<PolicyNode> list = skipped == null ? new ArrayList<>() : skipped;
-            list.add(node);
-            return list;
         }
 
         @Override
