@@ -30,6 +30,11 @@ import java.util.List;
  * matched by position alone, so walks at the same depth may continue each other's segments, which
  * changes nothing while both walks go on.
  *
+ * <p>A run of a chain may also be registered tail first (the prefix layer stores a run so): a registration ending
+ * where the registration just before it starts is continued by it. A segment {@linkplain Tracker#held held} on its
+ * tier (a prefix block whose children are there) keeps its place in its queue but is passed over, and named only
+ * when the tier's other segments do not add up to what is asked; arriving on a tier ends a hold.
+ *
  * <p>Arriving by promotion, demotion or rollback counts as arriving (the queue a segment had on
  * another tier is not remembered). Queries reorganise the queues as an eviction pass would (moves
  * to main, counter decrements) but name segments without removing them; answers are a function of

