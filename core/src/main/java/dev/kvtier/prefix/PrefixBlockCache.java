@@ -185,7 +185,8 @@ public final class PrefixBlockCache {
      * @return how many blocks were new
      * @throws IllegalArgumentException naming the argument if one is null or {@code bytes} has the wrong size,
      *                                  or a hash is cached already as the child of another block
-     * @throws dev.kvtier.TransferFailedException if a copy failed (the blocks before it are stored)
+     * @throws dev.kvtier.TransferFailedException if a copy failed (blocks before it may be stored, a run of new blocks
+     *                                            together being stored whole or not at all; it and those after it are not)
      */
     public int storeBlocks(BlockHash parentHash, List<BlockHash> hashes, MemorySegment bytes, Tier tier) {
         requireNonNull(parentHash, "parentHash (BlockHash.ROOT or a namespace root for a chain's first block)");
