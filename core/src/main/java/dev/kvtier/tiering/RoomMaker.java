@@ -199,7 +199,9 @@ final class RoomMaker {
      * @param victims where to count the victims booked (null: not counted)
      */
     private boolean demote(Tier tier, long needed, String excludeKey, Failed failed, long free, int[] victims) {
-        Set<String> tried = new HashSet<>();
+        // Built for a second round only: a first round's candidates are all fresh (the policy names each once), and
+        // most calls need one round.
+        Set<String> tried = null;
         // Prefix blocks refused while a child of theirs was still here: once this call has moved victims (their
         // children among them, a chain's tail first), they are asked again, so one call peels a chain layer by
         // layer instead of backing off between layers.
@@ -217,10 +219,12 @@ final class RoomMaker {
             boolean fresh = false;
             List<Segment> locked = new ArrayList<>();
             List<Mover.Move> booked = new ArrayList<>();
+            int iterated = 0;
             try {
                 try {
-                    for (String candidate : candidates) {
-                        if (!tried.add(candidate)) {
+                    while (iterated < candidates.size()) {
+                        String candidate = candidates.get(iterated++);
+                        if (tried != null && !tried.add(candidate)) {
                             continue;
                         }
                         fresh = true;
@@ -266,6 +270,7 @@ final class RoomMaker {
                 long notMoved = moveAll(booked, tier, failed);
                 skipped += notMoved;
                 if (!waitingForChildren.isEmpty() && notMoved < bytesOf(booked)) {
+                    tried = tried != null ? tried : new HashSet<>(candidates.subList(0, iterated));
                     tried.removeAll(waitingForChildren);
                     waitingForChildren.clear();
                     fresh = true;
@@ -281,6 +286,9 @@ final class RoomMaker {
             }
             if (!fresh) {
                 return false;
+            }
+            if (tried == null) {
+                tried = new HashSet<>(candidates.subList(0, iterated));
             }
         }
     }
