@@ -8,6 +8,7 @@ import dev.kvtier.tiering.TieringEngine;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
@@ -184,7 +185,8 @@ public final class PrefixBlockCache {
      * @return how many blocks were new
      * @throws IllegalArgumentException naming the argument if one is null or {@code bytes} has the wrong size,
      *                                  or a hash is cached already as the child of another block
-     * @throws dev.kvtier.TransferFailedException if a copy failed (the blocks before it are stored)
+     * @throws dev.kvtier.TransferFailedException if a copy failed (blocks before it may be stored, a run of new blocks
+     *                                            together being stored whole or not at all; it and those after it are not)
      */
     public int storeBlocks(BlockHash parentHash, List<BlockHash> hashes, MemorySegment bytes, Tier tier) {
         requireNonNull(parentHash, "parentHash (BlockHash.ROOT or a namespace root for a chain's first block)");
@@ -196,7 +198,7 @@ public final class PrefixBlockCache {
             throw new IllegalArgumentException("bytes must hold " + hashes.size() + " blocks of " + layout.bytesPerBlock()
                     + " bytes = " + expected + " bytes, was " + bytes.byteSize());
         }
-        return entered(() -> engine.storeChain(keyOf(parentHash), keys, layout.tokensPerBlock(), bytes,
+        return entered(() -> engine.storeChain(RECENT_KEYS.get().keyOf(parentHash), keys, layout.tokensPerBlock(), bytes,
                 layout.bytesPerBlock(), tier));
     }
 
@@ -211,7 +213,7 @@ public final class PrefixBlockCache {
         requireNonNull(hash, "hash");
         requireNonNull(dst, "dst");
         entered(() -> {
-            engine.read(keyOf(hash), dst);
+            engine.read(RECENT_KEYS.get().keyOf(hash), dst);
             return null;
         });
     }
@@ -233,15 +235,44 @@ public final class PrefixBlockCache {
 
     private static List<String> keys(List<BlockHash> hashes) {
         requireNonNull(hashes, "hashes");
-        List<String> keys = new ArrayList<>(hashes.size());
-        for (int i = 0; i < hashes.size(); i++) {
+        RecentKeys recent = RECENT_KEYS.get();
+        String[] keys = new String[hashes.size()];
+        for (int i = 0; i < keys.length; i++) {
             BlockHash hash = hashes.get(i);
             if (hash == null) {
                 throw new IllegalArgumentException("hashes[" + i + "] must not be null");
             }
-            keys.add(keyOf(hash));
+            keys[i] = recent.keyOf(hash);
         }
-        return keys;
+        return Arrays.asList(keys);
+    }
+
+    /**
+     * Per thread, the keys of the blocks it named last: a runtime names a request's blocks to look them up, again
+     * to restore them and again to store the rest, and building a key costs more than finding it here.
+     */
+    private static final ThreadLocal<RecentKeys> RECENT_KEYS = ThreadLocal.withInitial(RecentKeys::new);
+
+    /** A direct-mapped memo of {@link #keyOf}: one hash and its key per slot. One thread's; bounded. */
+    private static final class RecentKeys {
+        private static final int SLOTS = 256;
+        private final long[] high = new long[SLOTS];
+        private final long[] low = new long[SLOTS];
+        private final String[] keys = new String[SLOTS];
+
+        String keyOf(BlockHash hash) {
+            long mixed = (hash.high() ^ hash.low()) * 0x9E3779B97F4A7C15L;
+            int slot = (int) (mixed >>> 56) & (SLOTS - 1);
+            String key = keys[slot];
+            if (key != null && high[slot] == hash.high() && low[slot] == hash.low()) {
+                return key;
+            }
+            key = PrefixBlockCache.keyOf(hash);
+            high[slot] = hash.high();
+            low[slot] = hash.low();
+            keys[slot] = key;
+            return key;
+        }
     }
 
     private static List<ResidentBlock> blocks(List<BlockHash> hashes, List<ResidentSegment> segments) {

@@ -113,6 +113,20 @@ public interface DemotionPolicy {
         void removed(Segment segment, Tier tier);
 
         /**
+         * {@code segment}, named as a candidate on {@code tier}, cannot leave it until {@link #released} (a prefix
+         * block whose children are there: it may only leave after them). A tracker should keep its rank but not name
+         * it meanwhile, except when the tier's other segments do not add up to what is asked; otherwise every later
+         * query names it again only for it to be refused. Not a use, and no access. It ends with {@link #released}
+         * or when the segment leaves the tier. The default does nothing (it is named, and refused, again).
+         */
+        default void held(Segment segment, Tier tier) {
+        }
+
+        /** {@code segment}, on {@code tier}, may leave it again (see {@link #held}). The default does nothing. */
+        default void released(Segment segment, Tier tier) {
+        }
+
+        /**
          * Appends to {@code keys} the keys to demote from {@code tier} until their sizes add up to
          * at least {@code needed} ({@code > 0}), or all of the tier's keys.
          */

@@ -23,6 +23,8 @@ abstract class PolicyNode {
     int uses;
     /** W-TinyLFU: entered probation from the window and not used since (an admission candidate). */
     boolean fromWindow;
+    /** S3-FIFO: held on its tier by the caller ({@link DemotionPolicy.Tracker#held}): kept in place, not named. */
+    boolean held;
 
     PolicyNode(String key, long sizeBytes) {
         this.key = key;

@@ -30,6 +30,11 @@ import java.util.List;
  * matched by position alone, so walks at the same depth may continue each other's segments, which
  * changes nothing while both walks go on.
  *
+ * <p>A run of a chain may also be registered tail first (the prefix layer stores a run so): a registration ending
+ * where the registration just before it starts is continued by it. A segment {@linkplain Tracker#held held} on its
+ * tier (a prefix block whose children are there) keeps its place in its queue but is passed over, and named only
+ * when the tier's other segments do not add up to what is asked; arriving on a tier ends a hold.
+ *
  * <p>Arriving by promotion, demotion or rollback counts as arriving (the queue a segment had on
  * another tier is not remembered). Queries reorganise the queues as an eviction pass would (moves
  * to main, counter decrements) but name segments without removing them; answers are a function of
@@ -115,6 +120,7 @@ final class S3FifoPolicy implements DemotionPolicy {
         /** A segment moved onto the tier (promotion, demotion, rollback): the ghost may send it to main. */
         void arrive(PolicyNode node) {
             node.uses = 0;
+            node.held = false;
             if (ghost.remove(node.hash)) {
                 main.append(node);
             } else {
@@ -130,6 +136,7 @@ final class S3FifoPolicy implements DemotionPolicy {
          */
         void register(PolicyNode node) {
             node.uses = 0;
+            node.held = false;
             small.append(node);
         }
 
@@ -160,6 +167,8 @@ final class S3FifoPolicy implements DemotionPolicy {
         private final long[] pendingSince = new long[PENDING];
         /** The pending segments' end positions, scanned without touching the segments. */
         private final long[] pendingEnd = new long[PENDING];
+        /** The pending segments' start positions (a run registered tail first is continued before it arrives). */
+        private final long[] pendingStart = new long[PENDING];
         private final TierQueues[] pendingOn = new TierQueues[PENDING];
         private int pendingOldest;
         private int pendingCount;
@@ -186,12 +195,20 @@ final class S3FifoPolicy implements DemotionPolicy {
                 return;
             }
             long now = ++accesses;
-            while (pendingCount > 0 && (pending[pendingOldest] == null
+            // A continued slot is dropped early, but not the newest: its start may still be continued by the next
+            // registration of a run registered tail first.
+            while (pendingCount > 0 && ((pending[pendingOldest] == null && pendingCount > 1)
                     || now - pendingSince[pendingOldest] > CONTINUATION_WINDOW)) {
                 dropOldestPending();
             }
             if (registration) {
                 long start = segment.positions().start();
+                long end = segment.positions().end();
+                // A run of a chain may also be registered tail first (the prefix layer does, so that the run's tail is
+                // the oldest of it and offered first): a registration ending where the one just before it starts is
+                // continued by it. Only the one just before: any other at that start is another walk's.
+                int newest = (pendingOldest + pendingCount - 1) % PENDING;
+                boolean continued = pendingCount > 0 && pendingSince[newest] == now - 1 && pendingStart[newest] == end;
                 // A chain's first segment (start 0) continues nothing: no scan.
                 for (int k = start == 0 ? -1 : pendingCount - 1; k >= 0; k--) {
                     int slot = (pendingOldest + k) % PENDING;
@@ -204,8 +221,9 @@ final class S3FifoPolicy implements DemotionPolicy {
                     dropOldestPending();
                 }
                 int slot = (pendingOldest + pendingCount) % PENDING;
-                pending[slot] = node;
-                pendingEnd[slot] = segment.positions().end();
+                pending[slot] = continued ? null : node;
+                pendingStart[slot] = start;
+                pendingEnd[slot] = end;
                 pendingSince[slot] = now;
                 pendingOn[slot] = on;
                 pendingCount++;
@@ -273,6 +291,16 @@ final class S3FifoPolicy implements DemotionPolicy {
         }
 
         @Override
+        public void held(Segment segment, Tier tier) {
+            PolicyNode.of(segment).held = true;
+        }
+
+        @Override
+        public void released(Segment segment, Tier tier) {
+            PolicyNode.of(segment).held = false;
+        }
+
+        @Override
         public void collectCandidates(Tier tier, long needed, List<String> keys) {
             TierQueues q = tiers[tier.ordinal()];
             PolicyNode.Queue small = q.small;
@@ -285,6 +313,8 @@ final class S3FifoPolicy implements DemotionPolicy {
             long smallLeft = small.bytes;
             long stillNeeded = needed;
             int tailMovesLeft = MOVES_PER_CANDIDATE;
+            // Held segments keep their place but are passed; named last, only when the others do not add up.
+            boolean heldPassed = false;
             for (PolicyNode node = q.tails.head; node != null && stillNeeded > 0; ) {
                 PolicyNode next = node.next;
                 if (node.uses > 0 && tailMovesLeft-- > 0) { // a tail after all: keep it, in main
@@ -293,6 +323,8 @@ final class S3FifoPolicy implements DemotionPolicy {
                     if (inMain == null) {
                         inMain = node;
                     }
+                } else if (node.held) {
+                    heldPassed = true;
                 } else {
                     keys.add(node.key);
                     stillNeeded -= node.sizeBytes;
@@ -313,6 +345,8 @@ final class S3FifoPolicy implements DemotionPolicy {
                             if (inMain == null) {
                                 inMain = node;
                             }
+                        } else if (node.held) {
+                            heldPassed = true;
                         } else {
                             victim = node;
                             break;
@@ -328,6 +362,8 @@ final class S3FifoPolicy implements DemotionPolicy {
                         if (inMain == null) {
                             inMain = node;
                         }
+                    } else if (node.held) {
+                        heldPassed = true;
                     } else {
                         victim = node;
                     }
@@ -335,6 +371,16 @@ final class S3FifoPolicy implements DemotionPolicy {
                 if (victim != null) {
                     keys.add(victim.key);
                     stillNeeded -= victim.sizeBytes;
+                }
+            }
+            if (heldPassed && stillNeeded > 0) {
+                for (PolicyNode.Queue queue : new PolicyNode.Queue[] {q.tails, small, main}) {
+                    for (PolicyNode node = queue.head; node != null && stillNeeded > 0; node = node.next) {
+                        if (node.held) {
+                            keys.add(node.key);
+                            stillNeeded -= node.sizeBytes;
+                        }
+                    }
                 }
             }
         }

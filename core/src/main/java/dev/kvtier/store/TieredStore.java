@@ -379,6 +379,41 @@ public final class TieredStore {
     }
 
     /**
+     * Tells the policy that segment {@code key} cannot leave its tier until {@link #release}d, for a reason that
+     * lasts (a prefix block whose children are on its tier): the policy keeps its rank but names others meanwhile
+     * ({@link DemotionPolicy.Tracker#held}). Not an access or a use; nothing the store counts changes.
+     *
+     * @return false if the key is unknown
+     */
+    public boolean hold(String key) {
+        return holding(key, true);
+    }
+
+    /** Ends {@link #hold}: segment {@code key} may leave its tier again. @return false if the key is unknown */
+    public boolean release(String key) {
+        return holding(key, false);
+    }
+
+    private boolean holding(String key, boolean held) {
+        synchronized (lock) {
+            SegmentEntry entry = lookup(key);
+            if (entry == null) {
+                return false;
+            }
+            try {
+                if (held) {
+                    tracker.held(entry, entry.tier());
+                } else {
+                    tracker.released(entry, entry.tier());
+                }
+            } catch (RuntimeException e) {
+                throw trackerFailed(held ? "hold" : "release", entry, e);
+            }
+            return true;
+        }
+    }
+
+    /**
      * The keys to demote from {@code tier} to free {@code needed} bytes, first to demote first (in
      * the policy's order, ties by least recent use), stopping as soon as their sizes add up to at
      * least {@code needed}; all of the tier's segments if they do not. Changes nothing.

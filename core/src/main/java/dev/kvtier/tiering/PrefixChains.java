@@ -6,6 +6,7 @@ import dev.kvtier.TierFullException;
 import dev.kvtier.concurrent.KvTierThreads;
 import dev.kvtier.exec.PageAllocation;
 import dev.kvtier.store.PositionRange;
+import dev.kvtier.store.SegmentMeta;
 import dev.kvtier.store.Tier;
 import dev.kvtier.store.TierTransfer;
 import dev.kvtier.store.TieredStore;
@@ -45,6 +46,8 @@ import java.util.concurrent.RejectedExecutionException;
 final class PrefixChains {
     /** Rounds of making room a restore tries before it refuses the prefix ({@link RoomMaker#ROUNDS} for one segment). */
     static final int RESTORE_ROUNDS = 4;
+    /** Rounds of making room for a new run of blocks together before they are inserted one by one instead. */
+    static final int RUN_ROUNDS = 2;
 
     private final TieringEngine engine;
     private final TieredStore store;
@@ -120,9 +123,20 @@ final class PrefixChains {
                 if (next == null) {
                     Tier parentTier = parent == null ? null : table.currentTier(parent);
                     Tier target = parentTier == null || !tier.isFasterThan(parentTier) ? tier : parentTier;
-                    next = insert(key, PositionRange.of(position, position + tokensPerBlock),
-                            bytes.asSlice(i * bytesPerBlock, bytesPerBlock), parent, target);
-                    stored++;
+                    int end = i + 1;
+                    while (end < keys.size() && table.peek(keys.get(end)) == null) {
+                        end++;
+                    }
+                    next = end - i > 1 && target != Tier.DISK
+                            ? insertRun(keys, i, end, position, tokensPerBlock, bytes, bytesPerBlock, parent, target) : null;
+                    if (next != null) {
+                        stored += end - i;
+                        i = end - 1;
+                    } else {
+                        next = insert(key, PositionRange.of(position, position + tokensPerBlock),
+                                bytes.asSlice(i * bytesPerBlock, bytesPerBlock), parent, target);
+                        stored++;
+                    }
                 }
                 if (parent != null) {
                     parent.lock.unlock();
@@ -166,6 +180,102 @@ final class PrefixChains {
         }
     }
 
+    /**
+     * Inserts the new blocks {@code keys[from, to)} continuing {@code parent} (locked by the caller, or null) on
+     * {@code tier} together: room made once for all of them, registered in the store tail first, filled, and made
+     * live root first. Why tail first: a recency- or FIFO-ranking policy then offers the run's tail before its root,
+     * and a block may only leave a tier once its children have (registered root first, every block but the tail
+     * would be offered, and refused, before the one that can go). All or nothing.
+     *
+     * @return the run's last block, live and locked (the others unlocked); null, having changed nothing, when room
+     *         for the whole run could not be made quickly or a key was cached meanwhile (the caller then inserts
+     *         block by block, each where it fits)
+     */
+    private Segment insertRun(List<String> keys, int from, int to, long position, long tokensPerBlock,
+                              MemorySegment bytes, long bytesPerBlock, Segment parent, Tier tier) {
+        int n = to - from;
+        Segment[] run = new Segment[n];
+        SegmentMeta[] metas = new SegmentMeta[n];
+        PageAllocation[] pages = new PageAllocation[n];
+        int published = 0;
+        boolean registered = false;
+        boolean done = false;
+        try {
+            Segment previous = parent;
+            for (int k = 0; k < n; k++) {
+                long start = position + k * tokensPerBlock;
+                Segment block = Segment.block(keys.get(from + k), PositionRange.of(start, start + tokensPerBlock),
+                        bytesPerBlock, previous);
+                block.lock.lock();
+                run[k] = block;
+                if (!table.publish(block)) {
+                    return null; // cached meanwhile by another call: the caller takes it block by block
+                }
+                published++;
+                metas[k] = SegmentMeta.of(block.key, block.positions, bytesPerBlock);
+                previous = block;
+            }
+            try {
+                registered = roomMaker.makingRoomUntil(run[0].key, tier, n * bytesPerBlock, RUN_ROUNDS,
+                        () -> registerAll(metas, tier, n * bytesPerBlock)) != null;
+            } catch (TierFullException notNow) {
+                return null;
+            }
+            for (int k = 0; k < n; k++) {
+                pages[k] = engine.copiedIn(bytes.asSlice((from + k) * bytesPerBlock, bytesPerBlock), tier, true)
+                        .apply(run[k]);
+            }
+            for (int k = 0; k < n; k++) {
+                Segment block = run[k];
+                block.placement = pages[k];
+                block.live = true;
+                block.countOn(tier);
+                engine.added(block.key, tier, block.sizeBytes);
+            }
+            done = true;
+            return run[n - 1];
+        } catch (TierFullException notNow) {
+            return null; // no pages for all of them soon: undone below
+        } finally {
+            if (!done) {
+                for (PageAllocation allocation : pages) {
+                    if (allocation != null) {
+                        memories.release(allocation);
+                    }
+                }
+                if (registered) {
+                    for (int k = n - 1; k >= 0; k--) {
+                        store.remove(run[k].key);
+                    }
+                }
+                for (int k = 0; k < published; k++) {
+                    table.unpublish(run[k]);
+                }
+            }
+            for (int k = 0; k < (done ? n - 1 : n); k++) {
+                if (run[k] != null) {
+                    run[k].lock.unlock();
+                }
+            }
+        }
+    }
+
+    /** Registers every block of a run on {@code tier}, tail first, or none (null) when they do not all fit. */
+    private Boolean registerAll(SegmentMeta[] metas, Tier tier, long bytes) {
+        if (roomMaker.free(tier) < bytes) {
+            return null; // they cannot all fit: say so before registering some only to take them back
+        }
+        for (int k = metas.length - 1; k >= 0; k--) {
+            if (!store.register(metas[k], tier)) {
+                for (int j = k + 1; j < metas.length; j++) {
+                    store.remove(metas[j].key());
+                }
+                return null;
+            }
+        }
+        return Boolean.TRUE;
+    }
+
     private static void requireContinues(Segment existing, Segment parent, String key, int index) {
         if (existing.parent != parent || !existing.isBlock()) {
             throw new IllegalArgumentException("key \"" + key + "\" is cached already but not as the block after "
@@ -191,7 +301,9 @@ final class PrefixChains {
                 throw new IllegalStateException("block \"" + key + "\" has " + children + " cached child block(s):"
                         + " remove them first (a block without its parent is useless)");
             }
+            Tier tier = table.currentTier(segment);
             engine.dropAndTell(segment);
+            roomMaker.releaseParent(segment, tier);
             return true;
         } finally {
             segment.lock.unlock();

@@ -455,6 +455,11 @@ public final class TieringEngine {
         }
     }
 
+    /** A new segment turned live on {@code tier} (inserted by {@link PrefixChains} as part of a run): tells the listeners. */
+    void added(String key, Tier tier, long sizeBytes) {
+        listeners.added(key, tier, sizeBytes);
+    }
+
     /** Entered: moves {@code key} to {@code to}, which must be faster ({@code promotion}) or slower than where it is. */
     public void move(String key, Tier to, boolean promotion) {
         counted(() -> moveLocked(key, to, promotion));
