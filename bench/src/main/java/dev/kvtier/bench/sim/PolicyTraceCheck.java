@@ -150,7 +150,7 @@ public final class PolicyTraceCheck {
     }
 
     /** Frees one block on {@code tier} as the cache's room maker would: GPU victims go to CPU, CPU victims to disk. */
-    private static void makeRoom(TieredStore store, Tier tier, String exclude) {
+    static void makeRoom(TieredStore store, Tier tier, String exclude) {
         for (String victim : store.candidatesForDemotion(tier, BLOCK_BYTES - free(store, tier))) {
             if (victim.equals(exclude)) {
                 continue;

@@ -36,6 +36,13 @@ public final class TraceGenerator {
 
     private static final int BLOCK = MooncakeTrace.TOKENS_PER_BLOCK;
 
+    /** {@link Kind#CHAT}: conversation slots; each request draws one uniformly, independently of the past. */
+    public static final int CHAT_SLOTS = 256;
+    /** {@link Kind#CHAT}: the most turns a conversation has (each has 2 to this many). */
+    public static final int CHAT_MAX_TURNS = 16;
+    /** {@link Kind#CHAT} and {@link Kind#CHAT_SESSIONS}: the longest system prompt, in tokens. */
+    public static final int CHAT_MAX_PROMPT_TOKENS = 3000;
+
     /** The workloads the generator knows. */
     public enum Kind {
         /** Multi-turn chat over a few shared system prompts. */
@@ -114,19 +121,19 @@ public final class TraceGenerator {
         // Many users with long pauses between their turns: a turn's blocks come back after many other
         // users' turns, as in production chat traces (a small pool would make the working set fit anywhere).
         int prompts = 6;
-        int active = 256;
+        int active = CHAT_SLOTS;
         ZipfSampler promptPopularity = new ZipfSampler(prompts, 1.0);
         Context[] promptContexts = new Context[prompts];
         int[] promptTokens = new int[prompts];
         for (int p = 0; p < prompts; p++) {
-            promptTokens[p] = between(600, 3000);
+            promptTokens[p] = between(600, CHAT_MAX_PROMPT_TOKENS);
         }
         Conversation[] pool = new Conversation[active];
         List<TraceRequest> out = new ArrayList<>(requests);
         for (int i = 0; i < requests; i++) {
             int slot = random.nextInt(active);
             if (pool[slot] == null) {
-                pool[slot] = new Conversation(promptPopularity.sample(random), between(2, 16));
+                pool[slot] = new Conversation(promptPopularity.sample(random), between(2, CHAT_MAX_TURNS));
             }
             Conversation c = pool[slot];
             int user = between(30, 1200);
@@ -177,7 +184,7 @@ public final class TraceGenerator {
         Context[] promptContexts = new Context[prompts];
         int[] promptTokens = new int[prompts];
         for (int p = 0; p < prompts; p++) {
-            promptTokens[p] = between(600, 3000);
+            promptTokens[p] = between(600, CHAT_MAX_PROMPT_TOKENS);
         }
         // Pending turns by time, then by when they were scheduled (ties keep a stable order); a null
         // conversation is the next conversation's start.
