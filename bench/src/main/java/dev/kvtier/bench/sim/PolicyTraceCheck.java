@@ -73,7 +73,7 @@ public final class PolicyTraceCheck {
                     double optimum = (double) Belady.hits(sequence, gpuBlocks) / sequence.length;
                     // Any online policy's ceiling, where one is known (chat: DeadBlockOracleBound#chatOnlineBound).
                     String bound = kind != TraceGenerator.Kind.CHAT || interleave != 1 ? "-" : String.format(Locale.ROOT,
-                            "%.1f (%.2f)", 100 * DeadBlockOracleBound.chatOnlineBound(trace, gpuBlocks) / sequence.length,
+                            "%.1f (%.3f)", 100 * DeadBlockOracleBound.chatOnlineBound(trace, gpuBlocks) / sequence.length,
                             DeadBlockOracleBound.chatOnlineBound(trace, gpuBlocks) / sequence.length / optimum);
                     StringBuilder row = new StringBuilder(String.format(Locale.ROOT, "| %s | %d | %.0f%% | %.1f | %s |",
                             kind.optionValue(), seed, share * 100, optimum * 100, bound));
@@ -88,7 +88,7 @@ public final class PolicyTraceCheck {
                         w[1] = Math.min(w[1], hits / lru);
                         w[2] += hits / optimum >= 2.0 / 3 ? 1 : 0;
                         w[3]++;
-                        row.append(String.format(Locale.ROOT, " %.1f (%.2f, %.3f) |", hits * 100, hits / optimum, hits / lru));
+                        row.append(String.format(Locale.ROOT, " %.1f (%.3f, %.3f) |", hits * 100, hits / optimum, hits / lru));
                     }
                     System.out.println(row);
                 }
