@@ -28,8 +28,11 @@ import dev.kvtier.store.TieredStore;
  * policy, 1). With {@code interleave} R above 1, R requests are in flight at once and their references are
  * played round-robin, one from each in turn (a new request takes the place of a finished one), as concurrent
  * requests would interleave in a cache; the optimum is computed for that played order.
- * Prints one row per (trace, seed, GPU budget) with each policy's share of references on GPU, its ratio to
- * the optimum and its ratio to LRU, then per policy the worst ratio to the optimum and to LRU.
+ * Policies are the library's built-in names or {@code retain-F} ({@link RetainingPolicy}, an experiment).
+ * Prints one row per (trace, seed, GPU budget) with the optimum, for {@code chat} (played one request at a
+ * time) the upper bound on any online policy ({@link DeadBlockOracleBound#chatOnlineBound}) and its ratio to
+ * the optimum, and each policy's share of references on GPU, its ratio to the optimum and its ratio to LRU;
+ * then per policy the worst ratio to the optimum and to LRU, and how many cells reach 2/3 of the optimum.
  */
 public final class PolicyTraceCheck {
     /** The simulator's default block size; every block is one such segment. */
@@ -49,11 +52,11 @@ public final class PolicyTraceCheck {
         List<String> policies = List.of((args.length > 2 ? args[2]
                 : "least-recently-used,least-accessed-first,s3-fifo,w-tinylfu,chain-s3-fifo").split(","));
         int interleave = args.length > 3 ? Integer.parseInt(args[3]) : 1;
-        Map<String, double[]> worst = new LinkedHashMap<>(); // policy -> {min / optimum, min / LRU}
-        StringBuilder header = new StringBuilder("| trace | seed | GPU | optimum |");
+        Map<String, double[]> worst = new LinkedHashMap<>(); // policy -> {min / optimum, min / LRU, cells >= 2/3, cells}
+        StringBuilder header = new StringBuilder("| trace | seed | GPU | optimum | online bound |");
         for (String p : policies) {
             header.append(' ').append(p).append(" |");
-            worst.put(p, new double[] {Double.MAX_VALUE, Double.MAX_VALUE});
+            worst.put(p, new double[] {Double.MAX_VALUE, Double.MAX_VALUE, 0, 0});
         }
         System.out.println(header);
         for (TraceGenerator.Kind kind : TraceGenerator.Kind.values()) {
@@ -68,24 +71,36 @@ public final class PolicyTraceCheck {
                     int gpuBlocks = (int) (share * trace.uniqueBlocks());
                     int cpuBlocks = (int) (CPU_SHARE * trace.uniqueBlocks());
                     double optimum = (double) Belady.hits(sequence, gpuBlocks) / sequence.length;
-                    StringBuilder row = new StringBuilder(String.format(Locale.ROOT, "| %s | %d | %.0f%% | %.1f |",
-                            kind.optionValue(), seed, share * 100, optimum * 100));
+                    // Any online policy's ceiling, where one is known (chat: DeadBlockOracleBound#chatOnlineBound).
+                    String bound = kind != TraceGenerator.Kind.CHAT || interleave != 1 ? "-" : String.format(Locale.ROOT,
+                            "%.1f (%.3f)", 100 * DeadBlockOracleBound.chatOnlineBound(trace, gpuBlocks) / sequence.length,
+                            DeadBlockOracleBound.chatOnlineBound(trace, gpuBlocks) / sequence.length / optimum);
+                    StringBuilder row = new StringBuilder(String.format(Locale.ROOT, "| %s | %d | %.0f%% | %.1f | %s |",
+                            kind.optionValue(), seed, share * 100, optimum * 100, bound));
                     double lru = Double.NaN;
                     for (String p : policies) {
-                        double hits = play(DemotionPolicy.named(p.strip()), trace, order, gpuBlocks, cpuBlocks);
+                        double hits = play(policy(p.strip()), trace, order, gpuBlocks, cpuBlocks);
                         if (Double.isNaN(lru)) {
                             lru = play(DemotionPolicy.leastRecentlyUsed(), trace, order, gpuBlocks, cpuBlocks);
                         }
                         double[] w = worst.get(p);
                         w[0] = Math.min(w[0], hits / optimum);
                         w[1] = Math.min(w[1], hits / lru);
-                        row.append(String.format(Locale.ROOT, " %.1f (%.2f, %.3f) |", hits * 100, hits / optimum, hits / lru));
+                        w[2] += hits / optimum >= 2.0 / 3 ? 1 : 0;
+                        w[3]++;
+                        row.append(String.format(Locale.ROOT, " %.1f (%.3f, %.3f) |", hits * 100, hits / optimum, hits / lru));
                     }
                     System.out.println(row);
                 }
             }
         }
-        worst.forEach((p, w) -> System.out.printf(Locale.ROOT, "%s: worst / optimum %.3f, worst / LRU %.3f%n", p, w[0], w[1]));
+        worst.forEach((p, w) -> System.out.printf(Locale.ROOT, "%s: worst / optimum %.3f, worst / LRU %.3f, %d of %d cells >= 2/3%n",
+                p, w[0], w[1], (int) w[2], (int) w[3]));
+    }
+
+    /** The built-in policy called {@code name}, or the bench's experimental {@link RetainingPolicy} ({@code retain-F}). */
+    static DemotionPolicy policy(String name) {
+        return RetainingPolicy.named(name).orElseGet(() -> DemotionPolicy.named(name));
     }
 
     /**
@@ -150,7 +165,7 @@ public final class PolicyTraceCheck {
     }
 
     /** Frees one block on {@code tier} as the cache's room maker would: GPU victims go to CPU, CPU victims to disk. */
-    private static void makeRoom(TieredStore store, Tier tier, String exclude) {
+    static void makeRoom(TieredStore store, Tier tier, String exclude) {
         for (String victim : store.candidatesForDemotion(tier, BLOCK_BYTES - free(store, tier))) {
             if (victim.equals(exclude)) {
                 continue;

@@ -5,6 +5,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.PriorityQueue;
 import java.util.SplittableRandom;
 
 import dev.kvtier.bench.sim.ZipfSampler;
@@ -19,6 +20,10 @@ import dev.kvtier.bench.sim.ZipfSampler;
  *   <li>{@link Kind#TOOL_AGENT}: agents with a long shared tool specification, then short loops of tool
  *       call and tool result appended step by step; a finished agent sometimes reruns the same task.</li>
  *   <li>{@link Kind#DOC_QA}: questions over documents with Zipf popularity behind one shared system prompt.</li>
+ *   <li>{@link Kind#CHAT_SESSIONS}: the chat of {@link Kind#CHAT} timed like people: conversations start at
+ *       random (Poisson) and each next turn comes a user think time (heavy-tailed) after the previous answer
+ *       was generated, so many conversations overlap and a turn's arrival depends on its own conversation's
+ *       clock, not on a uniform draw among conversations.</li>
  * </ul>
  * Ids follow the format's rule: a block of 512 input tokens keeps its id as long as the tokens before and in
  * it are the same. So a turn shares the previous turn's <em>full</em> blocks; the previous turn's partial last
@@ -31,6 +36,13 @@ public final class TraceGenerator {
 
     private static final int BLOCK = MooncakeTrace.TOKENS_PER_BLOCK;
 
+    /** {@link Kind#CHAT}: conversation slots; each request draws one uniformly, independently of the past. */
+    public static final int CHAT_SLOTS = 256;
+    /** {@link Kind#CHAT}: the most turns a conversation has (each has 2 to this many). */
+    public static final int CHAT_MAX_TURNS = 16;
+    /** {@link Kind#CHAT} and {@link Kind#CHAT_SESSIONS}: the longest system prompt, in tokens. */
+    public static final int CHAT_MAX_PROMPT_TOKENS = 3000;
+
     /** The workloads the generator knows. */
     public enum Kind {
         /** Multi-turn chat over a few shared system prompts. */
@@ -38,7 +50,9 @@ public final class TraceGenerator {
         /** Tool-using agents: a long shared tool specification, then short call/result loops. */
         TOOL_AGENT("tool-agent"),
         /** Document QA: Zipf popularity over documents behind a shared system prompt. */
-        DOC_QA("doc-qa");
+        DOC_QA("doc-qa"),
+        /** Multi-turn chat with per-conversation think times and timestamps (see {@link #chatSessions}). */
+        CHAT_SESSIONS("chat-sessions");
 
         private final String optionValue;
 
@@ -80,6 +94,7 @@ public final class TraceGenerator {
             case CHAT -> g.chat(requests);
             case TOOL_AGENT -> g.toolAgent(requests);
             case DOC_QA -> g.docQa(requests);
+            case CHAT_SESSIONS -> g.chatSessions(requests);
         };
     }
 
@@ -106,19 +121,19 @@ public final class TraceGenerator {
         // Many users with long pauses between their turns: a turn's blocks come back after many other
         // users' turns, as in production chat traces (a small pool would make the working set fit anywhere).
         int prompts = 6;
-        int active = 256;
+        int active = CHAT_SLOTS;
         ZipfSampler promptPopularity = new ZipfSampler(prompts, 1.0);
         Context[] promptContexts = new Context[prompts];
         int[] promptTokens = new int[prompts];
         for (int p = 0; p < prompts; p++) {
-            promptTokens[p] = between(600, 3000);
+            promptTokens[p] = between(600, CHAT_MAX_PROMPT_TOKENS);
         }
         Conversation[] pool = new Conversation[active];
         List<TraceRequest> out = new ArrayList<>(requests);
         for (int i = 0; i < requests; i++) {
             int slot = random.nextInt(active);
             if (pool[slot] == null) {
-                pool[slot] = new Conversation(promptPopularity.sample(random), between(2, 16));
+                pool[slot] = new Conversation(promptPopularity.sample(random), between(2, CHAT_MAX_TURNS));
             }
             Conversation c = pool[slot];
             int user = between(30, 1200);
@@ -135,6 +150,75 @@ public final class TraceGenerator {
             out.add(request(c.context, c.lastOutput));
             if (--c.turnsLeft == 0) {
                 pool[slot] = null;
+            }
+        }
+        return out;
+    }
+
+    // ------------------------------------------------------------------ chat sessions
+
+    /** Mean time between conversation starts: with {@link #SESSION_MEAN_TURNS} turns each, one request per {@value #MEAN_GAP_MS} ms. */
+    private static final double SESSION_MEAN_TURNS = 5.0;
+    /** Median user think time between an answer and the next message (lognormal, sigma {@value #THINK_SIGMA}). */
+    private static final double THINK_MEDIAN_MS = 15_000;
+    private static final double THINK_SIGMA = 1.0;
+    /** The longest think time drawn (a user back after half an hour continues the conversation). */
+    private static final double THINK_MAX_MS = 30 * 60_000;
+    /** Decode time per output token: the answer is read only after it was generated. */
+    private static final int DECODE_MS_PER_TOKEN = 25;
+
+    /**
+     * Multi-turn chat over the same shared system prompts as {@link #chat}, timed as people chat rather than
+     * by a uniform draw among a fixed pool of conversations. Conversations start as a Poisson process; each
+     * has a number of turns drawn from a heavy-tailed law (the ceiling of a lognormal, median 3, capped at
+     * 40: most are short, a few are long, and one that has gone on is likely to go on); after each answer,
+     * which takes {@value #DECODE_MS_PER_TOKEN} ms per output token to generate, the user thinks for a
+     * lognormal time (median 15 s, mean about 25 s, capped at 30 minutes) and sends the next turn. Requests
+     * are emitted in timestamp order; the trace starts empty (no conversation in progress), and about
+     * 100-150 conversations overlap once it is warm. Turn contents (user message 30-1200 tokens, answer
+     * 50-800) are as in {@link #chat}.
+     */
+    private List<TraceRequest> chatSessions(int requests) {
+        int prompts = 6;
+        ZipfSampler promptPopularity = new ZipfSampler(prompts, 1.0);
+        Context[] promptContexts = new Context[prompts];
+        int[] promptTokens = new int[prompts];
+        for (int p = 0; p < prompts; p++) {
+            promptTokens[p] = between(600, CHAT_MAX_PROMPT_TOKENS);
+        }
+        // Pending turns by time, then by when they were scheduled (ties keep a stable order); a null
+        // conversation is the next conversation's start.
+        record Turn(long atMs, long order, Conversation conversation) {
+        }
+        PriorityQueue<Turn> due = new PriorityQueue<>((a, b) -> a.atMs != b.atMs ? Long.compare(a.atMs, b.atMs)
+                : Long.compare(a.order, b.order));
+        long scheduled = 0;
+        double sessionGapMs = MEAN_GAP_MS * SESSION_MEAN_TURNS;
+        due.add(new Turn(0, scheduled++, null));
+        List<TraceRequest> out = new ArrayList<>(requests);
+        while (out.size() < requests) {
+            Turn turn = due.poll();
+            Conversation c = turn.conversation;
+            if (c == null) {
+                double turns = Math.ceil(Math.exp(Math.log(3) + 0.9 * random.nextGaussian()));
+                c = new Conversation(promptPopularity.sample(random), (int) Math.min(40, Math.max(1, turns)));
+                due.add(new Turn(turn.atMs + Math.round(-Math.log(1 - random.nextDouble()) * sessionGapMs), scheduled++, null));
+            }
+            int user = between(30, 1200);
+            if (c.context == null) {
+                int p = c.prompt;
+                if (promptContexts[p] == null) {
+                    promptContexts[p] = fullBlocks(Context.EMPTY, promptTokens[p]);
+                }
+                c.context = extend(promptContexts[p], promptTokens[p] + user);
+            } else {
+                c.context = extend(c.context, c.context.tokens + c.lastOutput + user);
+            }
+            c.lastOutput = between(50, 800);
+            out.add(new TraceRequest(turn.atMs, c.context.tokens, c.lastOutput, c.context.ids));
+            if (--c.turnsLeft > 0) {
+                double think = Math.min(THINK_MAX_MS, THINK_MEDIAN_MS * Math.exp(THINK_SIGMA * random.nextGaussian()));
+                due.add(new Turn(turn.atMs + (long) c.lastOutput * DECODE_MS_PER_TOKEN + Math.round(think), scheduled++, c));
             }
         }
         return out;

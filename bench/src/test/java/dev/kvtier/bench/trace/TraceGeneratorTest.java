@@ -83,6 +83,52 @@ class TraceGeneratorTest {
         assertTrue(continuations > 1000, "continuations " + continuations);
     }
 
+    @org.junit.jupiter.api.Test
+    void theChatTraceIsUnchanged() {
+        // The issue-11 speed benchmark plays this trace: new kinds must not change it. The fingerprint was taken
+        // from the generator before chat-sessions was added (bench jar of main at 211c285).
+        long fingerprint = 0;
+        for (TraceRequest r : TraceGenerator.generate(TraceGenerator.Kind.CHAT, 3000, 42)) {
+            fingerprint = 31 * fingerprint + r.hashCode();
+        }
+        assertEquals(6809087138438264780L, fingerprint);
+    }
+
+    @org.junit.jupiter.api.Test
+    void chatSessionTurnsComeAThinkTimeAfterTheirAnswer() {
+        List<TraceRequest> trace = TraceGenerator.generate(TraceGenerator.Kind.CHAT_SESSIONS, 3000, 7);
+        // A request extending an earlier one (all its full blocks, beyond the shared prompt) is that
+        // conversation's next turn: it cannot come before the earlier answer was generated (25 ms a token).
+        Map<Long, TraceRequest> byLastFullBlock = new HashMap<>();
+        Set<Long> firsts = new HashSet<>();
+        int continuations = 0;
+        long minGapMs = Long.MAX_VALUE;
+        long maxGapMs = 0;
+        for (TraceRequest r : trace) {
+            firsts.add(r.hashId(0));
+            // Prompts have at most 3000 tokens (5 full blocks): a match at index 5 or later is a conversation's own block.
+            for (int b = r.blocks() - 1; b >= 5; b--) {
+                TraceRequest earlier = byLastFullBlock.get(r.hashId(b));
+                if (earlier != null && startsWith(r, earlier, b + 1) && r.blocks() > earlier.inputLength() / MooncakeTrace.TOKENS_PER_BLOCK) {
+                    long gap = r.timestampMs() - earlier.timestampMs();
+                    assertTrue(gap >= 25L * earlier.outputLength(), gap + " ms after " + earlier + ": " + r);
+                    minGapMs = Math.min(minGapMs, gap);
+                    maxGapMs = Math.max(maxGapMs, gap);
+                    continuations++;
+                    break;
+                }
+            }
+            int full = r.inputLength() / MooncakeTrace.TOKENS_PER_BLOCK;
+            if (full > 5) {
+                byLastFullBlock.put(r.hashId(full - 1), r);
+            }
+        }
+        assertTrue(firsts.size() <= 6, firsts.toString());
+        // About 5 turns per conversation: most requests continue one; think times spread over orders of magnitude.
+        assertTrue(continuations > 1000, "continuations " + continuations);
+        assertTrue(maxGapMs > 50 * Math.max(1, minGapMs), minGapMs + " .. " + maxGapMs + " ms");
+    }
+
     private static boolean startsWith(TraceRequest later, TraceRequest earlier, int blocks) {
         for (int b = 0; b < blocks; b++) {
             if (later.hashId(b) != earlier.hashId(b)) {
