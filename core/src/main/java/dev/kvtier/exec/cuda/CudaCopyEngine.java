@@ -490,20 +490,26 @@ final class CudaCopyEngine implements CopyEngine {
         }
 
         private void finish(RuntimeException fault) {
-            outstanding.remove(this);
-            if (fault == null) {
-                recycle(marker, true);
-                giveBackWhenIdle();
-                complete(null);
-                return;
+            // Leaves the outstanding set only once completed: close() waits for the completions it finds there,
+            // and one removed first (while this thread still recycled the event) let close return before its
+            // future was done (CopyEngineContract.closeWaitsForSubmittedCopiesThenRefusesWork, seen failing).
+            try {
+                if (fault == null) {
+                    recycle(marker, true);
+                    giveBackWhenIdle();
+                    complete(null);
+                    return;
+                }
+                recycle(marker, false);
+                RuntimeException answer = fault(fault);
+                if (!(answer instanceof BackendUnusableException)) {
+                    // Only this submission's work ran on the stream: draining it reads nobody else's error.
+                    returnStream(stream, StreamWaits.drain(stream, fault, System.nanoTime() + timeoutNanos));
+                } // else a dead context: nothing runs on the stream any more; close() destroys it
+                completeExceptionally(answer);
+            } finally {
+                outstanding.remove(this);
             }
-            recycle(marker, false);
-            RuntimeException answer = fault(fault);
-            if (!(answer instanceof BackendUnusableException)) {
-                // Only this submission's work ran on the stream: draining it reads nobody else's error.
-                returnStream(stream, StreamWaits.drain(stream, fault, System.nanoTime() + timeoutNanos));
-            } // else a dead context: nothing runs on the stream any more; close() destroys it
-            completeExceptionally(answer);
         }
 
         /**
