@@ -3,6 +3,7 @@ package dev.kvtier.store;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * The logical tier map: which segment lives on which {@link Tier}, with byte budgets for
@@ -299,25 +300,7 @@ public final class TieredStore {
      * @throws IllegalArgumentException if {@code key} is null or blank
      */
     public Optional<SegmentMeta> get(String key) {
-        long stamp = lock.tryOptimisticRead();
-        if (stamp != 0L) {
-            SegmentEntry entry = entries.get(key);
-            SegmentMeta snapshot = entry == null ? null : entry.snapshot();
-            if (lock.validate(stamp)) {
-                if (snapshot == null) {
-                    SegmentMeta.requireKey(key, "key");
-                    return Optional.empty();
-                }
-                return Optional.of(snapshot);
-            }
-        }
-        stamp = lock.lock();
-        try {
-            SegmentEntry entry = lookup(key);
-            return entry == null ? Optional.empty() : Optional.of(entry.snapshot());
-        } finally {
-            lock.unlock(stamp);
-        }
+        return Optional.ofNullable(readEntry(key, SegmentEntry::snapshot));
     }
 
     /**
@@ -327,21 +310,30 @@ public final class TieredStore {
      * @throws IllegalArgumentException if {@code key} is null or blank
      */
     public Tier tierOf(String key) {
+        return readEntry(key, SegmentEntry::tier);
+    }
+
+    /**
+     * {@code field} of segment {@code key}'s entry, or null if the key is unknown: read without the lock and
+     * kept only if no change ran meanwhile (the lock's stamp still valid), else read again under the lock.
+     * {@code field} must not return null for an entry, and must only read it.
+     */
+    private <T> T readEntry(String key, Function<SegmentEntry, T> field) {
         long stamp = lock.tryOptimisticRead();
         if (stamp != 0L) {
             SegmentEntry entry = entries.get(key);
-            Tier tier = entry == null ? null : entry.tier();
+            T value = entry == null ? null : field.apply(entry);
             if (lock.validate(stamp)) {
-                if (tier == null) {
+                if (value == null) {
                     SegmentMeta.requireKey(key, "key");
                 }
-                return tier;
+                return value;
             }
         }
         stamp = lock.lock();
         try {
             SegmentEntry entry = lookup(key);
-            return entry == null ? null : entry.tier();
+            return entry == null ? null : field.apply(entry);
         } finally {
             lock.unlock(stamp);
         }
