@@ -117,6 +117,24 @@ public final class TraceGenerator {
         }
     }
 
+    /**
+     * One user turn of {@code c} (both chat kinds): the user's message extends the conversation (its first
+     * turn starts from the shared system prompt, whose blocks are made once), then the answer's length is drawn.
+     */
+    private void takeTurn(Conversation c, Context[] promptContexts, int[] promptTokens) {
+        int user = between(30, 1200);
+        if (c.context == null) {
+            int p = c.prompt;
+            if (promptContexts[p] == null) {
+                promptContexts[p] = fullBlocks(Context.EMPTY, promptTokens[p]);
+            }
+            c.context = extend(promptContexts[p], promptTokens[p] + user);
+        } else {
+            c.context = extend(c.context, c.context.tokens + c.lastOutput + user);
+        }
+        c.lastOutput = between(50, 800);
+    }
+
     private List<TraceRequest> chat(int requests) {
         // Many users with long pauses between their turns: a turn's blocks come back after many other
         // users' turns, as in production chat traces (a small pool would make the working set fit anywhere).
@@ -136,17 +154,7 @@ public final class TraceGenerator {
                 pool[slot] = new Conversation(promptPopularity.sample(random), between(2, CHAT_MAX_TURNS));
             }
             Conversation c = pool[slot];
-            int user = between(30, 1200);
-            if (c.context == null) {
-                int p = c.prompt;
-                if (promptContexts[p] == null) {
-                    promptContexts[p] = fullBlocks(Context.EMPTY, promptTokens[p]);
-                }
-                c.context = extend(promptContexts[p], promptTokens[p] + user);
-            } else {
-                c.context = extend(c.context, c.context.tokens + c.lastOutput + user);
-            }
-            c.lastOutput = between(50, 800);
+            takeTurn(c, promptContexts, promptTokens);
             out.add(request(c.context, c.lastOutput));
             if (--c.turnsLeft == 0) {
                 pool[slot] = null;
@@ -204,17 +212,7 @@ public final class TraceGenerator {
                 c = new Conversation(promptPopularity.sample(random), (int) Math.min(40, Math.max(1, turns)));
                 due.add(new Turn(turn.atMs + Math.round(-Math.log(1 - random.nextDouble()) * sessionGapMs), scheduled++, null));
             }
-            int user = between(30, 1200);
-            if (c.context == null) {
-                int p = c.prompt;
-                if (promptContexts[p] == null) {
-                    promptContexts[p] = fullBlocks(Context.EMPTY, promptTokens[p]);
-                }
-                c.context = extend(promptContexts[p], promptTokens[p] + user);
-            } else {
-                c.context = extend(c.context, c.context.tokens + c.lastOutput + user);
-            }
-            c.lastOutput = between(50, 800);
+            takeTurn(c, promptContexts, promptTokens);
             out.add(new TraceRequest(turn.atMs, c.context.tokens, c.lastOutput, c.context.ids));
             if (--c.turnsLeft > 0) {
                 double think = Math.min(THINK_MAX_MS, THINK_MEDIAN_MS * Math.exp(THINK_SIGMA * random.nextGaussian()));
