@@ -45,13 +45,18 @@ import java.util.List;
  */
 final class S3FifoPolicy implements DemotionPolicy {
     /** The paper's S3-FIFO: small queue 1/10 of the tier, ghosts as many as the tier's segments. */
-    static final S3FifoPolicy INSTANCE = new S3FifoPolicy("s3-fifo", 10, 1, false);
+    static final S3FifoPolicy INSTANCE = new S3FifoPolicy("s3-fifo", 10, 1, false, false);
     /**
      * The default: small queue 1/5, ghosts 4x the tier's segments, chain tails named first; each
      * choice measured on generated chat, tool-agent and document-QA traces against the offline
      * optimum (bench/results/session4-policy.md).
      */
-    static final S3FifoPolicy CHAIN_AWARE = new S3FifoPolicy("chain-s3-fifo", 5, 4, true);
+    static final S3FifoPolicy CHAIN_AWARE = new S3FifoPolicy("chain-s3-fifo", 5, 4, true, false);
+    /**
+     * The default with a learned retention on the GPU tier ({@link RetentionShadows}; see the class comment):
+     * as {@link #CHAIN_AWARE} while S3-FIFO's behaviour gets the most hits in the tier's miniature simulations.
+     */
+    static final S3FifoPolicy ADAPTIVE = new S3FifoPolicy("adaptive-s3-fifo", 5, 4, true, true);
 
     private static final int MAX_USES = 3;
     /**
@@ -80,12 +85,15 @@ final class S3FifoPolicy implements DemotionPolicy {
     /** Ghost keys kept per tier: this times the tier's segment count. */
     private final int ghostsPerSegment;
     private final boolean chainTails;
+    /** Whether the GPU tier's naming adapts by miniature simulation ({@link RetentionShadows}). */
+    private final boolean adaptive;
 
-    private S3FifoPolicy(String name, int smallShareDivisor, int ghostsPerSegment, boolean chainTails) {
+    private S3FifoPolicy(String name, int smallShareDivisor, int ghostsPerSegment, boolean chainTails, boolean adaptive) {
         this.name = name;
         this.smallShareDivisor = smallShareDivisor;
         this.ghostsPerSegment = ghostsPerSegment;
         this.chainTails = chainTails;
+        this.adaptive = adaptive;
     }
 
     @Override
@@ -95,7 +103,7 @@ final class S3FifoPolicy implements DemotionPolicy {
 
     @Override
     public Tracker newTracker(long gpuBudget, long cpuBudget) {
-        return new S3FifoTracker(this);
+        return new S3FifoTracker(this, adaptive && gpuBudget > 0 ? new RetentionShadows(gpuBudget) : null);
     }
 
     @Override
@@ -117,11 +125,14 @@ final class S3FifoPolicy implements DemotionPolicy {
         /** Keys recently demoted out of the small (or tails) queue; bounded by the tier's segment count. */
         final GhostKeys ghost = new GhostKeys();
 
-        /** A segment moved onto the tier (promotion, demotion, rollback): the ghost may send it to main. */
-        void arrive(PolicyNode node) {
+        /**
+         * A segment moved onto the tier (promotion, demotion, rollback): the ghost may send it to main, unless the
+         * tier retains ({@code retaining}), where a returning segment has to earn its place like any arrival.
+         */
+        void arrive(PolicyNode node, boolean retaining) {
             node.uses = 0;
             node.held = false;
-            if (ghost.remove(node.hash)) {
+            if (!retaining && ghost.remove(node.hash)) {
                 main.append(node);
             } else {
                 small.append(node);
@@ -174,10 +185,15 @@ final class S3FifoPolicy implements DemotionPolicy {
         private int pendingCount;
         /** Registrations, touches and promotions so far. */
         private long accesses;
+        /** The GPU tier's miniature simulations (adaptive variant only), else null. */
+        private final RetentionShadows shadows;
+        /** The store's clock ({@link Usage#lastUse()}) at the latest use reported. */
+        private long now;
 
-        S3FifoTracker(S3FifoPolicy policy) {
+        S3FifoTracker(S3FifoPolicy policy, RetentionShadows shadows) {
             this.smallShareDivisor = policy.smallShareDivisor;
             this.chainTails = policy.chainTails;
+            this.shadows = shadows;
             for (int i = 0; i < tiers.length; i++) {
                 tiers[i] = new TierQueues(policy.ghostsPerSegment);
             }
@@ -251,6 +267,22 @@ final class S3FifoPolicy implements DemotionPolicy {
             TierQueues on = tiers[tier.ordinal()];
             on.register(node);
             accessed(segment, node, on, true);
+            referenced(segment, node, tier);
+        }
+
+        /** A use of {@code segment} on {@code tier}: the GPU tier's simulations see it as a reference. */
+        private void referenced(Segment segment, PolicyNode node, Tier tier) {
+            if (shadows != null) {
+                now = Math.max(now, segment.lastUse());
+                if (tier == Tier.GPU) {
+                    shadows.reference(node.hash, node.sizeBytes);
+                }
+            }
+        }
+
+        /** The retention factor the tier's naming follows now, 0 when it names as S3-FIFO. */
+        private double retention(Tier tier) {
+            return shadows != null && tier == Tier.GPU ? shadows.retentionFactor() : 0;
         }
 
         @Override
@@ -260,28 +292,30 @@ final class S3FifoPolicy implements DemotionPolicy {
                 node.uses++;
             }
             accessed(segment, node, null, false);
+            referenced(segment, node, tier);
         }
 
         @Override
         public void demoted(Segment segment, Tier from, Tier to) {
             PolicyNode node = PolicyNode.of(segment);
             tiers[from.ordinal()].leave(node, true);
-            tiers[to.ordinal()].arrive(node);
+            tiers[to.ordinal()].arrive(node, retention(to) > 0);
         }
 
         @Override
         public void promoted(Segment segment, Tier from, Tier to) {
             PolicyNode node = PolicyNode.of(segment);
             tiers[from.ordinal()].leave(node, false);
-            tiers[to.ordinal()].arrive(node);
+            tiers[to.ordinal()].arrive(node, retention(to) > 0);
             accessed(segment, node, null, false);
+            referenced(segment, node, to);
         }
 
         @Override
         public void rolledBack(Segment segment, Tier from, Tier to) {
             PolicyNode node = PolicyNode.of(segment);
             tiers[from.ordinal()].leave(node, false);
-            tiers[to.ordinal()].arrive(node);
+            tiers[to.ordinal()].arrive(node, retention(to) > 0);
         }
 
         @Override
@@ -302,6 +336,11 @@ final class S3FifoPolicy implements DemotionPolicy {
 
         @Override
         public void collectCandidates(Tier tier, long needed, List<String> keys) {
+            double retention = retention(tier);
+            if (retention > 0) {
+                collectRetaining(tiers[tier.ordinal()], needed, keys, retention);
+                return;
+            }
             TierQueues q = tiers[tier.ordinal()];
             PolicyNode.Queue small = q.small;
             PolicyNode.Queue main = q.main;
@@ -383,6 +422,128 @@ final class S3FifoPolicy implements DemotionPolicy {
                     }
                 }
             }
+        }
+
+        /**
+         * Names as retention does (adaptive variant, GPU tier, while a retention simulation leads): chain tails;
+         * then the segments unused for longer than {@code factor} times the tier's segment count in accesses
+         * (the small queue in arrival order, then main in its S3-FIFO order); then the small queue <b>newest
+         * first</b> (the segments that arrived last leave first, so the older ones stay until their next use);
+         * then main in S3-FIFO order. A used segment met on the small queue moves to main and one met on main is
+         * reinserted with its counter decremented, as in S3-FIFO, at most {@link #MOVES_PER_CANDIDATE} moves per
+         * candidate; held segments are named last.
+         */
+        private void collectRetaining(TierQueues q, long needed, List<String> keys, double factor) {
+            PolicyNode.Queue small = q.small;
+            PolicyNode.Queue main = q.main;
+            long staleBefore = now - (long) (factor * Math.max(1, small.size + main.size + q.tails.size));
+            long[] stillNeeded = {needed};
+            int movesLeft = MOVES_PER_CANDIDATE;
+            boolean heldPassed = false;
+            PolicyNode inMain = main.head;
+            for (PolicyNode node = q.tails.head; node != null && stillNeeded[0] > 0; ) {
+                PolicyNode next = node.next;
+                if (node.uses > 0 && movesLeft-- > 0) {
+                    q.tails.unlink(node);
+                    main.append(node);
+                    inMain = inMain == null ? node : inMain;
+                } else if (node.held) {
+                    heldPassed = true;
+                } else {
+                    movesLeft = name(node, keys, stillNeeded);
+                }
+                node = next;
+            }
+            // Stale on the small queue: arrival order is last-use order there (its segments are unused since).
+            PolicyNode inSmall = small.head;
+            while (inSmall != null && stillNeeded[0] > 0) {
+                PolicyNode node = inSmall;
+                if (node.uses > 0 && movesLeft-- > 0) {
+                    inSmall = node.next;
+                    small.unlink(node);
+                    main.append(node);
+                    inMain = inMain == null ? node : inMain;
+                    continue;
+                }
+                if (lastUse(node) > staleBefore) {
+                    break;
+                }
+                inSmall = node.next;
+                if (node.held) {
+                    heldPassed = true;
+                } else {
+                    movesLeft = name(node, keys, stillNeeded);
+                }
+            }
+            // Stale on main: its head is the longest since insertion; a recently used one is reinserted as S3-FIFO would.
+            while (inMain != null && stillNeeded[0] > 0) {
+                PolicyNode node = inMain;
+                if (lastUse(node) > staleBefore) {
+                    if (node.uses > 0 && movesLeft-- > 0) {
+                        inMain = node.next;
+                        node.uses--;
+                        main.moveToTail(node);
+                        inMain = inMain == null ? node : inMain;
+                        continue;
+                    }
+                    break;
+                }
+                inMain = node.next;
+                if (node.held) {
+                    heldPassed = true;
+                } else {
+                    movesLeft = name(node, keys, stillNeeded);
+                }
+            }
+            // The small queue newest first, down to where the stale pass stopped.
+            PolicyNode stop = inSmall;
+            for (PolicyNode node = stop == null ? null : small.tail; node != null && stillNeeded[0] > 0; ) {
+                PolicyNode previous = node.previous;
+                if (node.uses > 0 && movesLeft-- > 0) {
+                    small.unlink(node);
+                    main.append(node);
+                    inMain = inMain == null ? node : inMain;
+                } else if (node.held) {
+                    heldPassed = true;
+                } else {
+                    movesLeft = name(node, keys, stillNeeded);
+                }
+                node = node == stop ? null : previous;
+            }
+            while (inMain != null && stillNeeded[0] > 0) {
+                PolicyNode node = inMain;
+                inMain = node.next;
+                if (node.uses > 0 && movesLeft-- > 0) {
+                    node.uses--;
+                    main.moveToTail(node);
+                    inMain = inMain == null ? node : inMain;
+                } else if (node.held) {
+                    heldPassed = true;
+                } else {
+                    movesLeft = name(node, keys, stillNeeded);
+                }
+            }
+            if (heldPassed && stillNeeded[0] > 0) {
+                for (PolicyNode.Queue queue : new PolicyNode.Queue[] {q.tails, small, main}) {
+                    for (PolicyNode node = queue.head; node != null && stillNeeded[0] > 0; node = node.next) {
+                        if (node.held) {
+                            name(node, keys, stillNeeded);
+                        }
+                    }
+                }
+            }
+        }
+
+        /** Adds {@code node} to the candidates; returns the moves the next candidate may cost. */
+        private static int name(PolicyNode node, List<String> keys, long[] stillNeeded) {
+            keys.add(node.key);
+            stillNeeded[0] -= node.sizeBytes;
+            return MOVES_PER_CANDIDATE;
+        }
+
+        /** The segment's last use on the store's clock (every node a tracker sees is a store's segment). */
+        private static long lastUse(PolicyNode node) {
+            return ((Segment) (Object) node).lastUse();
         }
 
         @Override
