@@ -65,6 +65,15 @@ final class RetentionShadows {
         return choice == 0 ? 0 : FACTORS[choice - 1];
     }
 
+    /** The most keys any simulation holds now (bounded by about {@link #MAX_RESIDENTS}). */
+    int residents() {
+        int most = 0;
+        for (Sim sim : sims) {
+            most = Math.max(most, sim.residents());
+        }
+        return most;
+    }
+
     /** The key with {@code hash} and {@code size} bytes was referenced on the tier (registered, used or promoted). */
     void reference(int hash, long size) {
         int sample = (hash * 0x2C1B3C6D) >>> 16;

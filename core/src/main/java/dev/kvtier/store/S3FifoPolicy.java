@@ -87,13 +87,32 @@ final class S3FifoPolicy implements DemotionPolicy {
     private final boolean chainTails;
     /** Whether the GPU tier's naming adapts by miniature simulation ({@link RetentionShadows}). */
     private final boolean adaptive;
+    /** A retention factor the GPU tier always names by (tests of that naming), else 0. */
+    private final double pinnedRetention;
 
     private S3FifoPolicy(String name, int smallShareDivisor, int ghostsPerSegment, boolean chainTails, boolean adaptive) {
+        this(name, smallShareDivisor, ghostsPerSegment, chainTails, adaptive, 0);
+    }
+
+    private S3FifoPolicy(String name, int smallShareDivisor, int ghostsPerSegment, boolean chainTails, boolean adaptive,
+                         double pinnedRetention) {
         this.name = name;
         this.smallShareDivisor = smallShareDivisor;
         this.ghostsPerSegment = ghostsPerSegment;
         this.chainTails = chainTails;
         this.adaptive = adaptive;
+        this.pinnedRetention = pinnedRetention;
+    }
+
+    /**
+     * The adaptive variant with its GPU tier always naming by retention {@code factor}, whatever its simulations say:
+     * for tests of that naming, which the adaptive variant reaches only on traffic that favours it.
+     */
+    static S3FifoPolicy pinnedRetention(double factor) {
+        if (!(factor > 0)) {
+            throw new IllegalArgumentException("a retention factor must be positive, got " + factor);
+        }
+        return new S3FifoPolicy("adaptive-s3-fifo-retaining-" + factor, 5, 4, true, true, factor);
     }
 
     @Override
@@ -189,11 +208,13 @@ final class S3FifoPolicy implements DemotionPolicy {
         private final RetentionShadows shadows;
         /** The store's clock ({@link Usage#lastUse()}) at the latest use reported. */
         private long now;
+        private final double pinnedRetention;
 
         S3FifoTracker(S3FifoPolicy policy, RetentionShadows shadows) {
             this.smallShareDivisor = policy.smallShareDivisor;
             this.chainTails = policy.chainTails;
             this.shadows = shadows;
+            this.pinnedRetention = policy.pinnedRetention;
             for (int i = 0; i < tiers.length; i++) {
                 tiers[i] = new TierQueues(policy.ghostsPerSegment);
             }
@@ -282,7 +303,10 @@ final class S3FifoPolicy implements DemotionPolicy {
 
         /** The retention factor the tier's naming follows now, 0 when it names as S3-FIFO. */
         private double retention(Tier tier) {
-            return shadows != null && tier == Tier.GPU ? shadows.retentionFactor() : 0;
+            if (shadows == null || tier != Tier.GPU) {
+                return 0;
+            }
+            return pinnedRetention > 0 ? pinnedRetention : shadows.retentionFactor();
         }
 
         @Override
