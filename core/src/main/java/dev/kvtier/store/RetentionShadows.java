@@ -32,7 +32,7 @@ final class RetentionShadows {
      */
     static final double[] FACTORS = {1.5, 3, 6};
     /** Keys one simulation may hold before the sample rate halves. */
-    static final int MAX_RESIDENTS = 2048;
+    static final int MAX_RESIDENTS = 256;
     /** Sample values are 16 bits: a key is sampled while its value is below the threshold. */
     private static final int FULL = 1 << 16;
 
