@@ -157,12 +157,13 @@ public interface DemotionPolicy {
     }
 
     /**
-     * The policy a store or cache gets when none is given: {@link #chainAwareS3Fifo()}, chosen by
-     * measurement against LRU, the seed's policy and the offline optimum on generated chat,
-     * tool-agent and document-QA traces (bench/results/session4-policy.md).
+     * The policy a store or cache gets when none is given: {@link #adaptiveS3Fifo()}, chosen by
+     * measurement against LRU, the seed's policy, the other built-in policies and the offline optimum on
+     * generated chat, chat-with-think-time, tool-agent and document-QA traces (bench/results/session6-policy.md;
+     * {@link #chainAwareS3Fifo()}, the default before, in session 4).
      */
     static DemotionPolicy defaultPolicy() {
-        return chainAwareS3Fifo();
+        return adaptiveS3Fifo();
     }
 
     /**
@@ -202,7 +203,8 @@ public interface DemotionPolicy {
     }
 
     /**
-     * The default ({@link #defaultPolicy()}): S3-FIFO aware of prefix chains. As {@link #s3Fifo()}
+     * S3-FIFO aware of prefix chains (the default until session 6; {@link #adaptiveS3Fifo()}, the default now,
+     * names as this one does except where its GPU tier learns to retain). As {@link #s3Fifo()}
      * with a small queue of 1/5 of the tier's bytes and ghosts for 4x the tier's segment count, and
      * one rule more: a segment registered at the end of a walk along a chain (no registration starts
      * where it ends within the next 32 accesses; see {@link Usage#positions()}) is usually a request's
@@ -214,7 +216,7 @@ public interface DemotionPolicy {
     }
 
     /**
-     * {@link #chainAwareS3Fifo()} with a learned retention on the GPU tier: miniature simulations of the tier's
+     * The default ({@link #defaultPolicy()}): {@link #chainAwareS3Fifo()} with a learned retention on the GPU tier: miniature simulations of the tier's
      * sampled references (Waldspurger et al., ATC 2017) compare S3-FIFO with keeping a stable set (segments unused
      * for 1.5, 3 or 6 times the tier's segment count named first, then the newest arrivals), and the tier names
      * its candidates the way that currently gets the most hits. Suits traffic whose reuse comes back after

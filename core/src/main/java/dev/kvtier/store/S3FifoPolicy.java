@@ -5,8 +5,8 @@ import java.util.List;
 /**
  * S3-FIFO (Yang, Zhang, Qiu, Yue and Vinayak, "FIFO queues are all you need for cache eviction",
  * SOSP 2023), one instance per tier; reached through {@link DemotionPolicy#s3Fifo()} (the paper's
- * parameters) and {@link DemotionPolicy#chainAwareS3Fifo()} (the default: tuned parameters and the
- * chain-tail rule below). Immutable and thread-safe; its trackers are not (each belongs to one store
+ * parameters), {@link DemotionPolicy#chainAwareS3Fifo()} (tuned parameters and the chain-tail rule below)
+ * and {@link DemotionPolicy#adaptiveS3Fifo()} (the default: the latter with the learned retention below). Immutable and thread-safe; its trackers are not (each belongs to one store
  * and runs under its lock).
  *
  * <p>Per tier: a small FIFO that segments arriving on the tier enter, a main FIFO, and a ghost FIFO
@@ -35,13 +35,26 @@ import java.util.List;
  * tier (a prefix block whose children are there) keeps its place in its queue but is passed over, and named only
  * when the tier's other segments do not add up to what is asked; arriving on a tier ends a hold.
  *
+ * <p><b>Learned retention</b> (adaptive variant only, GPU tier). Where a segment's next use comes later than
+ * the tier can keep everything (a conversation's blocks come back after the answer was generated and the user
+ * thought; a loop over more than the tier holds), S3-FIFO's order keeps the most recent segments and they leave
+ * before their reuse, while keeping a stable set (whichever segments are there, until they go stale) hits in
+ * proportion to its size. The tier's {@link RetentionShadows} simulate both on a sample of its references and
+ * the tier names as the one with the most recent hits: as S3-FIFO, or by retention with factor F: chain tails;
+ * segments unused for more than F times the tier's segment count in accesses (on the store's clock,
+ * {@link Usage#lastUse()}); the small queue newest first; main in S3-FIFO order. While retaining, a segment
+ * arriving on the tier goes to the small queue even if it is a ghost (a returning segment has to earn its place
+ * like any other, or the stable set would be displaced by every return).
+ *
  * <p>Arriving by promotion, demotion or rollback counts as arriving (the queue a segment had on
  * another tier is not remembered). Queries reorganise the queues as an eviction pass would (moves
  * to main, counter decrements) but name segments without removing them; answers are a function of
  * the history of events and queries. Costs: O(1) per event (a registration also scans the end
  * positions of the at most 2 x {@value #CONTINUATION_WINDOW} segments awaiting continuation, a
  * constant); a query for k candidates is O(k) plus the moves it makes, each paid for by an earlier use (amortised O(1)) and at most {@value #MOVES_PER_CANDIDATE} per
- * candidate (worst case O(k)); past that bound a used segment is named as if unused.
+ * candidate (worst case O(k)); past that bound a used segment is named as if unused. The adaptive variant adds
+ * its simulations' cost to each GPU registration, use and promotion (O(1): see {@link RetentionShadows}) and, while
+ * retaining, a query passes the stale segments it names and at most the moves above per candidate.
  */
 final class S3FifoPolicy implements DemotionPolicy {
     /** The paper's S3-FIFO: small queue 1/10 of the tier, ghosts as many as the tier's segments. */
