@@ -222,7 +222,7 @@ public interface DemotionPolicy {
      * its candidates the way that currently gets the most hits. Suits traffic whose reuse comes back after
      * longer than the tier can hold everything (multi-turn chat with user think time) without losing S3-FIFO's
      * behaviour elsewhere. O(1) amortised per event (a sampled reference updates four bounded simulations of
-     * at most 2048 keys each), amortised O(1) per candidate. Name {@code "adaptive-s3-fifo"}.
+     * at most 256 keys each), amortised O(1) per candidate. Name {@code "adaptive-s3-fifo"}.
      */
     static DemotionPolicy adaptiveS3Fifo() {
         return S3FifoPolicy.ADAPTIVE;

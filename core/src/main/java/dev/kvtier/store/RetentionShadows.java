@@ -31,7 +31,12 @@ final class RetentionShadows {
      * depends on the workload's reuse times (session 5: 3 suited chat with think time, 6 document QA).
      */
     static final double[] FACTORS = {1.5, 3, 6};
-    /** Keys one simulation may hold before the sample rate halves. */
+    /**
+     * Keys one simulation may hold before the sample rate halves: small, because a sampled reference costs a hash
+     * lookup and queue moves in every simulation (at 10^3 GPU segments 2,048 cost 233 ns per reference against
+     * LRU's 169 in PolicyOpCost, 256 costs 106); the choice was as good with 256 as with 512 or 2,048 on the
+     * generated traces (bench/results/session6-policy.md).
+     */
     static final int MAX_RESIDENTS = 256;
     /** Sample values are 16 bits: a key is sampled while its value is below the threshold. */
     private static final int FULL = 1 << 16;
@@ -112,7 +117,7 @@ final class RetentionShadows {
         }
     }
 
-    /** Sampled references between halvings of the hit counts: long enough for a full turnover of the simulated tier. */
+    /** Sampled references between halvings of the hit counts: about four turnovers of a full simulation. */
     private long decayPeriod() {
         return 4L * MAX_RESIDENTS;
     }
