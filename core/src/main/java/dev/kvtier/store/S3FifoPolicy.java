@@ -5,8 +5,8 @@ import java.util.List;
 /**
  * S3-FIFO (Yang, Zhang, Qiu, Yue and Vinayak, "FIFO queues are all you need for cache eviction",
  * SOSP 2023), one instance per tier; reached through {@link DemotionPolicy#s3Fifo()} (the paper's
- * parameters) and {@link DemotionPolicy#chainAwareS3Fifo()} (the default: tuned parameters and the
- * chain-tail rule below). Immutable and thread-safe; its trackers are not (each belongs to one store
+ * parameters), {@link DemotionPolicy#chainAwareS3Fifo()} (tuned parameters and the chain-tail rule below)
+ * and {@link DemotionPolicy#adaptiveS3Fifo()} (the default: the latter with the learned retention below). Immutable and thread-safe; its trackers are not (each belongs to one store
  * and runs under its lock).
  *
  * <p>Per tier: a small FIFO that segments arriving on the tier enter, a main FIFO, and a ghost FIFO
@@ -35,23 +35,41 @@ import java.util.List;
  * tier (a prefix block whose children are there) keeps its place in its queue but is passed over, and named only
  * when the tier's other segments do not add up to what is asked; arriving on a tier ends a hold.
  *
+ * <p><b>Learned retention</b> (adaptive variant only, GPU tier). Where a segment's next use comes later than
+ * the tier can keep everything (a conversation's blocks come back after the answer was generated and the user
+ * thought; a loop over more than the tier holds), S3-FIFO's order keeps the most recent segments and they leave
+ * before their reuse, while keeping a stable set (whichever segments are there, until they go stale) hits in
+ * proportion to its size. The tier's {@link RetentionShadows} simulate both on a sample of its references and
+ * the tier names as the one with the most recent hits: as S3-FIFO, or by retention with factor F: chain tails;
+ * segments unused for more than F times the tier's segment count in accesses (on the store's clock,
+ * {@link Usage#lastUse()}); the small queue newest first; main in S3-FIFO order. While retaining, a segment
+ * arriving on the tier goes to the small queue even if it is a ghost (a returning segment has to earn its place
+ * like any other, or the stable set would be displaced by every return).
+ *
  * <p>Arriving by promotion, demotion or rollback counts as arriving (the queue a segment had on
  * another tier is not remembered). Queries reorganise the queues as an eviction pass would (moves
  * to main, counter decrements) but name segments without removing them; answers are a function of
  * the history of events and queries. Costs: O(1) per event (a registration also scans the end
  * positions of the at most 2 x {@value #CONTINUATION_WINDOW} segments awaiting continuation, a
  * constant); a query for k candidates is O(k) plus the moves it makes, each paid for by an earlier use (amortised O(1)) and at most {@value #MOVES_PER_CANDIDATE} per
- * candidate (worst case O(k)); past that bound a used segment is named as if unused.
+ * candidate (worst case O(k)); past that bound a used segment is named as if unused. The adaptive variant adds
+ * its simulations' cost to each GPU registration, use and promotion (O(1): see {@link RetentionShadows}) and, while
+ * retaining, a query passes the stale segments it names and at most the moves above per candidate.
  */
 final class S3FifoPolicy implements DemotionPolicy {
     /** The paper's S3-FIFO: small queue 1/10 of the tier, ghosts as many as the tier's segments. */
-    static final S3FifoPolicy INSTANCE = new S3FifoPolicy("s3-fifo", 10, 1, false);
+    static final S3FifoPolicy INSTANCE = new S3FifoPolicy("s3-fifo", 10, 1, false, false);
     /**
      * The default: small queue 1/5, ghosts 4x the tier's segments, chain tails named first; each
      * choice measured on generated chat, tool-agent and document-QA traces against the offline
      * optimum (bench/results/session4-policy.md).
      */
-    static final S3FifoPolicy CHAIN_AWARE = new S3FifoPolicy("chain-s3-fifo", 5, 4, true);
+    static final S3FifoPolicy CHAIN_AWARE = new S3FifoPolicy("chain-s3-fifo", 5, 4, true, false);
+    /**
+     * The default with a learned retention on the GPU tier ({@link RetentionShadows}; see the class comment):
+     * as {@link #CHAIN_AWARE} while S3-FIFO's behaviour gets the most hits in the tier's miniature simulations.
+     */
+    static final S3FifoPolicy ADAPTIVE = new S3FifoPolicy("adaptive-s3-fifo", 5, 4, true, true);
 
     private static final int MAX_USES = 3;
     /**
@@ -80,12 +98,34 @@ final class S3FifoPolicy implements DemotionPolicy {
     /** Ghost keys kept per tier: this times the tier's segment count. */
     private final int ghostsPerSegment;
     private final boolean chainTails;
+    /** Whether the GPU tier's naming adapts by miniature simulation ({@link RetentionShadows}). */
+    private final boolean adaptive;
+    /** A retention factor the GPU tier always names by (tests of that naming), else 0. */
+    private final double pinnedRetention;
 
-    private S3FifoPolicy(String name, int smallShareDivisor, int ghostsPerSegment, boolean chainTails) {
+    private S3FifoPolicy(String name, int smallShareDivisor, int ghostsPerSegment, boolean chainTails, boolean adaptive) {
+        this(name, smallShareDivisor, ghostsPerSegment, chainTails, adaptive, 0);
+    }
+
+    private S3FifoPolicy(String name, int smallShareDivisor, int ghostsPerSegment, boolean chainTails, boolean adaptive,
+                         double pinnedRetention) {
         this.name = name;
         this.smallShareDivisor = smallShareDivisor;
         this.ghostsPerSegment = ghostsPerSegment;
         this.chainTails = chainTails;
+        this.adaptive = adaptive;
+        this.pinnedRetention = pinnedRetention;
+    }
+
+    /**
+     * The adaptive variant with its GPU tier always naming by retention {@code factor}, whatever its simulations say:
+     * for tests of that naming, which the adaptive variant reaches only on traffic that favours it.
+     */
+    static S3FifoPolicy pinnedRetention(double factor) {
+        if (!(factor > 0)) {
+            throw new IllegalArgumentException("a retention factor must be positive, got " + factor);
+        }
+        return new S3FifoPolicy("adaptive-s3-fifo-retaining-" + factor, 5, 4, true, true, factor);
     }
 
     @Override
@@ -95,7 +135,7 @@ final class S3FifoPolicy implements DemotionPolicy {
 
     @Override
     public Tracker newTracker(long gpuBudget, long cpuBudget) {
-        return new S3FifoTracker(this);
+        return new S3FifoTracker(this, adaptive && gpuBudget > 0 ? new RetentionShadows(gpuBudget) : null);
     }
 
     @Override
@@ -117,11 +157,14 @@ final class S3FifoPolicy implements DemotionPolicy {
         /** Keys recently demoted out of the small (or tails) queue; bounded by the tier's segment count. */
         final GhostKeys ghost = new GhostKeys();
 
-        /** A segment moved onto the tier (promotion, demotion, rollback): the ghost may send it to main. */
-        void arrive(PolicyNode node) {
+        /**
+         * A segment moved onto the tier (promotion, demotion, rollback): the ghost may send it to main, unless the
+         * tier retains ({@code retaining}), where a returning segment has to earn its place like any arrival.
+         */
+        void arrive(PolicyNode node, boolean retaining) {
             node.uses = 0;
             node.held = false;
-            if (ghost.remove(node.hash)) {
+            if (!retaining && ghost.remove(node.hash)) {
                 main.append(node);
             } else {
                 small.append(node);
@@ -174,10 +217,17 @@ final class S3FifoPolicy implements DemotionPolicy {
         private int pendingCount;
         /** Registrations, touches and promotions so far. */
         private long accesses;
+        /** The GPU tier's miniature simulations (adaptive variant only), else null. */
+        private final RetentionShadows shadows;
+        /** The store's clock ({@link Usage#lastUse()}) at the latest use reported. */
+        private long now;
+        private final double pinnedRetention;
 
-        S3FifoTracker(S3FifoPolicy policy) {
+        S3FifoTracker(S3FifoPolicy policy, RetentionShadows shadows) {
             this.smallShareDivisor = policy.smallShareDivisor;
             this.chainTails = policy.chainTails;
+            this.shadows = shadows;
+            this.pinnedRetention = policy.pinnedRetention;
             for (int i = 0; i < tiers.length; i++) {
                 tiers[i] = new TierQueues(policy.ghostsPerSegment);
             }
@@ -251,6 +301,25 @@ final class S3FifoPolicy implements DemotionPolicy {
             TierQueues on = tiers[tier.ordinal()];
             on.register(node);
             accessed(segment, node, on, true);
+            referenced(segment, node, tier);
+        }
+
+        /** A use of {@code segment} on {@code tier}: the GPU tier's simulations see it as a reference. */
+        private void referenced(Segment segment, PolicyNode node, Tier tier) {
+            if (shadows != null) {
+                now = Math.max(now, segment.lastUse());
+                if (tier == Tier.GPU) {
+                    shadows.reference(node.hash, node.sizeBytes);
+                }
+            }
+        }
+
+        /** The retention factor the tier's naming follows now, 0 when it names as S3-FIFO. */
+        private double retention(Tier tier) {
+            if (shadows == null || tier != Tier.GPU) {
+                return 0;
+            }
+            return pinnedRetention > 0 ? pinnedRetention : shadows.retentionFactor();
         }
 
         @Override
@@ -260,28 +329,30 @@ final class S3FifoPolicy implements DemotionPolicy {
                 node.uses++;
             }
             accessed(segment, node, null, false);
+            referenced(segment, node, tier);
         }
 
         @Override
         public void demoted(Segment segment, Tier from, Tier to) {
             PolicyNode node = PolicyNode.of(segment);
             tiers[from.ordinal()].leave(node, true);
-            tiers[to.ordinal()].arrive(node);
+            tiers[to.ordinal()].arrive(node, retention(to) > 0);
         }
 
         @Override
         public void promoted(Segment segment, Tier from, Tier to) {
             PolicyNode node = PolicyNode.of(segment);
             tiers[from.ordinal()].leave(node, false);
-            tiers[to.ordinal()].arrive(node);
+            tiers[to.ordinal()].arrive(node, retention(to) > 0);
             accessed(segment, node, null, false);
+            referenced(segment, node, to);
         }
 
         @Override
         public void rolledBack(Segment segment, Tier from, Tier to) {
             PolicyNode node = PolicyNode.of(segment);
             tiers[from.ordinal()].leave(node, false);
-            tiers[to.ordinal()].arrive(node);
+            tiers[to.ordinal()].arrive(node, retention(to) > 0);
         }
 
         @Override
@@ -302,6 +373,11 @@ final class S3FifoPolicy implements DemotionPolicy {
 
         @Override
         public void collectCandidates(Tier tier, long needed, List<String> keys) {
+            double retention = retention(tier);
+            if (retention > 0) {
+                collectRetaining(tiers[tier.ordinal()], needed, keys, retention);
+                return;
+            }
             TierQueues q = tiers[tier.ordinal()];
             PolicyNode.Queue small = q.small;
             PolicyNode.Queue main = q.main;
@@ -383,6 +459,128 @@ final class S3FifoPolicy implements DemotionPolicy {
                     }
                 }
             }
+        }
+
+        /**
+         * Names as retention does (adaptive variant, GPU tier, while a retention simulation leads): chain tails;
+         * then the segments unused for longer than {@code factor} times the tier's segment count in accesses
+         * (the small queue in arrival order, then main in its S3-FIFO order); then the small queue <b>newest
+         * first</b> (the segments that arrived last leave first, so the older ones stay until their next use);
+         * then main in S3-FIFO order. A used segment met on the small queue moves to main and one met on main is
+         * reinserted with its counter decremented, as in S3-FIFO, at most {@link #MOVES_PER_CANDIDATE} moves per
+         * candidate; held segments are named last.
+         */
+        private void collectRetaining(TierQueues q, long needed, List<String> keys, double factor) {
+            PolicyNode.Queue small = q.small;
+            PolicyNode.Queue main = q.main;
+            long staleBefore = now - (long) (factor * Math.max(1, small.size + main.size + q.tails.size));
+            long[] stillNeeded = {needed};
+            int movesLeft = MOVES_PER_CANDIDATE;
+            boolean heldPassed = false;
+            PolicyNode inMain = main.head;
+            for (PolicyNode node = q.tails.head; node != null && stillNeeded[0] > 0; ) {
+                PolicyNode next = node.next;
+                if (node.uses > 0 && movesLeft-- > 0) {
+                    q.tails.unlink(node);
+                    main.append(node);
+                    inMain = inMain == null ? node : inMain;
+                } else if (node.held) {
+                    heldPassed = true;
+                } else {
+                    movesLeft = name(node, keys, stillNeeded);
+                }
+                node = next;
+            }
+            // Stale on the small queue: arrival order is last-use order there (its segments are unused since).
+            PolicyNode inSmall = small.head;
+            while (inSmall != null && stillNeeded[0] > 0) {
+                PolicyNode node = inSmall;
+                if (node.uses > 0 && movesLeft-- > 0) {
+                    inSmall = node.next;
+                    small.unlink(node);
+                    main.append(node);
+                    inMain = inMain == null ? node : inMain;
+                    continue;
+                }
+                if (lastUse(node) > staleBefore) {
+                    break;
+                }
+                inSmall = node.next;
+                if (node.held) {
+                    heldPassed = true;
+                } else {
+                    movesLeft = name(node, keys, stillNeeded);
+                }
+            }
+            // Stale on main: its head is the longest since insertion; a recently used one is reinserted as S3-FIFO would.
+            while (inMain != null && stillNeeded[0] > 0) {
+                PolicyNode node = inMain;
+                if (lastUse(node) > staleBefore) {
+                    if (node.uses > 0 && movesLeft-- > 0) {
+                        inMain = node.next;
+                        node.uses--;
+                        main.moveToTail(node);
+                        inMain = inMain == null ? node : inMain;
+                        continue;
+                    }
+                    break;
+                }
+                inMain = node.next;
+                if (node.held) {
+                    heldPassed = true;
+                } else {
+                    movesLeft = name(node, keys, stillNeeded);
+                }
+            }
+            // The small queue newest first, down to where the stale pass stopped.
+            PolicyNode stop = inSmall;
+            for (PolicyNode node = stop == null ? null : small.tail; node != null && stillNeeded[0] > 0; ) {
+                PolicyNode previous = node.previous;
+                if (node.uses > 0 && movesLeft-- > 0) {
+                    small.unlink(node);
+                    main.append(node);
+                    inMain = inMain == null ? node : inMain;
+                } else if (node.held) {
+                    heldPassed = true;
+                } else {
+                    movesLeft = name(node, keys, stillNeeded);
+                }
+                node = node == stop ? null : previous;
+            }
+            while (inMain != null && stillNeeded[0] > 0) {
+                PolicyNode node = inMain;
+                inMain = node.next;
+                if (node.uses > 0 && movesLeft-- > 0) {
+                    node.uses--;
+                    main.moveToTail(node);
+                    inMain = inMain == null ? node : inMain;
+                } else if (node.held) {
+                    heldPassed = true;
+                } else {
+                    movesLeft = name(node, keys, stillNeeded);
+                }
+            }
+            if (heldPassed && stillNeeded[0] > 0) {
+                for (PolicyNode.Queue queue : new PolicyNode.Queue[] {q.tails, small, main}) {
+                    for (PolicyNode node = queue.head; node != null && stillNeeded[0] > 0; node = node.next) {
+                        if (node.held) {
+                            name(node, keys, stillNeeded);
+                        }
+                    }
+                }
+            }
+        }
+
+        /** Adds {@code node} to the candidates; returns the moves the next candidate may cost. */
+        private static int name(PolicyNode node, List<String> keys, long[] stillNeeded) {
+            keys.add(node.key);
+            stillNeeded[0] -= node.sizeBytes;
+            return MOVES_PER_CANDIDATE;
+        }
+
+        /** The segment's last use on the store's clock (every node a tracker sees is a store's segment). */
+        private static long lastUse(PolicyNode node) {
+            return ((Segment) (Object) node).lastUse();
         }
 
         @Override

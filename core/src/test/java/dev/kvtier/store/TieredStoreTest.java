@@ -146,11 +146,11 @@ class TieredStoreTest {
         }
 
         @Test
-        void defaultIsTheChainAwareS3FifoAndTheSeedsPolicyKeepsItsName() {
+        void defaultIsTheAdaptiveS3FifoAndTheSeedsPolicyKeepsItsName() {
             TieredStore store = new TieredStore(1_000, 1_000);
             assertEquals(DemotionPolicy.defaultPolicy(), store.policy());
-            assertEquals(DemotionPolicy.chainAwareS3Fifo(), store.policy());
-            assertEquals("chain-s3-fifo", store.policy().name());
+            assertEquals(DemotionPolicy.adaptiveS3Fifo(), store.policy());
+            assertEquals("adaptive-s3-fifo", store.policy().name());
             assertEquals(DemotionPolicy.leastAccessedFirst(), DemotionPolicy.named("least-accessed-first"));
             assertEquals("least-accessed-first", DemotionPolicy.leastAccessedFirst().name());
             assertEquals("least-recently-used", DemotionPolicy.leastRecentlyUsed().name());

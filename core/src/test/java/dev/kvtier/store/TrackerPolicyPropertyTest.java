@@ -21,7 +21,8 @@ import net.jqwik.api.constraints.LongRange;
 
 /**
  * The tracker policies ({@link DemotionPolicy#s3Fifo()}, {@link DemotionPolicy#wTinyLfu()},
- * {@link DemotionPolicy#chainAwareS3Fifo()}) under
+ * {@link DemotionPolicy#chainAwareS3Fifo()}, {@link DemotionPolicy#adaptiveS3Fifo()} and its retention naming
+ * pinned on) under
  * random histories. Their candidate order is their own, so it is not compared with a model; what
  * is checked is the {@link DemotionPolicy.Tracker} contract: candidates only from the asked tier,
  * each once, never a removed key, stopping exactly when their sizes add up to what was asked (or
@@ -44,6 +45,15 @@ class TrackerPolicyPropertyTest {
         run(DemotionPolicy.chainAwareS3Fifo(), ops, gpuBudget, cpuBudget, true);
     }
 
+    /** The adaptive variant, both as it chooses and with its GPU tier always naming by retention. */
+    @Property(tries = 300, edgeCases = EdgeCasesMode.NONE)
+    void adaptiveS3FifoKeepsTheTrackerContract(@ForAll("operations") List<Op> ops,
+                                               @ForAll @LongRange(max = 1_000) long gpuBudget,
+                                               @ForAll @LongRange(max = 1_500) long cpuBudget) {
+        run(DemotionPolicy.adaptiveS3Fifo(), ops, gpuBudget, cpuBudget, true);
+        run(S3FifoPolicy.pinnedRetention(1), ops, gpuBudget, cpuBudget, true);
+    }
+
     @Property(tries = 300, edgeCases = EdgeCasesMode.NONE)
     void wTinyLfuKeepsTheTrackerContract(@ForAll("operations") List<Op> ops,
                                          @ForAll @LongRange(max = 1_000) long gpuBudget,
@@ -62,13 +72,15 @@ class TrackerPolicyPropertyTest {
         run(DemotionPolicy.s3Fifo(), ops, gpuBudget, 1_500, false);
         run(DemotionPolicy.wTinyLfu(), ops, gpuBudget, 1_500, false);
         run(DemotionPolicy.chainAwareS3Fifo(), ops, gpuBudget, 1_500, false);
+        run(DemotionPolicy.adaptiveS3Fifo(), ops, gpuBudget, 1_500, false);
+        run(S3FifoPolicy.pinnedRetention(1), ops, gpuBudget, 1_500, false);
     }
 
     @Property(tries = 100, edgeCases = EdgeCasesMode.NONE)
     void oneHistoryGivesOneTranscript(@ForAll("operations") List<Op> ops,
                                       @ForAll @LongRange(max = 1_000) long gpuBudget) {
         for (DemotionPolicy policy : List.of(DemotionPolicy.s3Fifo(), DemotionPolicy.wTinyLfu(),
-                DemotionPolicy.chainAwareS3Fifo())) {
+                DemotionPolicy.chainAwareS3Fifo(), DemotionPolicy.adaptiveS3Fifo(), S3FifoPolicy.pinnedRetention(1))) {
             assertEquals(run(policy, ops, gpuBudget, 1_500, false), run(policy, ops, gpuBudget, 1_500, false),
                     policy.name());
         }

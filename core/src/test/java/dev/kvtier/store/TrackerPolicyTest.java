@@ -143,7 +143,8 @@ class TrackerPolicyTest {
         @Test
         void builtInPoliciesAreFoundByName() {
             for (DemotionPolicy policy : List.of(DemotionPolicy.leastAccessedFirst(), DemotionPolicy.leastRecentlyUsed(),
-                    DemotionPolicy.s3Fifo(), DemotionPolicy.wTinyLfu(), DemotionPolicy.chainAwareS3Fifo())) {
+                    DemotionPolicy.s3Fifo(), DemotionPolicy.wTinyLfu(), DemotionPolicy.chainAwareS3Fifo(),
+                    DemotionPolicy.adaptiveS3Fifo())) {
                 assertSame(policy, DemotionPolicy.named(policy.name()));
             }
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> DemotionPolicy.named("arc"));

@@ -60,6 +60,7 @@ final class KvTierCacheAdapter implements CacheUnderTest {
                     case S3_FIFO -> DemotionPolicy.s3Fifo();
                     case W_TINYLFU -> DemotionPolicy.wTinyLfu();
                     case CHAIN_S3_FIFO -> DemotionPolicy.chainAwareS3Fifo();
+                    case ADAPTIVE_S3_FIFO -> DemotionPolicy.adaptiveS3Fifo();
                 })
                 .backend(settings.backend())
                 .build();

@@ -26,7 +26,7 @@ import dev.kvtier.store.TieredStore;
  * a larger table) adds, as it does for LRU's bucket index, measured beside it.
  *
  * <p>Usage: {@code java -Xmx4g -cp benchmarks.jar dev.kvtier.bench.sim.PolicyOpCost [policies] [sizes]
- * [references per round] [rounds]} (defaults chain-s3-fifo,least-recently-used, 1000,100000,1000000,
+ * [references per round] [rounds]} (defaults adaptive-s3-fifo,chain-s3-fifo,least-recently-used, 1000,100000,1000000,
  * 2000000, 3).
  */
 public final class PolicyOpCost {
@@ -36,7 +36,7 @@ public final class PolicyOpCost {
     }
 
     public static void main(String[] args) {
-        String[] policies = (args.length > 0 ? args[0] : "chain-s3-fifo,least-recently-used").split(",");
+        String[] policies = (args.length > 0 ? args[0] : "adaptive-s3-fifo,chain-s3-fifo,least-recently-used").split(",");
         String[] sizes = (args.length > 1 ? args[1] : "1000,100000,1000000").split(",");
         int references = args.length > 2 ? Integer.parseInt(args[2]) : 2_000_000;
         int rounds = args.length > 3 ? Integer.parseInt(args[3]) : 3;

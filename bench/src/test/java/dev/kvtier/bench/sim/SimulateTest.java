@@ -199,11 +199,11 @@ class SimulateTest {
         assertTrue(csv.get(0).startsWith("policy,gpu_budget_share,"));
         for (String row : csv.subList(1, csv.size())) {
             assertEquals(columns, row.split(",", -1).length, row);
-            assertTrue(row.startsWith("chain-s3-fifo,") || row.startsWith("lru,"), row);
+            assertTrue(row.startsWith("adaptive-s3-fifo,") || row.startsWith("lru,"), row);
             assertTrue(row.endsWith(",0," + row.substring(row.lastIndexOf(',') + 1)), "failures column 0: " + row);
         }
         // At 100% of the working set every earlier turn is still on the GPU.
-        String full = csv.stream().filter(r -> r.startsWith("chain-s3-fifo,1.0000,")).findFirst().orElseThrow();
+        String full = csv.stream().filter(r -> r.startsWith("adaptive-s3-fifo,1.0000,")).findFirst().orElseThrow();
         assertEquals("1.000000", full.split(",")[7], full);
 
         Document svg = DocumentBuilderFactory.newInstance().newDocumentBuilder().parse(out.resolve("sim-sweep.svg").toFile());
@@ -211,7 +211,7 @@ class SimulateTest {
         assertEquals(4, svg.getElementsByTagName("polyline").getLength(), "two panels x two policies");
         assertEquals(2, svg.getElementsByTagName("g").getLength());
         String text = Files.readString(out.resolve("sim-sweep.svg"));
-        assertTrue(text.contains(">chain-s3-fifo<") && text.contains(">lru<"), "legend");
+        assertTrue(text.contains(">adaptive-s3-fifo<") && text.contains(">lru<"), "legend");
         assertFalse(text.contains("http://") && text.replace("http://www.w3.org/2000/svg", "").contains("http://"),
                 "self-contained");
         try (Stream<Path> files = Files.list(out)) {

@@ -1,0 +1,149 @@
+package dev.kvtier.store;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link DemotionPolicy#adaptiveS3Fifo()}: the retention naming its GPU tier switches to, and the miniature
+ * simulations ({@link RetentionShadows}) that decide when.
+ */
+class AdaptiveS3FifoTest {
+    private static final long SIZE = 10;
+
+    /** A segment alone in its chain (start 0 continues nothing, so it never waits to be judged a chain tail). */
+    private static SegmentMeta seg(String key) {
+        return SegmentMeta.of(key, PositionRange.of(0, 1), SIZE);
+    }
+
+    @Test
+    void retentionNamesStaleSegmentsFirstThenTheNewestArrivalsThenTheUsedOnes() {
+        // Factor 1: a segment is stale once unused for as many accesses as the tier holds segments.
+        TieredStore store = new TieredStore(1_000, 1_000, S3FifoPolicy.pinnedRetention(1));
+        for (String key : List.of("a", "b", "c", "d")) {
+            assertTrue(store.register(seg(key), Tier.GPU));
+        }
+        assertEquals(List.of("d"), store.candidatesForDemotion(Tier.GPU, SIZE), "nothing stale: the newest first");
+        assertEquals(List.of("d", "c", "b", "a"), store.candidatesForDemotion(Tier.GPU, 4 * SIZE));
+
+        assertTrue(store.touch("c"));
+        assertTrue(store.register(seg("e"), Tier.GPU));
+        // 6 accesses, 5 segments: a (last used at 1) is stale; c was used, so it moves to main and goes last.
+        assertEquals(List.of("a"), store.candidatesForDemotion(Tier.GPU, SIZE));
+        assertEquals(List.of("a", "e", "d", "b", "c"), store.candidatesForDemotion(Tier.GPU, 5 * SIZE));
+    }
+
+    @Test
+    void retentionNamesHeldSegmentsLast() {
+        TieredStore store = new TieredStore(1_000, 1_000, S3FifoPolicy.pinnedRetention(1));
+        for (String key : List.of("a", "b", "c")) {
+            assertTrue(store.register(seg(key), Tier.GPU));
+        }
+        assertTrue(store.hold("c"));
+        assertEquals(List.of("b"), store.candidatesForDemotion(Tier.GPU, SIZE));
+        assertEquals(List.of("b", "a", "c"), store.candidatesForDemotion(Tier.GPU, 3 * SIZE), "held: named last");
+        assertTrue(store.release("c"));
+        assertEquals(List.of("c"), store.candidatesForDemotion(Tier.GPU, SIZE), "released: in its old place");
+    }
+
+    @Test
+    void retentionIsOnlyForTheGpuTier() {
+        TieredStore pinned = new TieredStore(1_000, 1_000, S3FifoPolicy.pinnedRetention(1));
+        TieredStore plain = new TieredStore(1_000, 1_000, DemotionPolicy.chainAwareS3Fifo());
+        for (TieredStore store : List.of(pinned, plain)) {
+            for (String key : List.of("a", "b", "c")) {
+                assertTrue(store.register(seg(key), Tier.CPU));
+            }
+        }
+        assertEquals(plain.candidatesForDemotion(Tier.CPU, 3 * SIZE), pinned.candidatesForDemotion(Tier.CPU, 3 * SIZE));
+        assertEquals(List.of("a", "b", "c"), pinned.candidatesForDemotion(Tier.CPU, 3 * SIZE));
+    }
+
+    @Test
+    void aPinnedRetentionFactorMustBePositive() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> S3FifoPolicy.pinnedRetention(0));
+        assertTrue(e.getMessage().contains("0.0"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> new RetentionShadows(0));
+    }
+
+    /**
+     * A loop over more keys than the tier holds (each key back only after all the others: a recency policy never
+     * hits) makes the simulations choose retention; a stream of one-off keys with a hot set each reused only after
+     * longer than any retention time (S3-FIFO keeps them in main while the stream passes through its small queue,
+     * retention names them as stale) brings S3-FIFO back.
+     */
+    @Test
+    void theSimulationsChooseRetentionForALoopLargerThanTheTierAndS3FifoForAHotSetReusedRarely() {
+        RetentionShadows shadows = new RetentionShadows(100 * SIZE);
+        assertEquals(0, shadows.retentionFactor(), "S3-FIFO until shown otherwise");
+        for (int round = 0; round < 40; round++) {
+            for (int key = 0; key < 150; key++) {
+                shadows.reference(hash(key), SIZE);
+            }
+        }
+        assertTrue(shadows.retentionFactor() > 0, shadows.toString());
+
+        for (int t = 1_000_000; t < 1_200_000; t++) {
+            shadows.reference(hash(t), SIZE);
+            if (t % 20 == 0) {
+                int hot = t / 20 % 50; // each of 50 hot keys every ~1,050 references: past 6 x the tier's 100
+                shadows.reference(hash(hot), SIZE);
+                shadows.reference(hash(hot), SIZE);
+            }
+        }
+        assertEquals(0, shadows.retentionFactor(), shadows.toString());
+    }
+
+    @Test
+    void theSimulationsHoldBoundedKeysWhateverTheTierSize() {
+        RetentionShadows shadows = new RetentionShadows(1L << 40);
+        for (int key = 0; key < 200_000; key++) {
+            shadows.reference(hash(key), SIZE);
+            assertTrue(shadows.residents() <= RetentionShadows.MAX_RESIDENTS + 1, shadows.toString());
+        }
+        assertTrue(shadows.residents() > RetentionShadows.MAX_RESIDENTS / 4, "still simulating: " + shadows);
+    }
+
+    /** The loop above played through stores: the adaptive policy's GPU keeps a stable part of it, S3-FIFO's none. */
+    @Test
+    void onALoopLargerThanTheGpuTheAdaptivePolicyHitsWhereS3FifoDoesNot() {
+        long adaptive = loopHits(DemotionPolicy.adaptiveS3Fifo());
+        long s3Fifo = loopHits(DemotionPolicy.chainAwareS3Fifo());
+        assertTrue(adaptive > 1.5 * s3Fifo, "adaptive " + adaptive + " vs chain-s3-fifo " + s3Fifo);
+    }
+
+    /** GPU hits of 40 passes over 150 keys with a GPU of 100 and room for all on CPU. */
+    private static long loopHits(DemotionPolicy policy) {
+        TieredStore store = new TieredStore(100 * SIZE, 1_000 * SIZE, policy);
+        long hits = 0;
+        for (int round = 0; round < 40; round++) {
+            for (int k = 0; k < 150; k++) {
+                String key = "k" + k;
+                Tier tier = store.get(key).map(SegmentMeta::tier).orElse(null);
+                if (tier == Tier.GPU) {
+                    hits++;
+                    assertTrue(store.touch(key));
+                    continue;
+                }
+                if (store.gpuFree() < SIZE) {
+                    String victim = store.candidatesForDemotion(Tier.GPU, SIZE).getFirst();
+                    store.demote(victim, Tier.CPU).orElseThrow();
+                }
+                if (tier == null) {
+                    assertTrue(store.register(seg(key), Tier.GPU));
+                } else {
+                    store.promote(key, Tier.GPU).orElseThrow();
+                }
+            }
+        }
+        return hits;
+    }
+
+    private static int hash(int key) {
+        int h = ("k" + key).hashCode() * 0x9E3779B9;
+        return h ^ (h >>> 16);
+    }
+}
