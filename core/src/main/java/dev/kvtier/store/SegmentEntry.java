@@ -5,7 +5,9 @@ package dev.kvtier.store;
  * read either under it or by the store's optimistic reads, which discard what they read if a change
  * ran meanwhile (so a torn or stale read is never used). The tracker
  * is told of every change of its usage ({@link #accessCount}, {@link #lastUse}) or tier after
- * the change; the record fields belong to the built-in order index of each tier.
+ * the change; the record fields belong to the built-in order index of each tier. It is also the
+ * {@link SegmentHandle} the store hands out for this registration: stale once {@link #registration}
+ * is {@link #REMOVED}, refused by any store but {@link #owner}.
  *
  * <p>Why no cached snapshot and no references beyond the index links: at 10^6 segments every op
  * is bound by cache misses on randomly placed entries. A snapshot cached in the entry is one more
