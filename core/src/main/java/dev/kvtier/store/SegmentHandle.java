@@ -9,7 +9,8 @@ package dev.kvtier.store;
  * <p><b>Staleness.</b> A handle names one registration: once that segment is removed the handle is stale
  * for good, and the store answers a stale handle exactly as its key-based method answers an unknown key
  * (false, empty or null), even if the key has been registered again meanwhile (that registration has a
- * new handle). A handle never keeps a segment registered.
+ * new handle). A handle never keeps a segment registered; a stale one still holds the store's old record
+ * of it (about 100 bytes) in memory until the handle itself is dropped.
  *
  * <p><b>Errors.</b> A handle belongs to the store that issued it: passing it to another store, or passing
  * null, throws {@link IllegalArgumentException} naming it.
