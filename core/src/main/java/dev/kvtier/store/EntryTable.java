@@ -1,5 +1,7 @@
 package dev.kvtier.store;
 
+import java.util.Arrays;
+import java.util.Comparator;
 import java.util.function.Consumer;
 
 /**
@@ -11,7 +13,12 @@ import java.util.function.Consumer;
  * operation. Here the table holds the entries themselves (open addressing, linear probing, load
  * at most 1/2, backward-shift deletion so no tombstones), with each slot's key hash in a parallel
  * {@code int[]} that is read alongside the slot, so only the matching entry is ever dereferenced.
- * Registration order is a doubly linked list through the entries, as in a {@code LinkedHashMap}.
+ *
+ * <p>Registration order is a number stamped on each entry from a counter, sorted only when asked
+ * for ({@link #forEachInRegistrationOrder}, behind the rare {@code TieredStore.segments()}). Why not
+ * a doubly linked list through the entries, as in a {@code LinkedHashMap}: a register then wrote
+ * the previous newest entry and a remove wrote both neighbours, random entries at 10^6 segments
+ * (cache misses on the hottest write path) for an order read once in a long while.
  */
 final class EntryTable {
     private static final int INITIAL_CAPACITY = 16;
@@ -19,8 +26,17 @@ final class EntryTable {
     private SegmentEntry[] slots = new SegmentEntry[INITIAL_CAPACITY];
     private int[] hashes = new int[INITIAL_CAPACITY];
     private int size;
-    private SegmentEntry oldest;
-    private SegmentEntry newest;
+    /** The next registration number; the live entries are renumbered 0..size-1 before it would wrap. */
+    private int registrations;
+
+    EntryTable() {
+        this(0);
+    }
+
+    /** For tests: the first registration number, to reach the renumbering without 2^31 registrations. */
+    EntryTable(int firstRegistration) {
+        this.registrations = firstRegistration;
+    }
 
     /**
      * The entry registered under {@code key}, or null (also for a null key). The one method that
@@ -88,6 +104,9 @@ final class EntryTable {
      * answered for its key, with no change to the table since.
      */
     void addAt(int freeSlot, SegmentEntry entry) {
+        if (registrations == Integer.MAX_VALUE) {
+            renumber(); // once per 2^31 registrations, O(n log n); moves no slot
+        }
         int hash = entry.key.hashCode();
         if (2 * (size + 1) > slots.length) {
             grow();
@@ -98,14 +117,16 @@ final class EntryTable {
             hashes[slot] = hash;
         }
         size++;
-        entry.olderRegistered = newest;
-        entry.newerRegistered = null;
-        if (newest == null) {
-            oldest = entry;
-        } else {
-            newest.newerRegistered = entry;
+        entry.registration = registrations++;
+    }
+
+    /** Numbers the entries 0..size-1 in their registration order. */
+    private void renumber() {
+        int next = 0;
+        for (SegmentEntry entry : inRegistrationOrder()) {
+            entry.registration = next++;
         }
-        newest = entry;
+        registrations = next;
     }
 
     /** Removes {@code entry}, which is in the table. */
@@ -115,7 +136,7 @@ final class EntryTable {
 
     /** Removes the entry in {@code slot}, a slot {@link #slotOf} found, with no change to the table since. */
     void removeAt(int slot) {
-        SegmentEntry entry = slots[slot];
+        slots[slot].registration = SegmentEntry.REMOVED;
         int mask = slots.length - 1;
         // Backward-shift deletion: move later members of the probe run into the hole when their
         // home slot does not lie (cyclically) after the hole, so every lookup still finds them.
@@ -132,29 +153,29 @@ final class EntryTable {
         slots[hole] = null;
         hashes[hole] = 0;
         size--;
-        if (entry.olderRegistered == null) {
-            oldest = entry.newerRegistered;
-        } else {
-            entry.olderRegistered.newerRegistered = entry.newerRegistered;
-        }
-        if (entry.newerRegistered == null) {
-            newest = entry.olderRegistered;
-        } else {
-            entry.newerRegistered.olderRegistered = entry.olderRegistered;
-        }
-        entry.olderRegistered = null;
-        entry.newerRegistered = null;
     }
 
     int size() {
         return size;
     }
 
-    /** Calls {@code action} for every entry, oldest registration first. */
+    /** Calls {@code action} for every entry, oldest registration first. O(n log n): it sorts. */
     void forEachInRegistrationOrder(Consumer<SegmentEntry> action) {
-        for (SegmentEntry entry = oldest; entry != null; entry = entry.newerRegistered) {
+        for (SegmentEntry entry : inRegistrationOrder()) {
             action.accept(entry);
         }
+    }
+
+    private SegmentEntry[] inRegistrationOrder() {
+        SegmentEntry[] inOrder = new SegmentEntry[size];
+        int n = 0;
+        for (SegmentEntry entry : slots) {
+            if (entry != null) {
+                inOrder[n++] = entry;
+            }
+        }
+        Arrays.sort(inOrder, 0, n, Comparator.comparingInt(entry -> entry.registration));
+        return n == inOrder.length ? inOrder : Arrays.copyOf(inOrder, n);
     }
 
     private void place(SegmentEntry entry, int hash) {

@@ -5,14 +5,16 @@ package dev.kvtier.store;
  * read either under it or by the store's optimistic reads, which discard what they read if a change
  * ran meanwhile (so a torn or stale read is never used). The tracker
  * is told of every change of its usage ({@link #accessCount}, {@link #lastUse}) or tier after
- * the change; the record fields belong to the built-in order index of each tier.
+ * the change; the record fields belong to the built-in order index of each tier. It is also the
+ * {@link SegmentHandle} the store hands out for this registration: stale once {@link #registration}
+ * is {@link #REMOVED}, refused by any store but {@link #owner}.
  *
  * <p>Why no cached snapshot and no references beyond the index links: at 10^6 segments every op
  * is bound by cache misses on randomly placed entries. A snapshot cached in the entry is one more
  * random object to read on {@code get} (a fresh one is a young, cache-hot allocation), and keeping
  * the tier and the latest move as bytes makes the entry smaller and holds no transfer alive.
  */
-final class SegmentEntry extends PolicyNode implements DemotionPolicy.Segment {
+final class SegmentEntry extends PolicyNode implements DemotionPolicy.Segment, SegmentHandle {
     private static final Tier[] TIERS = Tier.values();
     /** {@link #lastMoveFrom} when no move is booked (or the latest was rolled back). */
     private static final byte NO_MOVE = -1;
@@ -29,20 +31,40 @@ final class SegmentEntry extends PolicyNode implements DemotionPolicy.Segment {
     private UsageBucketIndex.Record gpuRecord;
     private UsageBucketIndex.Record cpuRecord;
     private UsageBucketIndex.Record diskRecord;
+    /**
+     * Bit t set: its record on the tier with ordinal t is filed in its bucket's tree (out of recency
+     * order). A copy of that record's flag, so a touch need not read the record (a cache miss at
+     * 10^6 segments) to learn that it may stay where it is.
+     */
+    private byte outOfOrderRecords;
 
     /** The tracker's own node for this segment (DemotionPolicy.Segment). */
     private Object policyNode;
 
-    // Registration order (EntryTable), for TieredStore.segments().
-    SegmentEntry olderRegistered;
-    SegmentEntry newerRegistered;
+    /**
+     * Its place in registration order (EntryTable), for TieredStore.segments(); {@link #REMOVED} once it
+     * left the table, which makes it, as a {@link SegmentHandle}, stale. An int (renumbered when the
+     * counter would wrap) so that, with {@link #owner}, the entry stays within 96 bytes.
+     */
+    int registration;
+    /** The store this entry belongs to: a {@link SegmentHandle} from another store is refused. */
+    final TieredStore owner;
 
-    SegmentEntry(SegmentMeta meta, Tier tier, long lastUse) {
+    /** {@link #registration} of an entry removed from its store. */
+    static final int REMOVED = -1;
+
+    SegmentEntry(TieredStore owner, SegmentMeta meta, Tier tier, long lastUse) {
         super(meta.key(), meta.sizeBytes());
+        this.owner = owner;
         this.positions = meta.positions();
         this.tierOrdinal = (byte) tier.ordinal();
         this.accessCount = meta.accessCount();
         this.lastUse = lastUse;
+    }
+
+    /** Whether it is still registered (read under the store's lock, or optimistically and validated). */
+    boolean registered() {
+        return registration != REMOVED;
     }
 
     /** The tier the segment is booked on. */
@@ -70,6 +92,18 @@ final class SegmentEntry extends PolicyNode implements DemotionPolicy.Segment {
             case 1 -> cpuRecord = record;
             default -> diskRecord = record;
         }
+        if (record == null) {
+            recordOutOfOrder(ordinal, false);
+        }
+    }
+
+    /** Whether its record on the tier with {@code ordinal} is filed out of recency order (see {@link #outOfOrderRecords}). */
+    boolean recordOutOfOrder(int ordinal) {
+        return (outOfOrderRecords & (1 << ordinal)) != 0;
+    }
+
+    void recordOutOfOrder(int ordinal, boolean outOfOrder) {
+        outOfOrderRecords = (byte) (outOfOrder ? outOfOrderRecords | (1 << ordinal) : outOfOrderRecords & ~(1 << ordinal));
     }
 
     /** Puts the segment on {@code newTier}. */

@@ -48,6 +48,13 @@ import java.util.function.Function;
  * event, amortised O(1) per candidate; the S3-FIFO pair at most 256 queue moves per candidate).
  * {@link #segments()} is O(n).
  *
+ * <h2>Handles</h2>
+ * {@link #registerHandle} and {@link #handle} give a {@link SegmentHandle}; {@code touch}, {@code tierOf},
+ * {@code get}, {@code demote}, {@code promote}, {@code hold}, {@code release} and {@code remove} take one
+ * in place of the key and answer as their key-based twins, treating a stale handle (its segment removed)
+ * as an unknown key. Why: a caller that keeps its own record per segment (the tiering layer) then finds the
+ * segment with no second hash lookup, which at 10^6 segments is a chain of cache misses per call.
+ *
  * <h2>Thread safety</h2>
  * Thread-safe. Every public method is atomic: other threads see all of its effect or none, and a
  * refused call (false / empty / exception) changes nothing. Every change runs entirely under one
@@ -156,6 +163,22 @@ public final class TieredStore {
      * @throws IllegalArgumentException if {@code meta} or {@code tier} is null
      */
     public boolean register(SegmentMeta meta, Tier tier) {
+        return registerEntry(meta, tier) != null;
+    }
+
+    /**
+     * {@link #register}, answering with the new segment's {@link SegmentHandle} (for the handle-taking
+     * methods, which skip the key lookup) instead of true.
+     *
+     * @return the handle, or null, changing nothing, if the key is already registered or {@code tier} lacks room
+     * @throws IllegalArgumentException if {@code meta} or {@code tier} is null
+     */
+    public SegmentHandle registerHandle(SegmentMeta meta, Tier tier) {
+        return registerEntry(meta, tier);
+    }
+
+    /** {@link #register}; returns the new entry, or null if refused. */
+    private SegmentEntry registerEntry(SegmentMeta meta, Tier tier) {
         if (meta == null) {
             throw new IllegalArgumentException("meta must not be null");
         }
@@ -165,9 +188,9 @@ public final class TieredStore {
             TierState target = tiers[tier.ordinal()];
             int slot = entries.slotOf(meta.key()); // one probe finds a duplicate or the free slot
             if (slot >= 0 || !target.fits(meta.sizeBytes())) {
-                return false;
+                return null;
             }
-            SegmentEntry entry = new SegmentEntry(meta, tier, clock + 1);
+            SegmentEntry entry = new SegmentEntry(this, meta, tier, clock + 1);
             try {
                 tracker.registered(entry, tier); // first, so a failing tracker leaves nothing behind
             } catch (RuntimeException e) {
@@ -176,7 +199,7 @@ public final class TieredStore {
             clock++;
             entries.addAt(slot, entry);
             target.used += meta.sizeBytes();
-            return true;
+            return entry;
         } finally {
             lock.unlock(stamp);
         }
@@ -206,26 +229,60 @@ public final class TieredStore {
         return book(key, to, true);
     }
 
+    /**
+     * {@link #demote(String, Tier)} of the segment {@code handle} names, without the key lookup.
+     *
+     * @return as there; empty, changing nothing, if {@code handle} is stale
+     * @throws IllegalArgumentException if {@code handle} is null or from another store, or {@code to} is null
+     */
+    public Optional<TierTransfer> demote(SegmentHandle handle, Tier to) {
+        return book(own(handle), to, false);
+    }
+
+    /**
+     * {@link #promote(String, Tier)} of the segment {@code handle} names, without the key lookup.
+     *
+     * @return as there; empty, changing nothing, if {@code handle} is stale
+     * @throws IllegalArgumentException if {@code handle} is null or from another store, or {@code to} is null
+     */
+    public Optional<TierTransfer> promote(SegmentHandle handle, Tier to) {
+        return book(own(handle), to, true);
+    }
+
     /** {@link #demote} or {@link #promote}: only a promotion counts as an access and a use. */
     private Optional<TierTransfer> book(String key, Tier to, boolean promotion) {
         requireTier(to, "to");
         long stamp = lock.lock();
         try {
-            SegmentEntry entry = lookup(key);
-            if (entry == null) {
-                return Optional.empty();
-            }
-            Tier from = entry.tier();
-            boolean rightWay = promotion ? to.isFasterThan(from) : from.isFasterThan(to);
-            if (!rightWay || !tiers[to.ordinal()].fits(entry.sizeBytes)) {
-                return Optional.empty();
-            }
-            return Optional.of(promotion
-                    ? move(entry, to, entry.accessCount + 1, clock + 1, MoveKind.PROMOTION)
-                    : move(entry, to, entry.accessCount, entry.lastUse, MoveKind.DEMOTION));
+            return booked(lookup(key), to, promotion);
         } finally {
             lock.unlock(stamp);
         }
+    }
+
+    private Optional<TierTransfer> book(SegmentEntry entry, Tier to, boolean promotion) {
+        requireTier(to, "to");
+        long stamp = lock.lock();
+        try {
+            return booked(entry.registered() ? entry : null, to, promotion);
+        } finally {
+            lock.unlock(stamp);
+        }
+    }
+
+    /** The booking of {@link #book}, under the lock; {@code entry} null (unknown, stale) books nothing. */
+    private Optional<TierTransfer> booked(SegmentEntry entry, Tier to, boolean promotion) {
+        if (entry == null) {
+            return Optional.empty();
+        }
+        Tier from = entry.tier();
+        boolean rightWay = promotion ? to.isFasterThan(from) : from.isFasterThan(to);
+        if (!rightWay || !tiers[to.ordinal()].fits(entry.sizeBytes)) {
+            return Optional.empty();
+        }
+        return Optional.of(promotion
+                ? move(entry, to, entry.accessCount + 1, clock + 1, MoveKind.PROMOTION)
+                : move(entry, to, entry.accessCount, entry.lastUse, MoveKind.DEMOTION));
     }
 
     /**
@@ -278,19 +335,41 @@ public final class TieredStore {
                 SegmentMeta.requireKey(key, "key");
                 return Optional.empty();
             }
-            SegmentEntry entry = entries.at(slot);
-            Tier on = entry.tier();
-            try {
-                tracker.removed(entry, on); // first, so a failing tracker leaves nothing changed
-            } catch (RuntimeException e) {
-                throw trackerFailed("remove", entry, e);
-            }
-            entries.removeAt(slot);
-            tiers[on.ordinal()].used -= entry.sizeBytes;
-            return Optional.of(entry.snapshot());
+            return Optional.of(removeAt(slot));
         } finally {
             lock.unlock(stamp);
         }
+    }
+
+    /**
+     * {@link #remove(String)} of the segment {@code handle} names; the handle is stale afterwards. Still one
+     * probe of the store's table, to take the entry out of it.
+     *
+     * @return its final snapshot, or empty if {@code handle} is stale
+     * @throws IllegalArgumentException if {@code handle} is null or from another store
+     */
+    public Optional<SegmentMeta> remove(SegmentHandle handle) {
+        SegmentEntry entry = own(handle);
+        long stamp = lock.lock();
+        try {
+            return entry.registered() ? Optional.of(removeAt(entries.slotOf(entry.key))) : Optional.empty();
+        } finally {
+            lock.unlock(stamp);
+        }
+    }
+
+    /** Removes the entry in {@code slot}, just found; under the lock. Returns its final snapshot. */
+    private SegmentMeta removeAt(int slot) {
+        SegmentEntry entry = entries.at(slot);
+        Tier on = entry.tier();
+        try {
+            tracker.removed(entry, on); // first, so a failing tracker leaves nothing changed
+        } catch (RuntimeException e) {
+            throw trackerFailed("remove", entry, e);
+        }
+        entries.removeAt(slot);
+        tiers[on.ordinal()].used -= entry.sizeBytes;
+        return entry.snapshot();
     }
 
     /**
@@ -311,6 +390,53 @@ public final class TieredStore {
      */
     public Tier tierOf(String key) {
         return readEntry(key, SegmentEntry::tier);
+    }
+
+    /**
+     * The handle of segment {@code key}'s current registration, or null if the key is unknown: one lookup, for a
+     * caller that then keeps the handle (see {@link SegmentHandle}). Not a use.
+     *
+     * @throws IllegalArgumentException if {@code key} is null or blank
+     */
+    public SegmentHandle handle(String key) {
+        return readEntry(key, entry -> entry);
+    }
+
+    /**
+     * {@link #get(String)} of the segment {@code handle} names, without the key lookup.
+     *
+     * @return the snapshot, or empty if {@code handle} is stale
+     * @throws IllegalArgumentException if {@code handle} is null or from another store
+     */
+    public Optional<SegmentMeta> get(SegmentHandle handle) {
+        return Optional.ofNullable(readEntry(own(handle), SegmentEntry::snapshot));
+    }
+
+    /**
+     * {@link #tierOf(String)} of the segment {@code handle} names, without the key lookup.
+     *
+     * @return its tier, or null if {@code handle} is stale
+     * @throws IllegalArgumentException if {@code handle} is null or from another store
+     */
+    public Tier tierOf(SegmentHandle handle) {
+        return readEntry(own(handle), SegmentEntry::tier);
+    }
+
+    /** {@link #readEntry(String, Function)} of a known entry: null if it was removed. */
+    private <T> T readEntry(SegmentEntry entry, Function<SegmentEntry, T> field) {
+        long stamp = lock.tryOptimisticRead();
+        if (stamp != 0L) {
+            T value = entry.registered() ? field.apply(entry) : null;
+            if (lock.validate(stamp)) {
+                return value;
+            }
+        }
+        stamp = lock.lock();
+        try {
+            return entry.registered() ? field.apply(entry) : null;
+        } finally {
+            lock.unlock(stamp);
+        }
     }
 
     /**
@@ -348,26 +474,46 @@ public final class TieredStore {
     public boolean touch(String key) {
         long stamp = lock.lock();
         try {
-            SegmentEntry entry = lookup(key);
-            if (entry == null) {
-                return false;
-            }
-            long accessCount = entry.accessCount;
-            long lastUse = entry.lastUse;
-            entry.accessCount = accessCount + 1;
-            entry.lastUse = ++clock;
-            try {
-                tracker.used(entry, entry.tier());
-            } catch (RuntimeException e) {
-                entry.accessCount = accessCount;
-                entry.lastUse = lastUse;
-                clock--;
-                throw trackerFailed("touch", entry, e);
-            }
-            return true;
+            return touched(lookup(key));
         } finally {
             lock.unlock(stamp);
         }
+    }
+
+    /**
+     * {@link #touch(String)} of the segment {@code handle} names, without the key lookup.
+     *
+     * @return false if {@code handle} is stale
+     * @throws IllegalArgumentException if {@code handle} is null or from another store
+     */
+    public boolean touch(SegmentHandle handle) {
+        SegmentEntry entry = own(handle);
+        long stamp = lock.lock();
+        try {
+            return touched(entry.registered() ? entry : null);
+        } finally {
+            lock.unlock(stamp);
+        }
+    }
+
+    /** The touch of {@link #touch}, under the lock; {@code entry} null (unknown, stale) is false. */
+    private boolean touched(SegmentEntry entry) {
+        if (entry == null) {
+            return false;
+        }
+        long accessCount = entry.accessCount;
+        long lastUse = entry.lastUse;
+        entry.accessCount = accessCount + 1;
+        entry.lastUse = ++clock;
+        try {
+            tracker.used(entry, entry.tier());
+        } catch (RuntimeException e) {
+            entry.accessCount = accessCount;
+            entry.lastUse = lastUse;
+            clock--;
+            throw trackerFailed("touch", entry, e);
+        }
+        return true;
     }
 
     /**
@@ -386,23 +532,59 @@ public final class TieredStore {
         return holding(key, false);
     }
 
+    /**
+     * {@link #hold(String)} of the segment {@code handle} names, without the key lookup.
+     *
+     * @return false if {@code handle} is stale
+     * @throws IllegalArgumentException if {@code handle} is null or from another store
+     */
+    public boolean hold(SegmentHandle handle) {
+        return holding(own(handle), true);
+    }
+
+    /**
+     * {@link #release(String)} of the segment {@code handle} names, without the key lookup.
+     *
+     * @return false if {@code handle} is stale
+     * @throws IllegalArgumentException if {@code handle} is null or from another store
+     */
+    public boolean release(SegmentHandle handle) {
+        return holding(own(handle), false);
+    }
+
     private boolean holding(String key, boolean held) {
-        synchronized (lock) {
-            SegmentEntry entry = lookup(key);
-            if (entry == null) {
-                return false;
-            }
-            try {
-                if (held) {
-                    tracker.held(entry, entry.tier());
-                } else {
-                    tracker.released(entry, entry.tier());
-                }
-            } catch (RuntimeException e) {
-                throw trackerFailed(held ? "hold" : "release", entry, e);
-            }
-            return true;
+        long stamp = lock.lock(); // the tracker's state is guarded by the store's lock, as for every event
+        try {
+            return held(lookup(key), held);
+        } finally {
+            lock.unlock(stamp);
         }
+    }
+
+    private boolean holding(SegmentEntry entry, boolean held) {
+        long stamp = lock.lock();
+        try {
+            return held(entry.registered() ? entry : null, held);
+        } finally {
+            lock.unlock(stamp);
+        }
+    }
+
+    /** The hold or release of {@link #holding}, under the lock; {@code entry} null (unknown, stale) is false. */
+    private boolean held(SegmentEntry entry, boolean held) {
+        if (entry == null) {
+            return false;
+        }
+        try {
+            if (held) {
+                tracker.held(entry, entry.tier());
+            } else {
+                tracker.released(entry, entry.tier());
+            }
+        } catch (RuntimeException e) {
+            throw trackerFailed(held ? "hold" : "release", entry, e);
+        }
+        return true;
     }
 
     /**
@@ -587,6 +769,15 @@ public final class TieredStore {
             SegmentMeta.requireKey(key, "key");
         }
         return entry;
+    }
+
+    /** The entry behind {@code handle}, which must be this store's (stale or not). */
+    private SegmentEntry own(SegmentHandle handle) {
+        if (handle instanceof SegmentEntry entry && entry.owner == this) {
+            return entry;
+        }
+        throw new IllegalArgumentException(handle == null ? "handle must not be null"
+                : "handle of segment " + handle.key() + " belongs to another store than " + this);
     }
 
     private static void requireTier(Tier tier, String argumentName) {

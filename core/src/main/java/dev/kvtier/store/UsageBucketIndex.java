@@ -53,7 +53,7 @@ final class UsageBucketIndex implements TierIndex {
         Bucket bucket;
         long filedCount;
         long filedLastUse;
-        /** In its bucket's tree rather than its list. */
+        /** In its bucket's tree rather than its list (copied into the entry: SegmentEntry#recordOutOfOrder). */
         boolean outOfOrder;
 
         Record(SegmentEntry entry) {
@@ -142,7 +142,7 @@ final class UsageBucketIndex implements TierIndex {
         if (record == null) {
             return false;
         }
-        if (record.outOfOrder) {
+        if (entry.recordOutOfOrder(tierOrdinal)) { // the entry's copy of record.outOfOrder: no read of the record
             detach(record); // the tree is keyed by filed last use: re-file rather than leave it
             file(record);
         }
@@ -178,6 +178,7 @@ final class UsageBucketIndex implements TierIndex {
         }
         if (bucket.tail == null || bucket.tail.filedLastUse < record.filedLastUse) {
             record.outOfOrder = false;
+            entry.recordOutOfOrder(tierOrdinal, false);
             record.previous = bucket.tail;
             record.next = null;
             if (bucket.tail == null) {
@@ -191,6 +192,7 @@ final class UsageBucketIndex implements TierIndex {
                 bucket.outOfOrder = new TreeSet<>(BY_FILED_LAST_USE);
             }
             record.outOfOrder = true;
+            entry.recordOutOfOrder(tierOrdinal, true);
             bucket.outOfOrder.add(record);
         }
     }

@@ -57,7 +57,7 @@ final class PersistedDisk {
             first[i] = pages.firstPageOf(i);
             count[i] = pages.pageCountOf(i);
         }
-        long uses = store.get(segment.key).map(SegmentMeta::accessCount).orElse(0L);
+        long uses = store.get(segment.handle).map(SegmentMeta::accessCount).orElse(0L);
         journal.put(new SegmentRecord(segment.key, segment.positions.start(), segment.positions.end(), segment.sizeBytes,
                 segment.crc32c, uses, chunk, first, count, segment.isBlock(),
                 segment.parent == null ? null : segment.parent.key), pages.runs());

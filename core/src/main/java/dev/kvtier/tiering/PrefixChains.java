@@ -6,6 +6,7 @@ import dev.kvtier.TierFullException;
 import dev.kvtier.concurrent.KvTierThreads;
 import dev.kvtier.exec.PageAllocation;
 import dev.kvtier.store.PositionRange;
+import dev.kvtier.store.SegmentHandle;
 import dev.kvtier.store.SegmentMeta;
 import dev.kvtier.store.Tier;
 import dev.kvtier.store.TierTransfer;
@@ -78,7 +79,8 @@ final class PrefixChains {
             if (segment == null || !segment.isBlock() || (i > 0 && segment.parent != previous)) {
                 break;
             }
-            Tier tier = store.tierOf(segment.key);
+            SegmentHandle handle = segment.handle; // null while it is being registered: not cached yet
+            Tier tier = handle == null ? null : store.tierOf(handle);
             if (tier == null) {
                 break;
             }
@@ -217,7 +219,7 @@ final class PrefixChains {
             }
             try {
                 registered = roomMaker.makingRoomUntil(run[0].key, tier, n * bytesPerBlock, RUN_ROUNDS,
-                        () -> registerAll(metas, tier, n * bytesPerBlock)) != null;
+                        () -> registerAll(run, metas, tier, n * bytesPerBlock)) != null;
             } catch (TierFullException notNow) {
                 return null;
             }
@@ -245,7 +247,7 @@ final class PrefixChains {
                 }
                 if (registered) {
                     for (int k = n - 1; k >= 0; k--) {
-                        store.remove(run[k].key);
+                        store.remove(run[k].handle);
                     }
                 }
                 for (int k = 0; k < published; k++) {
@@ -261,14 +263,15 @@ final class PrefixChains {
     }
 
     /** Registers every block of a run on {@code tier}, tail first, or none (null) when they do not all fit. */
-    private Boolean registerAll(SegmentMeta[] metas, Tier tier, long bytes) {
+    private Boolean registerAll(Segment[] run, SegmentMeta[] metas, Tier tier, long bytes) {
         if (roomMaker.free(tier) < bytes) {
             return null; // they cannot all fit: say so before registering some only to take them back
         }
         for (int k = metas.length - 1; k >= 0; k--) {
-            if (!store.register(metas[k], tier)) {
+            run[k].handle = store.registerHandle(metas[k], tier);
+            if (run[k].handle == null) {
                 for (int j = k + 1; j < metas.length; j++) {
-                    store.remove(metas[j].key());
+                    store.remove(run[j].handle);
                 }
                 return null;
             }
@@ -575,7 +578,7 @@ final class PrefixChains {
         }
         TierTransfer[] booked = new TierTransfer[moving.size()];
         for (int i = moving.size() - 1; i >= 0; i--) {
-            Optional<TierTransfer> transfer = store.promote(moving.get(i).key, tier);
+            Optional<TierTransfer> transfer = store.promote(moving.get(i).handle, tier);
             if (transfer.isEmpty()) {
                 RuntimeException notNow = new IllegalStateException("no room for the whole prefix yet");
                 for (int j = i + 1; j < moving.size(); j++) {
@@ -642,7 +645,7 @@ final class PrefixChains {
             if (m >= 0 && moves.get(m).segment() == chain.get(i)) {
                 tiers[i] = moves.get(m--).transfer().to();
             } else {
-                store.touch(chain.get(i).key);
+                store.touch(chain.get(i).handle);
             }
         }
         ResidentSegment[] resident = new ResidentSegment[chain.size()];

@@ -6,6 +6,7 @@ import dev.kvtier.TransferFailedException;
 import dev.kvtier.concurrent.Backoff;
 import dev.kvtier.exec.PageAllocation;
 import dev.kvtier.observe.RoomMakingEvent;
+import dev.kvtier.store.SegmentHandle;
 import dev.kvtier.store.SegmentMeta;
 import dev.kvtier.store.Tier;
 import dev.kvtier.store.TierTransfer;
@@ -108,10 +109,11 @@ final class RoomMaker {
      * the segment (a new prefix block, which may go to a slower tier) asks with few rounds, so a tier whose
      * every candidate is held (its own chain, pins) fails fast instead of backing off for long.
      */
-    void register(SegmentMeta meta, Tier tier, int rounds) {
-        makingRoomUntil(meta.key(), tier, meta.sizeBytes(), rounds, () -> {
-            if (store.register(meta, tier)) {
-                return Boolean.TRUE;
+    SegmentHandle register(SegmentMeta meta, Tier tier, int rounds) {
+        return makingRoomUntil(meta.key(), tier, meta.sizeBytes(), rounds, () -> {
+            SegmentHandle handle = store.registerHandle(meta, tier);
+            if (handle != null) {
+                return handle;
             }
             if (tier == Tier.DISK) {
                 throw new IllegalStateException("the store refused segment \"" + meta.key() + "\" on DISK");
@@ -244,7 +246,7 @@ final class RoomMaker {
                                 if (victim.live && victim.holdsChildFasterThan(slowerThan(tier))) {
                                     // Held here by a child until that child leaves (see releaseParent): the policy
                                     // names others meanwhile, or every later round reads and refuses it again.
-                                    store.hold(candidate);
+                                    store.hold(victim.handle);
                                 }
                                 waitingForChildren.add(candidate);
                             }
@@ -315,11 +317,11 @@ final class RoomMaker {
                 // the victim must stay; on a tier between, when it may go no further down than that child).
                 continue;
             }
-            transfer = store.demote(victim.key, target);
+            transfer = store.demote(victim.handle, target);
             long budget = budget(target);
             if (transfer.isEmpty() && budget != Long.MAX_VALUE && victim.sizeBytes <= budget
                     && makeRoom(target, victim.sizeBytes, victim.key, failed)) {
-                transfer = store.demote(victim.key, target);
+                transfer = store.demote(victim.handle, target);
             }
             if (transfer.isPresent()) {
                 break;
@@ -432,7 +434,7 @@ final class RoomMaker {
     void releaseParent(Segment block, Tier tier) {
         Segment parent = block.parent;
         if (parent != null && !parent.holdsChildFasterThan(slowerThan(tier))) {
-            store.release(parent.key);
+            store.release(parent.handle);
         }
     }
 

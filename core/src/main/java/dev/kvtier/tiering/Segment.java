@@ -3,6 +3,7 @@ package dev.kvtier.tiering;
 import dev.kvtier.ResidentSegment;
 import dev.kvtier.exec.PageAllocation;
 import dev.kvtier.store.PositionRange;
+import dev.kvtier.store.SegmentHandle;
 import dev.kvtier.store.Tier;
 
 import java.util.concurrent.atomic.AtomicIntegerArray;
@@ -19,6 +20,12 @@ final class Segment {
     final PositionRange positions;
     final long sizeBytes;
     final ReentrantLock lock = new ReentrantLock();
+    /**
+     * Its registration in the store, set under {@link #lock} when registered (null before): the store's calls take
+     * it instead of the key, skipping the store's own lookup. Stale once removed. Volatile for the lock-free reads
+     * of the prefix lookup.
+     */
+    volatile SegmentHandle handle;
     PageAllocation placement;
     /**
      * The CRC32C of the segment's bytes as they were put (taken from the caller's memory before the

@@ -228,7 +228,7 @@ final class SegmentTable {
 
     /** The tier of a locked, live segment: the store's, which under the lock matches the bytes. */
     Tier currentTier(Segment segment) {
-        Tier tier = store.tierOf(segment.key);
+        Tier tier = store.tierOf(segment.handle);
         if (tier == null) {
             throw new SegmentNotFoundException(segment.key);
         }
@@ -248,7 +248,7 @@ final class SegmentTable {
      * @return its metadata as the store had it
      */
     Optional<SegmentMeta> drop(Segment segment) {
-        Optional<SegmentMeta> removed = store.remove(segment.key);
+        Optional<SegmentMeta> removed = store.remove(segment.handle);
         persisted.leaving(segment); // wherever it is: the journal knows whether it holds a record
         if (segment.pins == 0) {
             memories.release(segment.placement);

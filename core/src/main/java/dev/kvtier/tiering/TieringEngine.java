@@ -255,7 +255,7 @@ public final class TieringEngine {
                 segment.crcKnown = true;
                 segment.verified = false;
                 table.publish(segment); // keys are unique in a replayed journal
-                store.register(SegmentMeta.of(segment.key, segment.positions, segment.sizeBytes)
+                segment.handle = store.registerHandle(SegmentMeta.of(segment.key, segment.positions, segment.sizeBytes)
                         .withAccessCount(r.accessCount()), Tier.DISK);
                 segment.live = true;
                 segment.countOn(Tier.DISK); // nothing else runs yet: no lock needed
@@ -440,7 +440,7 @@ public final class TieringEngine {
         }
         boolean registered = false;
         try {
-            roomMaker.register(meta, tier, quickly ? 2 : RoomMaker.ROUNDS);
+            segment.handle = roomMaker.register(meta, tier, quickly ? 2 : RoomMaker.ROUNDS);
             registered = true;
             segment.placement = filler.apply(segment);
             segment.live = true;
@@ -448,7 +448,7 @@ public final class TieringEngine {
             listeners.added(segment.key, tier, segment.sizeBytes);
         } catch (RuntimeException | Error e) {
             if (registered) {
-                store.remove(segment.key);
+                store.remove(segment.handle);
             }
             table.unpublish(segment);
             throw e;
@@ -482,7 +482,7 @@ public final class TieringEngine {
                 throw new IllegalStateException("segment \"" + key + "\" is a prefix block with child blocks on a tier"
                         + " faster than " + to + "; demote them first (a chain leaves a tier from its tail)");
             }
-            Optional<TierTransfer> transfer = promotion ? store.promote(key, to) : store.demote(key, to);
+            Optional<TierTransfer> transfer = promotion ? store.promote(segment.handle, to) : store.demote(segment.handle, to);
             if (transfer.isEmpty()) {
                 throw new TierFullException(key, to, segment.sizeBytes, roomMaker.free(to), "demote or remove segments there first");
             }
@@ -578,14 +578,14 @@ public final class TieringEngine {
         String key = segment.key;
         Tier current = table.currentTier(segment);
         if (!tier.isFasterThan(current)) {
-            store.touch(key);
+            store.touch(segment.handle);
             return segment.resident(current);
         }
         if (segment.pins > 0) { // the message is built only when it is needed
             SegmentTable.requireUnpinned(segment, "make it resident on " + tier + " (it is pinned on " + current + ")");
         }
         TierTransfer transfer = roomMaker.makingRoomUntil(key, tier, segment.sizeBytes,
-                () -> store.promote(key, tier).orElse(null));
+                () -> store.promote(segment.handle, tier).orElse(null));
         roomMaker.move(segment, transfer);
         return segment.resident(tier);
     }
@@ -749,7 +749,7 @@ public final class TieringEngine {
 
     /** Entered: {@code key}'s metadata once no transfer of it is in flight; empty if it is not cached. */
     public Optional<SegmentMeta> get(String key) {
-        return ifCached(key, segment -> store.get(segment.key));
+        return ifCached(key, segment -> store.get(segment.handle));
     }
 
     /** Runs {@code action} on {@code key}'s segment, locked and live; empty if {@code key} is not cached. */

@@ -176,6 +176,75 @@ class StoreLockTest {
         assertEquals(0, store.gpuUsed());
     }
 
+    /**
+     * hold and release tell the tracker under the store's lock like every other event: a tracker's held()
+     * that calls back into the store is refused (re-entry), as it is from register. Before, hold ran under
+     * the lock object's monitor instead, so the tracker's state was changed beside the store's lock and
+     * the call back below went through.
+     */
+    @Test
+    void holdAndReleaseTellTheTrackerUnderTheStoresLock() {
+        AtomicReference<TieredStore> storeRef = new AtomicReference<>();
+        DemotionPolicy touchesOnHold = new DemotionPolicy() {
+            @Override
+            public String name() {
+                return "touches-on-hold";
+            }
+
+            @Override
+            public Tracker newTracker(long gpuBudget, long cpuBudget) {
+                return new Tracker() {
+                    @Override
+                    public void registered(Segment segment, Tier tier) {
+                    }
+
+                    @Override
+                    public void used(Segment segment, Tier tier) {
+                    }
+
+                    @Override
+                    public void demoted(Segment segment, Tier from, Tier to) {
+                    }
+
+                    @Override
+                    public void promoted(Segment segment, Tier from, Tier to) {
+                    }
+
+                    @Override
+                    public void rolledBack(Segment segment, Tier from, Tier to) {
+                    }
+
+                    @Override
+                    public void removed(Segment segment, Tier tier) {
+                    }
+
+                    @Override
+                    public void held(Segment segment, Tier tier) {
+                        storeRef.get().touch(segment.key()); // a change from inside hold
+                    }
+
+                    @Override
+                    public void released(Segment segment, Tier tier) {
+                        storeRef.get().touch(segment.key());
+                    }
+
+                    @Override
+                    public void collectCandidates(Tier tier, long needed, java.util.List<String> keys) {
+                    }
+                };
+            }
+        };
+        TieredStore store = new TieredStore(1_000, 1_000, touchesOnHold);
+        storeRef.set(store);
+        assertTrue(store.register(SegmentMeta.of("a", PositionRange.of(0, 1), 10), Tier.GPU));
+        IllegalStateException held = assertThrows(IllegalStateException.class, () -> store.hold("a"));
+        assertTrue(held.getCause().getMessage().contains("not reentrant"), held.toString());
+        IllegalStateException released = assertThrows(IllegalStateException.class, () -> store.release("a"));
+        assertTrue(released.getCause().getMessage().contains("not reentrant"), released.toString());
+        assertEquals(0, store.get("a").orElseThrow().accessCount(), "the touches from inside hold and release were refused");
+        assertTrue(store.touch("a"), "the store stays usable");
+    }
+
     private static void awaitQuietly(CountDownLatch latch) {
         try {
             latch.await();

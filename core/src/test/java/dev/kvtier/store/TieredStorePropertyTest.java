@@ -218,30 +218,64 @@ class TieredStorePropertyTest {
     private static void run(List<Op> ops, TieredStore store, Model model, boolean wholeOrderEveryStep) {
         Map<String, PositionRange> registeredPositions = new HashMap<>();
         List<TierTransfer> transfers = new ArrayList<>();
+        // The latest handle issued per key (stale once that registration is removed): every other step goes
+        // through it instead of the key, and must get the model's answer for the key all the same.
+        Map<String, SegmentHandle> handles = new HashMap<>();
+        int step = 0;
         for (Op op : ops) {
+            boolean viaHandle = (step++ & 1) == 1;
             switch (op) {
                 case Op.Register r -> {
                     SegmentMeta meta = SegmentMeta.of(key(r.key()), PositionRange.of(r.start(), r.start() + r.length()), r.size());
                     boolean expected = model.register(meta, r.tier());
-                    assertEquals(expected, store.register(meta, r.tier()), op.toString());
+                    if (viaHandle) {
+                        SegmentHandle handle = store.registerHandle(meta, r.tier());
+                        assertEquals(expected, handle != null, op.toString());
+                        if (handle != null) {
+                            handles.put(meta.key(), handle);
+                        }
+                    } else {
+                        assertEquals(expected, store.register(meta, r.tier()), op.toString());
+                        if (expected) {
+                            handles.put(meta.key(), store.handle(meta.key()));
+                        }
+                    }
                     if (expected) {
                         registeredPositions.put(meta.key(), meta.positions());
                     }
                 }
                 case Op.Demote d -> {
                     Optional<TierTransfer> expected = model.move(key(d.key()), d.to(), false);
-                    assertEquals(expected, store.demote(key(d.key()), d.to()), op.toString());
+                    SegmentHandle handle = viaHandle ? handles.get(key(d.key())) : null;
+                    assertEquals(expected, handle != null ? store.demote(handle, d.to()) : store.demote(key(d.key()), d.to()),
+                            op.toString());
                     expected.ifPresent(transfers::add);
                 }
                 case Op.Promote p -> {
                     Optional<TierTransfer> expected = model.move(key(p.key()), p.to(), true);
-                    assertEquals(expected, store.promote(key(p.key()), p.to()), op.toString());
+                    SegmentHandle handle = viaHandle ? handles.get(key(p.key())) : null;
+                    assertEquals(expected, handle != null ? store.promote(handle, p.to()) : store.promote(key(p.key()), p.to()),
+                            op.toString());
                     expected.ifPresent(transfers::add);
                 }
-                case Op.Remove r -> assertEquals(model.remove(key(r.key())), store.remove(key(r.key())), op.toString());
-                case Op.Touch t -> assertEquals(model.touch(key(t.key())), store.touch(key(t.key())), op.toString());
-                case Op.Get g -> assertEquals(Optional.ofNullable(model.segs.get(key(g.key()))).map(Model.Seg::meta),
-                        store.get(key(g.key())), op.toString());
+                case Op.Remove r -> {
+                    SegmentHandle handle = viaHandle ? handles.get(key(r.key())) : null;
+                    assertEquals(model.remove(key(r.key())), handle != null ? store.remove(handle) : store.remove(key(r.key())),
+                            op.toString());
+                }
+                case Op.Touch t -> {
+                    SegmentHandle handle = viaHandle ? handles.get(key(t.key())) : null;
+                    assertEquals(model.touch(key(t.key())), handle != null ? store.touch(handle) : store.touch(key(t.key())),
+                            op.toString());
+                }
+                case Op.Get g -> {
+                    SegmentHandle handle = viaHandle ? handles.get(key(g.key())) : null;
+                    Optional<SegmentMeta> expected = Optional.ofNullable(model.segs.get(key(g.key()))).map(Model.Seg::meta);
+                    assertEquals(expected, handle != null ? store.get(handle) : store.get(key(g.key())), op.toString());
+                    if (handle != null) {
+                        assertEquals(expected.map(SegmentMeta::tier).orElse(null), store.tierOf(handle), op.toString());
+                    }
+                }
                 case Op.Candidates c -> assertEquals(model.candidates(c.tier(), c.needed()),
                         store.candidatesForDemotion(c.tier(), c.needed()), op.toString());
                 case Op.Rollback r -> {

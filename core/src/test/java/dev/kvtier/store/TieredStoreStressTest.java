@@ -153,6 +153,78 @@ class TieredStoreStressTest {
         }
     }
 
+    /**
+     * Touches and promotions by key race removals and re-registrations of the same keys: every one that
+     * answered success must be in the access count of the registration removed later (a write that looked its
+     * entry up before taking the lock must not count on an entry removed meanwhile), and none may be lost.
+     */
+    @Test
+    void accessesByKeyRacingRemovalsAreNeitherLostNorCountedOnARemovedEntry() throws InterruptedException {
+        for (DemotionPolicy policy : List.of(DemotionPolicy.leastAccessedFirst(), DemotionPolicy.chainAwareS3Fifo())) {
+            int keys = 32;
+            TieredStore store = new TieredStore(keys * 10L, keys * 10L, policy);
+            for (int i = 0; i < keys; i++) {
+                store.register(SegmentMeta.of("k" + i, PositionRange.of(0, 1), 10), Tier.GPU);
+            }
+            AtomicLong succeeded = new AtomicLong();
+            AtomicLong countedAtRemoval = new AtomicLong();
+            ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
+            CountDownLatch start = new CountDownLatch(1);
+            long deadline = System.nanoTime() + TIME_CAP_NANOS;
+            List<Thread> threads = new ArrayList<>();
+            for (int t = 0; t < 3; t++) {
+                SplittableRandom random = new SplittableRandom(t);
+                threads.add(Thread.ofPlatform().start(() -> {
+                    try {
+                        start.await();
+                        for (int op = 0; op < 200_000 && System.nanoTime() < deadline; op++) {
+                            String key = "k" + random.nextInt(keys);
+                            switch (random.nextInt(3)) {
+                                case 0 -> {
+                                    if (store.touch(key)) {
+                                        succeeded.incrementAndGet();
+                                    }
+                                }
+                                case 1 -> store.demote(key, Tier.CPU);
+                                default -> {
+                                    if (store.promote(key, Tier.GPU).isPresent()) {
+                                        succeeded.incrementAndGet();
+                                    }
+                                }
+                            }
+                        }
+                    } catch (Throwable e) {
+                        failures.add(e);
+                    }
+                }));
+            }
+            Thread remover = Thread.ofPlatform().start(() -> {
+                try {
+                    start.await();
+                    SplittableRandom random = new SplittableRandom(7);
+                    for (int round = 0; round < 50_000 && System.nanoTime() < deadline; round++) {
+                        String key = "k" + random.nextInt(keys);
+                        countedAtRemoval.addAndGet(store.remove(key).orElseThrow().accessCount());
+                        store.register(SegmentMeta.of(key, PositionRange.of(0, 1), 10), Tier.GPU);
+                    }
+                } catch (Throwable e) {
+                    failures.add(e);
+                }
+            });
+            start.countDown();
+            remover.join();
+            for (Thread t : threads) {
+                t.join();
+            }
+            assertTrue(failures.isEmpty(), () -> policy.name() + ": " + failures);
+            for (int i = 0; i < keys; i++) {
+                countedAtRemoval.addAndGet(store.remove("k" + i).orElseThrow().accessCount());
+            }
+            assertEquals(succeeded.get(), countedAtRemoval.get(), policy.name() + ": accesses answered true vs counted");
+            assertEquals(0, store.gpuUsed() + store.cpuUsed() + store.diskUsed(), policy.name());
+        }
+    }
+
     private static void check(boolean condition, String what) {
         if (!condition) {
             throw new AssertionError(what);

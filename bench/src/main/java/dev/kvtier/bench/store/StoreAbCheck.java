@@ -2,6 +2,7 @@ package dev.kvtier.bench.store;
 
 import dev.kvtier.store.DemotionPolicy;
 import dev.kvtier.store.PositionRange;
+import dev.kvtier.store.SegmentHandle;
 import dev.kvtier.store.SegmentMeta;
 import dev.kvtier.store.Tier;
 import dev.kvtier.store.TieredStore;
@@ -24,7 +25,11 @@ import java.util.Locale;
 public final class StoreAbCheck {
     /** The policy argument that measures the store without a policy (see the class comment). */
     static final String NO_POLICY = "no-policy";
-    private static final String[] OPS = {"touch", "get", "demoteThenPromote", "registerThenRemove"};
+    /** The last three are ours by handle against the seed port's by key (see TieredStoreBenchmark#touchByHandle). */
+    private static final String[] OPS = {"touch", "get", "demoteThenPromote", "registerThenRemove",
+        "touchByHandle", "getByHandle", "demoteThenPromoteByHandle"};
+    /** Ours: the handle of each resident key, by its index in the workload's keys. */
+    private static SegmentHandle[] handles;
     private static long sink;
     /** Where every result escapes to (see the class comment). */
     private static Object escaped;
@@ -45,8 +50,10 @@ public final class StoreAbCheck {
                     policy.equals(NO_POLICY) ? new NoPolicy() : DemotionPolicy.named(policy));
             SeedPortStore seed = new SeedPortStore(workload.budget(), workload.budget());
             PositionRange positions = PositionRange.of(0, 16);
-            for (String key : workload.keys) {
-                ours.register(SegmentMeta.of(key, positions, StoreWorkload.SEGMENT_BYTES), Tier.GPU);
+            handles = new SegmentHandle[n];
+            for (int i = 0; i < n; i++) {
+                String key = workload.keys[i];
+                handles[i] = ours.registerHandle(SegmentMeta.of(key, positions, StoreWorkload.SEGMENT_BYTES), Tier.GPU);
                 seed.register(new SeedPortStore.Meta(key, 0, 16, StoreWorkload.SEGMENT_BYTES), Tier.GPU);
             }
             SegmentMeta[] spares = new SegmentMeta[workload.spareKeys.length];
@@ -102,21 +109,29 @@ public final class StoreAbCheck {
                 String key = w.nextKey();
                 return escape(store.demote(key, Tier.CPU)) + escape(store.promote(key, Tier.GPU));
             }
-            default: {
+            case 3: {
                 SegmentMeta meta = spares[w.nextSpare()];
                 store.register(meta, Tier.GPU);
                 return escape(store.remove(meta.key()));
+            }
+            case 4:
+                return store.touch(handles[w.nextIndex()]) ? 1 : 0;
+            case 5:
+                return escape(store.get(handles[w.nextIndex()]));
+            default: {
+                SegmentHandle handle = handles[w.nextIndex()];
+                return escape(store.demote(handle, Tier.CPU)) + escape(store.promote(handle, Tier.GPU));
             }
         }
     }
 
     private static int seedOp(int op, SeedPortStore store, StoreWorkload w) {
         switch (op) {
-            case 0:
+            case 0, 4:
                 return store.touch(w.nextKey()) ? 1 : 0;
-            case 1:
+            case 1, 5:
                 return escape(store.get(w.nextKey()));
-            case 2: {
+            case 2, 6: {
                 String key = w.nextKey();
                 return escape(store.demote(key, Tier.CPU)) + escape(store.promote(key, Tier.GPU));
             }

@@ -43,7 +43,12 @@ final class StoreWorkload {
 
     /** The next resident key of the shared pseudo-random sequence. */
     String nextKey() {
-        return keys[randomIndices[cursor++ & (RANDOM_INDICES - 1)]];
+        return keys[nextIndex()];
+    }
+
+    /** The index in {@link #keys} of the next resident key of the sequence (for callers holding per-key handles). */
+    int nextIndex() {
+        return randomIndices[cursor++ & (RANDOM_INDICES - 1)];
     }
 
     /** The next spare slot, cycling. */

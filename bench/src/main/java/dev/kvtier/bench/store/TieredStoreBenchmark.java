@@ -2,6 +2,7 @@ package dev.kvtier.bench.store;
 
 import dev.kvtier.store.DemotionPolicy;
 import dev.kvtier.store.PositionRange;
+import dev.kvtier.store.SegmentHandle;
 import dev.kvtier.store.SegmentMeta;
 import dev.kvtier.store.Tier;
 import dev.kvtier.store.TierTransfer;
@@ -46,14 +47,18 @@ public class TieredStoreBenchmark {
     private StoreWorkload workload;
     private TieredStore store;
     private SegmentMeta[] spareMetas;
+    /** The handle of each resident key, by its index in the workload's keys. */
+    private SegmentHandle[] handles;
 
     @Setup(Level.Trial)
     public void fill() {
         workload = new StoreWorkload(segments);
         store = new TieredStore(workload.budget(), workload.budget(), DemotionPolicy.named(policy));
         PositionRange positions = PositionRange.of(0, 16);
-        for (String key : workload.keys) {
-            store.register(SegmentMeta.of(key, positions, StoreWorkload.SEGMENT_BYTES), Tier.GPU);
+        handles = new SegmentHandle[workload.keys.length];
+        for (int i = 0; i < handles.length; i++) {
+            handles[i] = store.registerHandle(SegmentMeta.of(workload.keys[i], positions, StoreWorkload.SEGMENT_BYTES),
+                    Tier.GPU);
         }
         spareMetas = new SegmentMeta[workload.spareKeys.length];
         for (int i = 0; i < spareMetas.length; i++) {
@@ -66,6 +71,7 @@ public class TieredStoreBenchmark {
         store = null;
         workload = null;
         spareMetas = null;
+        handles = null;
     }
 
     /** register of a new segment, then remove of it so the store keeps its size: the pair's cost. */
@@ -94,6 +100,29 @@ public class TieredStoreBenchmark {
         Optional<TierTransfer> up = store.promote(key, Tier.GPU);
         blackhole.consume(down);
         blackhole.consume(up);
+    }
+
+    /**
+     * The handle-taking twins of touch, get and demote+promote: what a caller that keeps the store's
+     * {@link SegmentHandle} in its own record per segment pays (no hash lookup in the store). Compared with
+     * the seed port's key-based methods of the same name without the suffix, on the same key sequence (the
+     * handle is read from an array by the key's index, as the key is).
+     */
+    @Benchmark
+    public boolean touchByHandle() {
+        return store.touch(handles[workload.nextIndex()]);
+    }
+
+    @Benchmark
+    public Optional<SegmentMeta> getByHandle() {
+        return store.get(handles[workload.nextIndex()]);
+    }
+
+    @Benchmark
+    public void demoteThenPromoteByHandle(Blackhole blackhole) {
+        SegmentHandle handle = handles[workload.nextIndex()];
+        blackhole.consume(store.demote(handle, Tier.CPU));
+        blackhole.consume(store.promote(handle, Tier.GPU));
     }
 
     /**
