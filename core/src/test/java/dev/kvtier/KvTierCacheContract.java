@@ -188,6 +188,7 @@ abstract class KvTierCacheContract {
             assertArrayEquals(data, readAll(cache, "seg"));
             ResidentSegment resident = cache.ensureResident("seg", Tier.GPU);
             assertEquals(Tier.GPU, resident.tier());
+            assertEquals(Tier.DISK, resident.foundOn(), "promoted from DISK");
             assertEquals(size, resident.sizeBytes());
             assertEquals(size, resident.pages().stream().mapToLong(MemorySegment::byteSize).sum());
             assertEquals(PositionRange.of(0, size), resident.positions());
@@ -357,8 +358,31 @@ abstract class KvTierCacheContract {
             long access = cache.get("k").orElseThrow().accessCount();
             ResidentSegment resident = cache.ensureResident("k", Tier.CPU);
             assertEquals(Tier.GPU, resident.tier());
+            assertEquals(Tier.GPU, resident.foundOn(), "a hit: found where it is");
             assertEquals(access + 1, cache.get("k").orElseThrow().accessCount());
             assertEquals(0, cache.stats().transfers());
+        }
+    }
+
+    /** Where the call found the segment, so a runtime counts hits per tier with one call per reference. */
+    @Test
+    void ensureResidentAndPinSayWhereTheyFoundTheSegment() throws Exception {
+        try (KvTierCache cache = open(config(64, 64))) {
+            cache.put("k", PositionRange.of(0, 1), MemorySegment.ofArray(randomBytes(5, 100)), Tier.CPU);
+            ResidentSegment promoted = cache.ensureResident("k", Tier.GPU);
+            assertEquals(Tier.GPU, promoted.tier());
+            assertEquals(Tier.CPU, promoted.foundOn());
+            ResidentSegment hit = cache.ensureResident("k", Tier.GPU);
+            assertEquals(Tier.GPU, hit.tier());
+            assertEquals(Tier.GPU, hit.foundOn());
+            cache.demote("k", Tier.DISK);
+            ResidentSegment async = cache.ensureResidentAsync("k", Tier.CPU).get(30, java.util.concurrent.TimeUnit.SECONDS);
+            assertEquals(Tier.CPU, async.tier());
+            assertEquals(Tier.DISK, async.foundOn());
+            try (SegmentPin pin = cache.pin("k", Tier.GPU)) {
+                assertEquals(Tier.GPU, pin.segment().tier());
+                assertEquals(Tier.CPU, pin.segment().foundOn());
+            }
         }
     }
 

@@ -385,10 +385,10 @@ final class PrefixChains {
                 Segment segment = chain.get(i);
                 if (m < moves.size() && moves.get(m).segment() == segment) {
                     PageAllocation destination = moves.get(m++).destination();
-                    resident.add(new ResidentSegment(segment.key, segment.positions, tier, segment.sizeBytes,
+                    resident.add(new ResidentSegment(segment.key, segment.positions, tier, tiers[i], segment.sizeBytes,
                             destination.runs()));
                 } else {
-                    resident.add(segment.resident(tiers[i]));
+                    resident.add(segment.resident(tiers[i], tiers[i]));
                 }
             }
             List<ResidentSegment> view = Collections.unmodifiableList(resident);
@@ -630,17 +630,19 @@ final class PrefixChains {
      * Commits every move, counts an access for the blocks that were there already (tail first), pins the
      * whole chain and returns it.
      *
-     * @param tiers each block's tier before the moves; a moved block is now on its move's destination
+     * @param tiers each block's tier before the moves (where the restore found it); a moved block is now on its
+     *              move's destination
      */
     private TieringEngine.PinnedChain commitAndPin(List<Segment> chain, List<Mover.Move> moves, Tier[] tiers) {
         for (Mover.Move move : moves) {
             mover.commit(move);
         }
         // The moves are in chain order: walk them backwards with the chain to skip the blocks that moved.
+        Tier[] now = tiers.clone();
         int m = moves.size() - 1;
         for (int i = chain.size() - 1; i >= 0; i--) {
             if (m >= 0 && moves.get(m).segment() == chain.get(i)) {
-                tiers[i] = moves.get(m--).transfer().to();
+                now[i] = moves.get(m--).transfer().to();
             } else {
                 store.touch(chain.get(i).key);
             }
@@ -651,7 +653,7 @@ final class PrefixChains {
             Segment segment = chain.get(i);
             segment.pins++;
             pinned[i] = segment;
-            resident[i] = segment.resident(tiers[i]);
+            resident[i] = segment.resident(now[i], tiers[i]);
         }
         List<Segment> pins = List.of(pinned);
         return new TieringEngine.PinnedChain(List.of(resident), () -> engine.unpinAll(pins));

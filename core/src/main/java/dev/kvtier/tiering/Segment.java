@@ -125,8 +125,11 @@ final class Segment {
         countedOn = tier;
     }
 
-    /** The segment as handed to the runtime, on {@code tier} (where its placement is). */
-    ResidentSegment resident(Tier tier) {
-        return new ResidentSegment(key, positions, tier, sizeBytes, placement.runs());
+    /**
+     * The segment as handed to the runtime, on {@code tier} (where its placement is), found by the call on
+     * {@code foundOn} ({@code tier} for a hit, the tier it was promoted from otherwise).
+     */
+    ResidentSegment resident(Tier tier, Tier foundOn) {
+        return new ResidentSegment(key, positions, tier, foundOn, sizeBytes, placement.runs());
     }
 }
