@@ -469,6 +469,29 @@ abstract class KvTierCacheContract {
             assertMessage(IllegalArgumentException.class, "to", () -> cache.demote("k", null));
             assertMessage(IllegalArgumentException.class, "key", () -> cache.pin(null, Tier.GPU));
             assertMessage(IllegalArgumentException.class, "tier", () -> cache.pin("k", null));
+            // The calls that only look a key up check its blankness on a miss (a blank key is never cached): the
+            // answer is the same IllegalArgumentException, and nothing changes.
+            for (String blank : List.of("", " ", "\t \n")) {
+                for (Runnable call : List.<Runnable>of(
+                        () -> cache.get(blank),
+                        () -> cache.remove(blank),
+                        () -> cache.demote(blank, Tier.DISK),
+                        () -> cache.promote(blank, Tier.GPU),
+                        () -> cache.ensureResident(blank, Tier.GPU),
+                        () -> cache.ensureResidentAsync(blank, Tier.GPU),
+                        () -> cache.pin(blank, Tier.GPU),
+                        () -> cache.read(blank, MemorySegment.ofArray(new byte[10])))) {
+                    assertMessage(IllegalArgumentException.class, "key must not be blank", call);
+                }
+            }
+            for (Runnable call : List.<Runnable>of(
+                    () -> cache.get(null),
+                    () -> cache.remove(null),
+                    () -> cache.demote(null, Tier.DISK),
+                    () -> cache.ensureResident(null, Tier.GPU),
+                    () -> cache.read(null, MemorySegment.ofArray(new byte[10])))) {
+                assertMessage(IllegalArgumentException.class, "key must not be null", call);
+            }
 
             assertEquals(before, cache.stats());
             assertEquals(Tier.CPU, tierOf(cache, "k"));

@@ -525,7 +525,9 @@ final class PrefixChains {
             Tier current = table.currentTier(segment);
             tiers[i] = current;
             if (tier.isFasterThan(current)) {
-                SegmentTable.requireUnpinned(segment, "make it resident on " + tier + " (it is pinned on " + current + ")");
+                if (segment.pins > 0) { // the message is built only when it is needed: this runs for every block moved
+                    SegmentTable.requireUnpinned(segment, "make it resident on " + tier + " (it is pinned on " + current + ")");
+                }
                 if (moving == null) {
                     moving = new ArrayList<>(chain.size() - i);
                 }
