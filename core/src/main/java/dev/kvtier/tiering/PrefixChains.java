@@ -13,6 +13,7 @@ import dev.kvtier.store.TieredStore;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.EnumMap;
 import java.util.List;
@@ -597,12 +598,23 @@ final class PrefixChains {
      * @return the first failure, or null when every byte is in place
      */
     private Throwable copyByTierPair(List<Mover.Move> moves) {
-        Map<Tier, List<Mover.Move>> byPair = new EnumMap<>(Tier.class);
-        for (Mover.Move move : moves) {
-            byPair.computeIfAbsent(move.transfer().from(), from -> new ArrayList<>()).add(move);
+        Tier from = moves.get(0).transfer().from();
+        boolean onePair = true;
+        for (int i = 1; i < moves.size() && onePair; i++) {
+            onePair = moves.get(i).transfer().from() == from;
+        }
+        Collection<List<Mover.Move>> groups;
+        if (onePair) {
+            groups = List.of(moves); // the usual restore: every block comes from one tier, no grouping needed
+        } else {
+            Map<Tier, List<Mover.Move>> byPair = new EnumMap<>(Tier.class);
+            for (Mover.Move move : moves) {
+                byPair.computeIfAbsent(move.transfer().from(), tier -> new ArrayList<>()).add(move);
+            }
+            groups = byPair.values();
         }
         Throwable first = null;
-        for (List<Mover.Move> group : byPair.values()) {
+        for (List<Mover.Move> group : groups) {
             Throwable[] outcome = mover.copyAll(group);
             for (int i = 0; i < outcome.length && first == null; i++) {
                 if (outcome[i] != null) {
@@ -640,22 +652,24 @@ final class PrefixChains {
             mover.commit(move);
         }
         // The moves are in chain order: walk them backwards with the chain to skip the blocks that moved.
-        Tier[] now = tiers.clone();
         int m = moves.size() - 1;
         for (int i = chain.size() - 1; i >= 0; i--) {
             if (m >= 0 && moves.get(m).segment() == chain.get(i)) {
-                now[i] = moves.get(m--).transfer().to();
+                m--;
             } else {
                 store.touch(chain.get(i).key);
             }
         }
+        // Then forwards, pinning: a moved block is on its move's destination now, the others where they were found.
         ResidentSegment[] resident = new ResidentSegment[chain.size()];
         Segment[] pinned = new Segment[chain.size()];
+        m = 0;
         for (int i = 0; i < resident.length; i++) {
             Segment segment = chain.get(i);
+            Tier now = m < moves.size() && moves.get(m).segment() == segment ? moves.get(m++).transfer().to() : tiers[i];
             segment.pins++;
             pinned[i] = segment;
-            resident[i] = segment.resident(now[i], tiers[i]);
+            resident[i] = segment.resident(now, tiers[i]);
         }
         List<Segment> pins = List.of(pinned);
         return new TieringEngine.PinnedChain(List.of(resident), () -> engine.unpinAll(pins));
