@@ -204,8 +204,8 @@ final class RoomMaker {
         Set<String> tried = null;
         // Prefix blocks refused while a child of theirs was still here: once this call has moved victims (their
         // children among them, a chain's tail first), they are asked again, so one call peels a chain layer by
-        // layer instead of backing off between layers. Made at the first refusal (plain segments never have any).
-        List<String> waitingForChildren = null;
+        // layer instead of backing off between layers.
+        List<String> waitingForChildren = new ArrayList<>();
         // One pair of lists for all rounds of the call (emptied at the start of each): most calls have one round,
         // and a call nests inside another only through bookDemotion, which makes its own.
         List<Segment> locked = new ArrayList<>();
@@ -219,7 +219,7 @@ final class RoomMaker {
         long lookFurther = 0;
         while (true) {
             List<String> candidates = store.candidatesForDemotion(tier, needed - free + skipped + lookFurther);
-            int waitingBefore = waitingForChildren == null ? 0 : waitingForChildren.size();
+            int waitingBefore = waitingForChildren.size();
             boolean fresh = false;
             locked.clear();
             booked.clear();
@@ -250,9 +250,6 @@ final class RoomMaker {
                                     // names others meanwhile, or every later round reads and refuses it again.
                                     store.hold(candidate);
                                 }
-                                if (waitingForChildren == null) {
-                                    waitingForChildren = new ArrayList<>();
-                                }
                                 waitingForChildren.add(candidate);
                             }
                             continue;
@@ -272,12 +269,11 @@ final class RoomMaker {
                     }
                     throw e;
                 }
-                int waitingNow = waitingForChildren == null ? 0 : waitingForChildren.size();
-                lookFurther = booked.isEmpty() && waitingNow > waitingBefore
+                lookFurther = booked.isEmpty() && waitingForChildren.size() > waitingBefore
                         ? Math.min(Long.MAX_VALUE / 4, 2 * lookFurther + needed) : 0;
                 long notMoved = moveAll(booked, tier, failed);
                 skipped += notMoved;
-                if (waitingNow > 0 && notMoved < bytesOf(booked)) {
+                if (!waitingForChildren.isEmpty() && notMoved < bytesOf(booked)) {
                     tried = tried != null ? tried : new HashSet<>(candidates.subList(0, iterated));
                     tried.removeAll(waitingForChildren);
                     waitingForChildren.clear();
