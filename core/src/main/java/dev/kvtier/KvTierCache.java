@@ -194,9 +194,13 @@ public final class KvTierCache implements AutoCloseable {
     }
 
     private void move(String key, Tier to, boolean promotion) {
-        requireKey(key);
+        requireNonNull(key, "key");
         requireNonNull(to, "to");
-        entered(() -> engine.move(key, to, promotion));
+        try {
+            entered(() -> engine.move(key, to, promotion));
+        } catch (SegmentNotFoundException e) {
+            throw notFound(key, e);
+        }
     }
 
     /**
@@ -213,9 +217,13 @@ public final class KvTierCache implements AutoCloseable {
      * @throws SegmentCorruptedException if it came from DISK and its bytes there are corrupted
      */
     public ResidentSegment ensureResident(String key, Tier tier) {
-        requireKey(key);
+        requireNonNull(key, "key");
         requireNonNull(tier, "tier");
-        return engine.ensureResident(key, tier);
+        try {
+            return engine.ensureResident(key, tier);
+        } catch (SegmentNotFoundException e) {
+            throw notFound(key, e);
+        }
     }
 
     /**
@@ -252,9 +260,14 @@ public final class KvTierCache implements AutoCloseable {
      * @throws IllegalStateException     after {@link #close()}
      */
     public SegmentPin pin(String key, Tier tier) {
-        requireKey(key);
+        requireNonNull(key, "key");
         requireNonNull(tier, "tier");
-        TieringEngine.Pinned pinned = engine.pin(key, tier);
+        TieringEngine.Pinned pinned;
+        try {
+            pinned = engine.pin(key, tier);
+        } catch (SegmentNotFoundException e) {
+            throw notFound(key, e);
+        }
         return new SegmentPin(pinned.segment(), pinned.unpin());
     }
 
@@ -269,12 +282,16 @@ public final class KvTierCache implements AutoCloseable {
      * @throws TransferFailedException   if the copy failed
      */
     public void read(String key, MemorySegment dst) {
-        requireKey(key);
+        requireNonNull(key, "key");
         requireNonNull(dst, "dst");
         if (dst.isReadOnly()) {
             throw new IllegalArgumentException("dst must be writable, was read-only: " + dst);
         }
-        entered(() -> engine.read(key, dst));
+        try {
+            entered(() -> engine.read(key, dst));
+        } catch (SegmentNotFoundException e) {
+            throw notFound(key, e);
+        }
     }
 
     /**
@@ -285,8 +302,12 @@ public final class KvTierCache implements AutoCloseable {
      * @throws IllegalArgumentException if {@code key} is null or blank
      */
     public Optional<SegmentMeta> remove(String key) {
-        requireKey(key);
-        return entered(() -> engine.remove(key));
+        requireNonNull(key, "key");
+        Optional<SegmentMeta> removed = entered(() -> engine.remove(key));
+        if (removed.isEmpty()) {
+            requireNotBlank(key);
+        }
+        return removed;
     }
 
     /**
@@ -296,8 +317,12 @@ public final class KvTierCache implements AutoCloseable {
      * @throws IllegalArgumentException if {@code key} is null or blank
      */
     public Optional<SegmentMeta> get(String key) {
-        requireKey(key);
-        return entered(() -> engine.get(key));
+        requireNonNull(key, "key");
+        Optional<SegmentMeta> meta = entered(() -> engine.get(key));
+        if (meta.isEmpty()) {
+            requireNotBlank(key);
+        }
+        return meta;
     }
 
     /**
@@ -396,13 +421,28 @@ public final class KvTierCache implements AutoCloseable {
         }
     }
 
+    /** For calls that may add the key: null and blank keys are refused before anything is done. */
     private static void requireKey(String key) {
-        if (key == null) {
-            throw new IllegalArgumentException("key must not be null");
-        }
+        requireNonNull(key, "key");
+        requireNotBlank(key);
+    }
+
+    private static void requireNotBlank(String key) {
         if (key.isBlank()) {
             throw new IllegalArgumentException("key must not be blank, was \"" + key + "\"");
         }
+    }
+
+    /*
+     * Calls that only look a key up check its blankness when it was not found: a blank key is never cached (the
+     * calls that add keys refuse it first), so the answer for it is always a miss, and checking every key that is
+     * found read each key's characters on every hit (a cold cache line per reference: ~4% of the simulator's
+     * segment path, issue 11), the only code on a lookup that did. A miss changes nothing, so the caller still
+     * gets the IllegalArgumentException, and nothing changed.
+     */
+    private static RuntimeException notFound(String key, SegmentNotFoundException e) {
+        requireNotBlank(key);
+        return e;
     }
 
     private static void requireNonNull(Object value, String name) {

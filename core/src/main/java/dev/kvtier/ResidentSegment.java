@@ -20,10 +20,14 @@ import java.util.List;
  * @param key       the segment's key
  * @param positions its token positions, exactly as put
  * @param tier      the tier it is on (the one asked for, or a faster one)
+ * @param foundOn   the tier its bytes were on when the call found it: {@code tier} when it was there already (a
+ *                  hit there), the slower tier it was promoted from otherwise. What a runtime counts hits per
+ *                  tier by, or prices the restore with, without asking where the segment is before every call.
  * @param sizeBytes its size; the runs' lengths add up to it
  * @param pages     the runs of pages, in order
  */
-public record ResidentSegment(String key, PositionRange positions, Tier tier, long sizeBytes, List<MemorySegment> pages) {
+public record ResidentSegment(String key, PositionRange positions, Tier tier, Tier foundOn, long sizeBytes,
+                              List<MemorySegment> pages) {
 
     /** Copies the run list, so the record is immutable. */
     public ResidentSegment {

@@ -188,6 +188,7 @@ abstract class KvTierCacheContract {
             assertArrayEquals(data, readAll(cache, "seg"));
             ResidentSegment resident = cache.ensureResident("seg", Tier.GPU);
             assertEquals(Tier.GPU, resident.tier());
+            assertEquals(Tier.DISK, resident.foundOn(), "promoted from DISK");
             assertEquals(size, resident.sizeBytes());
             assertEquals(size, resident.pages().stream().mapToLong(MemorySegment::byteSize).sum());
             assertEquals(PositionRange.of(0, size), resident.positions());
@@ -357,8 +358,31 @@ abstract class KvTierCacheContract {
             long access = cache.get("k").orElseThrow().accessCount();
             ResidentSegment resident = cache.ensureResident("k", Tier.CPU);
             assertEquals(Tier.GPU, resident.tier());
+            assertEquals(Tier.GPU, resident.foundOn(), "a hit: found where it is");
             assertEquals(access + 1, cache.get("k").orElseThrow().accessCount());
             assertEquals(0, cache.stats().transfers());
+        }
+    }
+
+    /** Where the call found the segment, so a runtime counts hits per tier with one call per reference. */
+    @Test
+    void ensureResidentAndPinSayWhereTheyFoundTheSegment() throws Exception {
+        try (KvTierCache cache = open(config(64, 64))) {
+            cache.put("k", PositionRange.of(0, 1), MemorySegment.ofArray(randomBytes(5, 100)), Tier.CPU);
+            ResidentSegment promoted = cache.ensureResident("k", Tier.GPU);
+            assertEquals(Tier.GPU, promoted.tier());
+            assertEquals(Tier.CPU, promoted.foundOn());
+            ResidentSegment hit = cache.ensureResident("k", Tier.GPU);
+            assertEquals(Tier.GPU, hit.tier());
+            assertEquals(Tier.GPU, hit.foundOn());
+            cache.demote("k", Tier.DISK);
+            ResidentSegment async = cache.ensureResidentAsync("k", Tier.CPU).get(30, java.util.concurrent.TimeUnit.SECONDS);
+            assertEquals(Tier.CPU, async.tier());
+            assertEquals(Tier.DISK, async.foundOn());
+            try (SegmentPin pin = cache.pin("k", Tier.GPU)) {
+                assertEquals(Tier.GPU, pin.segment().tier());
+                assertEquals(Tier.CPU, pin.segment().foundOn());
+            }
         }
     }
 
@@ -445,6 +469,29 @@ abstract class KvTierCacheContract {
             assertMessage(IllegalArgumentException.class, "to", () -> cache.demote("k", null));
             assertMessage(IllegalArgumentException.class, "key", () -> cache.pin(null, Tier.GPU));
             assertMessage(IllegalArgumentException.class, "tier", () -> cache.pin("k", null));
+            // The calls that only look a key up check its blankness on a miss (a blank key is never cached): the
+            // answer is the same IllegalArgumentException, and nothing changes.
+            for (String blank : List.of("", " ", "\t \n")) {
+                for (Runnable call : List.<Runnable>of(
+                        () -> cache.get(blank),
+                        () -> cache.remove(blank),
+                        () -> cache.demote(blank, Tier.DISK),
+                        () -> cache.promote(blank, Tier.GPU),
+                        () -> cache.ensureResident(blank, Tier.GPU),
+                        () -> cache.ensureResidentAsync(blank, Tier.GPU),
+                        () -> cache.pin(blank, Tier.GPU),
+                        () -> cache.read(blank, MemorySegment.ofArray(new byte[10])))) {
+                    assertMessage(IllegalArgumentException.class, "key must not be blank", call);
+                }
+            }
+            for (Runnable call : List.<Runnable>of(
+                    () -> cache.get(null),
+                    () -> cache.remove(null),
+                    () -> cache.demote(null, Tier.DISK),
+                    () -> cache.ensureResident(null, Tier.GPU),
+                    () -> cache.read(null, MemorySegment.ofArray(new byte[10])))) {
+                assertMessage(IllegalArgumentException.class, "key must not be null", call);
+            }
 
             assertEquals(before, cache.stats());
             assertEquals(Tier.CPU, tierOf(cache, "k"));

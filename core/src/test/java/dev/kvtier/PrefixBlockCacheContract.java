@@ -192,6 +192,7 @@ abstract class PrefixBlockCacheContract {
                 ResidentBlock block = pin.blocks().get(i);
                 assertEquals(a.get(i), block.hash());
                 assertEquals(Tier.GPU, block.tier());
+                assertEquals(i < 2 ? Tier.CPU : Tier.DISK, block.foundOn(), "where the restore found block " + i);
                 assertEquals(PositionRange.of(16L * i, 16L * (i + 1)), block.positions());
                 assertArrayEquals(content(a.get(i), PAGE), pagesContent(block.pages()), "the pinned pages of block " + i);
             }
@@ -237,6 +238,10 @@ abstract class PrefixBlockCacheContract {
         blocks.storeBlocks(BlockHash.ROOT, b, contents(b, PAGE), Tier.CPU);
         try (PrefixPin pin = blocks.ensurePrefixResident(b, Tier.GPU)) {
             assertEquals(2, pin.size());
+        }
+        try (PrefixPin again = blocks.ensurePrefixResident(b, Tier.GPU)) {
+            assertEquals(List.of(Tier.GPU, Tier.GPU), again.blocks().stream().map(ResidentBlock::foundOn).toList(),
+                    "on GPU already: found there");
         }
         assertEquals(List.of(Tier.GPU, Tier.GPU, Tier.CPU, Tier.CPU), tiers(blocks, a),
                 "a's root was the least recently used, but a chain leaves GPU from its tail");
@@ -285,6 +290,8 @@ abstract class PrefixBlockCacheContract {
         for (int layer = 0; layer < 4; layer++) {
             List<ResidentBlock> arrived = restore.layer(layer).get(30, TimeUnit.SECONDS);
             assertEquals(3, arrived.size());
+            assertEquals(List.of(Tier.GPU, Tier.CPU, Tier.CPU), arrived.stream().map(ResidentBlock::foundOn).toList(),
+                    "where the restore found each block");
             for (int i = 0; i < 3; i++) {
                 byte[] expected = content(a.get(i), bytes);
                 byte[] layerBytes = pagesContent(arrived.get(i).layerPages(LAYERED, layer));

@@ -279,7 +279,7 @@ public final class PrefixBlockCache {
         List<ResidentBlock> blocks = new ArrayList<>(segments.size());
         for (int i = 0; i < segments.size(); i++) {
             ResidentSegment segment = segments.get(i);
-            blocks.add(new ResidentBlock(hashes.get(i), segment.tier(), segment.positions(), segment.pages()));
+            blocks.add(new ResidentBlock(hashes.get(i), segment.tier(), segment.foundOn(), segment.positions(), segment.pages()));
         }
         return blocks;
     }

@@ -15,10 +15,13 @@ import java.util.List;
  *
  * @param hash      the block's hash
  * @param tier      where its bytes are
+ * @param foundOn   where the restore found them: {@code tier} when the block was there already, the slower tier
+ *                  it was moved up from otherwise (so a runtime learns its hits per tier from the restore itself,
+ *                  without a {@link PrefixBlockCache#lookupPrefix} before it)
  * @param positions its token positions
  * @param pages     the runs of pages holding its bytes, in order
  */
-public record ResidentBlock(BlockHash hash, Tier tier, PositionRange positions, List<MemorySegment> pages) {
+public record ResidentBlock(BlockHash hash, Tier tier, Tier foundOn, PositionRange positions, List<MemorySegment> pages) {
 
     /** Copies the run list. */
     public ResidentBlock {

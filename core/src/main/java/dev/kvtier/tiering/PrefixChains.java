@@ -14,6 +14,7 @@ import dev.kvtier.store.TieredStore;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.EnumMap;
 import java.util.List;
@@ -388,10 +389,10 @@ final class PrefixChains {
                 Segment segment = chain.get(i);
                 if (m < moves.size() && moves.get(m).segment() == segment) {
                     PageAllocation destination = moves.get(m++).destination();
-                    resident.add(new ResidentSegment(segment.key, segment.positions, tier, segment.sizeBytes,
+                    resident.add(new ResidentSegment(segment.key, segment.positions, tier, tiers[i], segment.sizeBytes,
                             destination.runs()));
                 } else {
-                    resident.add(segment.resident(tiers[i]));
+                    resident.add(segment.resident(tiers[i], tiers[i]));
                 }
             }
             List<ResidentSegment> view = Collections.unmodifiableList(resident);
@@ -528,7 +529,9 @@ final class PrefixChains {
             Tier current = table.currentTier(segment);
             tiers[i] = current;
             if (tier.isFasterThan(current)) {
-                SegmentTable.requireUnpinned(segment, "make it resident on " + tier + " (it is pinned on " + current + ")");
+                if (segment.pins > 0) { // the message is built only when it is needed: this runs for every block moved
+                    SegmentTable.requireUnpinned(segment, "make it resident on " + tier + " (it is pinned on " + current + ")");
+                }
                 if (moving == null) {
                     moving = new ArrayList<>(chain.size() - i);
                 }
@@ -598,12 +601,23 @@ final class PrefixChains {
      * @return the first failure, or null when every byte is in place
      */
     private Throwable copyByTierPair(List<Mover.Move> moves) {
-        Map<Tier, List<Mover.Move>> byPair = new EnumMap<>(Tier.class);
-        for (Mover.Move move : moves) {
-            byPair.computeIfAbsent(move.transfer().from(), from -> new ArrayList<>()).add(move);
+        Tier from = moves.get(0).transfer().from();
+        boolean onePair = true;
+        for (int i = 1; i < moves.size() && onePair; i++) {
+            onePair = moves.get(i).transfer().from() == from;
+        }
+        Collection<List<Mover.Move>> groups;
+        if (onePair) {
+            groups = List.of(moves); // the usual restore: every block comes from one tier, no grouping needed
+        } else {
+            Map<Tier, List<Mover.Move>> byPair = new EnumMap<>(Tier.class);
+            for (Mover.Move move : moves) {
+                byPair.computeIfAbsent(move.transfer().from(), tier -> new ArrayList<>()).add(move);
+            }
+            groups = byPair.values();
         }
         Throwable first = null;
-        for (List<Mover.Move> group : byPair.values()) {
+        for (List<Mover.Move> group : groups) {
             Throwable[] outcome = mover.copyAll(group);
             for (int i = 0; i < outcome.length && first == null; i++) {
                 if (outcome[i] != null) {
@@ -633,7 +647,8 @@ final class PrefixChains {
      * Commits every move, counts an access for the blocks that were there already (tail first), pins the
      * whole chain and returns it.
      *
-     * @param tiers each block's tier before the moves; a moved block is now on its move's destination
+     * @param tiers each block's tier before the moves (where the restore found it); a moved block is now on its
+     *              move's destination
      */
     private TieringEngine.PinnedChain commitAndPin(List<Segment> chain, List<Mover.Move> moves, Tier[] tiers) {
         for (Mover.Move move : moves) {
@@ -643,18 +658,21 @@ final class PrefixChains {
         int m = moves.size() - 1;
         for (int i = chain.size() - 1; i >= 0; i--) {
             if (m >= 0 && moves.get(m).segment() == chain.get(i)) {
-                tiers[i] = moves.get(m--).transfer().to();
+                m--;
             } else {
                 store.touch(chain.get(i).handle);
             }
         }
+        // Then forwards, pinning: a moved block is on its move's destination now, the others where they were found.
         ResidentSegment[] resident = new ResidentSegment[chain.size()];
         Segment[] pinned = new Segment[chain.size()];
+        m = 0;
         for (int i = 0; i < resident.length; i++) {
             Segment segment = chain.get(i);
+            Tier now = m < moves.size() && moves.get(m).segment() == segment ? moves.get(m++).transfer().to() : tiers[i];
             segment.pins++;
             pinned[i] = segment;
-            resident[i] = segment.resident(tiers[i]);
+            resident[i] = segment.resident(now, tiers[i]);
         }
         List<Segment> pins = List.of(pinned);
         return new TieringEngine.PinnedChain(List.of(resident), () -> engine.unpinAll(pins));

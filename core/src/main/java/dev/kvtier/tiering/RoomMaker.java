@@ -208,6 +208,10 @@ final class RoomMaker {
         // children among them, a chain's tail first), they are asked again, so one call peels a chain layer by
         // layer instead of backing off between layers.
         List<String> waitingForChildren = new ArrayList<>();
+        // One pair of lists for all rounds of the call (emptied at the start of each): most calls have one round,
+        // and a call nests inside another only through bookDemotion, which makes its own.
+        List<Segment> locked = new ArrayList<>();
+        List<Mover.Move> booked = new ArrayList<>();
         long skipped = 0;
         // Bytes asked for beyond the need and the skipped: doubled after a round that booked nothing but refused a
         // block for its children (plain segments never are: their rounds are as before), so a run of
@@ -219,8 +223,8 @@ final class RoomMaker {
             List<String> candidates = store.candidatesForDemotion(tier, needed - free + skipped + lookFurther);
             int waitingBefore = waitingForChildren.size();
             boolean fresh = false;
-            List<Segment> locked = new ArrayList<>();
-            List<Mover.Move> booked = new ArrayList<>();
+            locked.clear();
+            booked.clear();
             int iterated = 0;
             try {
                 try {

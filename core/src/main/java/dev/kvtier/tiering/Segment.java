@@ -6,7 +6,8 @@ import dev.kvtier.store.PositionRange;
 import dev.kvtier.store.SegmentHandle;
 import dev.kvtier.store.Tier;
 
-import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -51,14 +52,36 @@ final class Segment {
      * block of a chain. Set once, before the segment is published.
      */
     final Segment parent;
+    /** Whether this is a prefix block: it may have a parent and children (counted per tier below). */
+    private final boolean block;
     /**
-     * For a block ({@link #isBlock()}): per tier ordinal, how many live children have their bytes there.
-     * Changed by the children (under their own locks) when they arrive, move or go; read under this
-     * segment's lock to decide whether it may leave a tier (see {@link #holdsChildFasterThan}). Null for
-     * a plain segment, which never has children.
+     * For a block: how many live children have their bytes on GPU, CPU and DISK. Changed atomically by the
+     * children (under their own locks) when they arrive, move or go ({@link #countOn}); read under this segment's
+     * lock to decide whether it may leave a tier (see {@link #holdsChildFasterThan}). Always 0 for a plain
+     * segment, which never has children. Fields of the segment itself rather than an atomic array beside it: a
+     * child's move updates its parent's counts, and the array was two more cold objects to reach per move
+     * (issue 11: ~4% of the prefix path).
      */
-    final AtomicIntegerArray childrenOn;
-    /** Guarded by {@link #lock}: the tier this block is counted on in its parent's {@link #childrenOn}; null when not counted. */
+    private volatile int childrenOnGpu;
+    private volatile int childrenOnCpu;
+    private volatile int childrenOnDisk;
+    // One constant handle per field (a handle taken from an array is not a constant to the JIT, and is slow).
+    private static final VarHandle CHILDREN_ON_GPU;
+    private static final VarHandle CHILDREN_ON_CPU;
+    private static final VarHandle CHILDREN_ON_DISK;
+
+    static {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            CHILDREN_ON_GPU = lookup.findVarHandle(Segment.class, "childrenOnGpu", int.class);
+            CHILDREN_ON_CPU = lookup.findVarHandle(Segment.class, "childrenOnCpu", int.class);
+            CHILDREN_ON_DISK = lookup.findVarHandle(Segment.class, "childrenOnDisk", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** Guarded by {@link #lock}: the tier this block is counted on in its parent's children counts; null when not counted. */
     Tier countedOn;
 
     /** A plain segment of the segment API: no parent, no children. */
@@ -76,13 +99,14 @@ final class Segment {
         this.positions = positions;
         this.sizeBytes = sizeBytes;
         this.parent = parent;
-        this.childrenOn = block ? new AtomicIntegerArray(Tier.values().length) : null;
+        this.block = block;
     }
 
     /** Whether this is a prefix block (may have a parent and children). */
     boolean isBlock() {
-        return childrenOn != null;
+        return block;
     }
+
 
     /**
      * The prefix-eviction constraint: whether a child of this block has its bytes on a tier faster than
@@ -91,31 +115,23 @@ final class Segment {
      * segment's lock held.
      */
     boolean holdsChildFasterThan(Tier destination) {
-        if (childrenOn == null) {
+        if (!block) {
             return false;
         }
-        for (Tier t : Tier.values()) {
-            if (t.isFasterThan(destination) && childrenOn.get(t.ordinal()) > 0) {
-                return true;
-            }
-        }
-        return false;
+        return switch (destination) {
+            case GPU -> false; // no tier is faster
+            case CPU -> childrenOnGpu > 0;
+            case DISK -> childrenOnGpu > 0 || childrenOnCpu > 0;
+        };
     }
 
     /** Live children of this block, on any tier. */
     int liveChildren() {
-        if (childrenOn == null) {
-            return 0;
-        }
-        int sum = 0;
-        for (int i = 0; i < childrenOn.length(); i++) {
-            sum += childrenOn.get(i);
-        }
-        return sum;
+        return block ? childrenOnGpu + childrenOnCpu + childrenOnDisk : 0;
     }
 
     /**
-     * Counts this block on {@code tier} in its parent's {@link #childrenOn} (moving it from where it was
+     * Counts this block on {@code tier} in its parent's children counts (moving it from where it was
      * counted). Counts the new tier before uncounting the old one, so a reader never sees the child
      * nowhere. Call with this segment's lock held; nothing for a segment without parent.
      */
@@ -124,16 +140,29 @@ final class Segment {
             return;
         }
         if (tier != null) {
-            parent.childrenOn.incrementAndGet(tier.ordinal());
+            parent.addChildren(tier, 1);
         }
         if (countedOn != null) {
-            parent.childrenOn.decrementAndGet(countedOn.ordinal());
+            parent.addChildren(countedOn, -1);
         }
         countedOn = tier;
     }
 
-    /** The segment as handed to the runtime, on {@code tier} (where its placement is). */
-    ResidentSegment resident(Tier tier) {
-        return new ResidentSegment(key, positions, tier, sizeBytes, placement.runs());
+    private void addChildren(Tier tier, int delta) {
+        // Cast to the handle's exact type (int): a discarded result would need an adapted invocation.
+        int before = switch (tier) {
+            case GPU -> (int) CHILDREN_ON_GPU.getAndAdd(this, delta);
+            case CPU -> (int) CHILDREN_ON_CPU.getAndAdd(this, delta);
+            case DISK -> (int) CHILDREN_ON_DISK.getAndAdd(this, delta);
+        };
+        assert before + delta >= 0 : "children of " + key + " on " + tier + " below 0";
+    }
+
+    /**
+     * The segment as handed to the runtime, on {@code tier} (where its placement is), found by the call on
+     * {@code foundOn} ({@code tier} for a hit, the tier it was promoted from otherwise).
+     */
+    ResidentSegment resident(Tier tier, Tier foundOn) {
+        return new ResidentSegment(key, positions, tier, foundOn, sizeBytes, placement.runs());
     }
 }

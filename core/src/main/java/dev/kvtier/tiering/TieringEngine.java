@@ -579,7 +579,7 @@ public final class TieringEngine {
         Tier current = table.currentTier(segment);
         if (!tier.isFasterThan(current)) {
             store.touch(segment.handle);
-            return segment.resident(current);
+            return segment.resident(current, current);
         }
         if (segment.pins > 0) { // the message is built only when it is needed
             SegmentTable.requireUnpinned(segment, "make it resident on " + tier + " (it is pinned on " + current + ")");
@@ -587,7 +587,7 @@ public final class TieringEngine {
         TierTransfer transfer = roomMaker.makingRoomUntil(key, tier, segment.sizeBytes,
                 () -> store.promote(segment.handle, tier).orElse(null));
         roomMaker.move(segment, transfer);
-        return segment.resident(tier);
+        return segment.resident(tier, current);
     }
 
     /**
@@ -599,7 +599,8 @@ public final class TieringEngine {
      */
     public Pinned pin(String key, Tier tier) {
         Pinned pinned = RoomMaker.retry(() -> {
-            residencies.ensureResident(key, tier); // not timed as an ensureResident call: the caller pins
+            // not timed as an ensureResident call: the caller pins
+            Tier foundOn = residencies.ensureResident(key, tier).foundOn();
             gate.enter();
             try {
                 Segment segment = table.lockLive(key);
@@ -607,7 +608,7 @@ public final class TieringEngine {
                     Tier current = table.currentTier(segment);
                     if (!tier.isFasterThan(current)) {
                         segment.pins++;
-                        return new Pinned(segment.resident(current), () -> unpin(segment));
+                        return new Pinned(segment.resident(current, foundOn), () -> unpin(segment));
                     }
                     return null;
                 } finally {

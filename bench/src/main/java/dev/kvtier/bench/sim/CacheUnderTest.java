@@ -46,14 +46,20 @@ public interface CacheUnderTest extends AutoCloseable {
      * @param endPosition   last token position (exclusive)
      * @param sizeBytes     segment size
      * @param tier          where the segment is now
+     * @param foundOn       where the call found it (the tier it was moved up from, or {@code tier} when it was there):
+     *                      the simulator counts its hits per tier by this, one call per reference as a runtime makes
      */
-    record Resident(long startPosition, long endPosition, long sizeBytes, Tier tier) {
+    record Resident(long startPosition, long endPosition, long sizeBytes, Tier tier, Tier foundOn) {
     }
 
     /** Writes a new segment (a copy of {@code bytes}) onto the GPU tier, making room as the cache does; blocks until in place. */
     void putOnGpu(String key, long startPosition, long endPosition, MemorySegment bytes);
 
-    /** Makes the segment resident on the GPU tier, making room first; blocks until the bytes are in place. */
+    /**
+     * Makes the segment resident on the GPU tier, making room first; blocks until the bytes are in place.
+     *
+     * @return where it is and where it was found, or null when the cache does not know the key
+     */
     Resident ensureResidentOnGpu(String key);
 
     /** Where the segment lives now, or empty if the cache does not know it. */
@@ -83,7 +89,8 @@ public interface CacheUnderTest extends AutoCloseable {
 
         /**
          * Makes the longest cached prefix of {@code hashes} resident on the GPU and pins it, returning when the
-         * bytes are in place; the result lists each pinned block (its positions, size and tier).
+         * bytes are in place; the result lists each pinned block (its positions, size, tier and the tier it was
+         * found on), none when the first block is not cached.
          */
         PinnedPrefix pinOnGpu(List<BlockHash> hashes);
 

@@ -16,6 +16,7 @@ import dev.kvtier.CacheStats;
 import dev.kvtier.KvTierCache;
 import dev.kvtier.KvTierConfig;
 import dev.kvtier.ResidentSegment;
+import dev.kvtier.SegmentNotFoundException;
 import dev.kvtier.store.DemotionPolicy;
 import dev.kvtier.store.PositionRange;
 import dev.kvtier.store.SegmentMeta;
@@ -73,9 +74,14 @@ final class KvTierCacheAdapter implements CacheUnderTest {
 
     @Override
     public Resident ensureResidentOnGpu(String key) {
-        ResidentSegment resident = cache.ensureResident(key, Tier.GPU);
+        ResidentSegment resident;
+        try {
+            resident = cache.ensureResident(key, Tier.GPU);
+        } catch (SegmentNotFoundException e) {
+            return null;
+        }
         return new Resident(resident.positions().start(), resident.positions().end(), resident.sizeBytes(),
-                resident.tier());
+                resident.tier(), resident.foundOn());
     }
 
     @Override
@@ -111,7 +117,8 @@ final class KvTierCacheAdapter implements CacheUnderTest {
                     for (MemorySegment page : block.pages()) {
                         size += page.byteSize();
                     }
-                    resident.add(new Resident(block.positions().start(), block.positions().end(), size, block.tier()));
+                    resident.add(new Resident(block.positions().start(), block.positions().end(), size, block.tier(),
+                            block.foundOn()));
                 }
                 return new PinnedPrefix() {
                     @Override

@@ -11,10 +11,11 @@ import dev.kvtier.store.Tier;
 
 /**
  * Plays trace requests through the prefix-block API ({@code --trace-api prefix}), as an inference runtime
- * would: per request, {@code lookupPrefix} of its blocks; the cached prefix made resident on the GPU and
- * pinned in one call ({@code ensurePrefixResident}, one batched transfer per tier pair), its blocks checked
- * (GPU, size, token positions) and the pin closed; then the missing suffix stored in one call
- * ({@code storeBlocks}, on the GPU, the first new block's parent being the last cached one). Every
+ * would: per request, the cached prefix of its blocks made resident on the GPU and pinned in one call
+ * ({@code ensurePrefixResident}, one batched transfer per tier pair; it says how many blocks were cached and
+ * where it found each, the per-tier hit counts), its blocks checked (GPU, size, token positions) and the pin
+ * closed; then the missing suffix stored in one call ({@code storeBlocks}, on the GPU, the first new block's
+ * parent being the last cached one). Only a prefix too large to pin needs a {@code lookupPrefix} to be counted. Every
  * {@value SegmentBlockPlayer#VERIFY_EVERY}th reference is read back and compared; a block the simulator wrote
  * that the cache no longer knows is a failure (the disk tier is unbounded).
  *
@@ -65,14 +66,11 @@ final class PrefixBlockPlayer implements BlockRequestPlayer {
         for (int i = 0; i < length; i++) {
             hashes.add(hashOf(trace.block(start + i)));
         }
-        List<Tier> found;
-        try {
-            found = cache.lookup(hashes);
-        } catch (RuntimeException e) {
-            counters.fail("lookupPrefix of request " + request + " failed: " + SimulationRun.describe(e));
+        Tier[] found = restore(request, hashes, start);
+        if (found == null) {
             return false;
         }
-        int cached = found.size();
+        int cached = found.length;
         for (int i = cached; i < length; i++) {
             int block = trace.block(start + i);
             if (written[block]) {
@@ -83,16 +81,13 @@ final class PrefixBlockPlayer implements BlockRequestPlayer {
         }
         boolean onGpu = true;
         for (int i = 0; i < cached; i++) {
-            Tier tier = found.get(i);
+            Tier tier = found[i];
             counters.foundOn[tier.ordinal()]++;
             counters.prefixCached++;
             onGpu &= tier == Tier.GPU;
             counters.prefixOnGpu += onGpu ? 1 : 0;
         }
         counters.missing += length - cached;
-        if (cached > 0 && !restore(request, hashes.subList(0, cached), start)) {
-            return false;
-        }
         if (cached < length && !store(request, hashes, cached, start)) {
             return false;
         }
@@ -105,28 +100,42 @@ final class PrefixBlockPlayer implements BlockRequestPlayer {
         return true;
     }
 
-    /** Pins the cached prefix on the GPU, checks what came back, and lets it go. */
-    private boolean restore(int request, List<BlockHash> prefix, int start) {
+    /**
+     * Pins the cached prefix of the request's blocks on the GPU, checks what came back, and lets it go.
+     *
+     * @return where each block of the cached prefix was found, in order (empty: none cached); null on a failure
+     */
+    private Tier[] restore(int request, List<BlockHash> hashes, int start) {
         CacheUnderTest.PinnedPrefix pin;
         long t0 = System.nanoTime();
         try {
-            pin = cache.pinOnGpu(prefix);
+            pin = cache.pinOnGpu(hashes);
         } catch (TierFullException e) {
-            counters.prefixesNotPinned++; // larger than the room that could be made: used where it is
-            return true;
+            // Larger than the room that could be made: used where it is. Nothing moved, so the lookup says where.
+            counters.prefixesNotPinned++;
+            try {
+                return cache.lookup(hashes).toArray(new Tier[0]);
+            } catch (RuntimeException lookup) {
+                counters.fail("lookupPrefix of request " + request + " failed: " + SimulationRun.describe(lookup));
+                return null;
+            }
         } catch (RuntimeException e) {
-            counters.fail("ensurePrefixResident of request " + request + " (" + prefix.size() + " blocks) failed: "
+            counters.fail("ensurePrefixResident of request " + request + " (" + hashes.size() + " blocks) failed: "
                     + SimulationRun.describe(e));
-            return false;
+            return null;
         }
         try (pin) {
+            List<CacheUnderTest.Resident> blocks = pin.blocks();
+            Tier[] found = new Tier[blocks.size()];
+            if (blocks.isEmpty()) {
+                return found; // nothing cached: not a restore, not timed
+            }
             counters.timeToResident.recordValue(Math.min(TraceCounters.HISTOGRAM_MAX_NANOS, System.nanoTime() - t0));
             counters.prefixesPinned++;
-            List<CacheUnderTest.Resident> blocks = pin.blocks();
-            if (blocks.size() != prefix.size()) {
-                counters.fail("ensurePrefixResident of request " + request + " pinned " + blocks.size() + " blocks, but "
-                        + prefix.size() + " were cached");
-                return false;
+            if (blocks.size() > hashes.size()) {
+                counters.fail("ensurePrefixResident of request " + request + " pinned " + blocks.size() + " blocks of "
+                        + hashes.size());
+                return null;
             }
             for (int i = 0; i < blocks.size(); i++) {
                 CacheUnderTest.Resident resident = blocks.get(i);
@@ -135,14 +144,15 @@ final class PrefixBlockPlayer implements BlockRequestPlayer {
                         || resident.endPosition() != position + BlockTrace.tokensPerBlock()) {
                     counters.fail("block " + describe(trace.block(start + i)) + " came back as " + resident + ", expected GPU, "
                             + blockBytes + " bytes at positions [" + position + ", " + (position + BlockTrace.tokensPerBlock()) + ")");
-                    return false;
+                    return null;
                 }
+                found[i] = resident.foundOn();
             }
+            return found;
         } catch (RuntimeException e) {
             counters.fail("closing the pin of request " + request + " failed: " + SimulationRun.describe(e));
-            return false;
+            return null;
         }
-        return true;
     }
 
     /** Stores blocks {@code [cached, length)} of the request in one call. */

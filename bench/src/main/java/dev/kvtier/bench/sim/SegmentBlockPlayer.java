@@ -7,12 +7,13 @@ import java.util.Optional;
 import dev.kvtier.store.Tier;
 
 /**
- * Plays trace requests through the segment API, until the prefix-block API exists: each block is one
- * segment keyed by its hash id. For every reference, in order: a block the cache knows is made resident on
- * the GPU ({@code ensureResident}); a block it does not know (its first use) is {@code put} on the GPU with
- * content generated from the block's hash id ({@link SegmentContent#forBlock}); every
- * {@value #VERIFY_EVERY}th reference is read back and compared. A block the simulator wrote that the cache no
- * longer knows is a failure (the disk tier is unbounded: nothing may be dropped).
+ * Plays trace requests through the segment API ({@code --trace-api segments}): each block is one segment keyed
+ * by its hash id. One cache call per reference, as a serving engine makes: a block the simulator has written is
+ * made resident on the GPU ({@code ensureResident}, which also says where it found the block: the per-tier hit
+ * counts); a block it has not (its first use) is {@code put} on the GPU with content generated from the block's
+ * hash id ({@link BlockContents}); every {@value #VERIFY_EVERY}th reference is read back and compared. A block
+ * the simulator wrote that the cache no longer knows is a failure (the disk tier is unbounded: nothing may be
+ * dropped).
  *
  * <p>A block's token positions are {@code [depth * 512, (depth + 1) * 512)}, its depth being its index in
  * the request that first used it; they must come back unchanged. One thread; owns its buffers (from the
@@ -76,38 +77,34 @@ final class SegmentBlockPlayer implements BlockRequestPlayer {
         return true;
     }
 
-    /** One block reference; returns where the block was found (null: not cached). */
+    /**
+     * One block reference; returns where the block was found (null: not cached). The disk tier is unbounded, so
+     * a block is cached exactly when the simulator has written it: no call is needed to learn that.
+     */
     private Tier reference(int block) {
-        String key = key(block);
-        Optional<Tier> tier;
-        try {
-            tier = cache.tierOf(key);
-        } catch (RuntimeException e) {
-            counters.fail("tierOf(" + describe(block) + ") failed: " + SimulationRun.describe(e));
-            return null;
-        }
-        if (tier.isEmpty()) {
-            if (written[block]) {
-                counters.fail("block " + describe(block) + " was lost: the cache no longer knows it (last seen on "
-                        + TierLabels.label(Tier.values()[lastSeen[block]]) + ")");
-                return null;
-            }
+        if (!written[block]) {
             counters.missing++;
             put(block);
             return null;
         }
-        Tier before = tier.get();
-        counters.foundOn[before.ordinal()]++;
+        String key = key(block);
         CacheUnderTest.Resident resident;
         try {
             long t0 = System.nanoTime();
             resident = cache.ensureResidentOnGpu(key);
             counters.timeToResident.recordValue(Math.min(TraceCounters.HISTOGRAM_MAX_NANOS, System.nanoTime() - t0));
         } catch (RuntimeException e) {
-            counters.fail("ensureResident(" + describe(block) + ", GPU) from " + TierLabels.label(before) + " failed: "
-                    + SimulationRun.describe(e));
-            return before;
+            counters.fail("ensureResident(" + describe(block) + ", GPU) from " + TierLabels.label(Tier.values()[lastSeen[block]])
+                    + " (last seen there) failed: " + SimulationRun.describe(e));
+            return null;
         }
+        if (resident == null) {
+            counters.fail("block " + describe(block) + " was lost: the cache no longer knows it (last seen on "
+                    + TierLabels.label(Tier.values()[lastSeen[block]]) + ")");
+            return null;
+        }
+        Tier before = resident.foundOn();
+        counters.foundOn[before.ordinal()]++;
         long start = (long) trace.depth(block) * BlockTrace.tokensPerBlock();
         if (resident.tier() != Tier.GPU || resident.sizeBytes() != blockBytes || resident.startPosition() != start
                 || resident.endPosition() != start + BlockTrace.tokensPerBlock()) {

@@ -79,7 +79,7 @@ final class SimCommand {
     int blockBytes;
 
     @Option(names = "--trace-api", paramLabel = "API", defaultValue = "prefix", converter = TraceApiConverter.class,
-            description = "prefix (lookupPrefix, ensurePrefixResident, storeBlocks per request) | segments (one segment"
+            description = "prefix (ensurePrefixResident, storeBlocks per request) | segments (one segment"
                     + " per block, ensureResident or put per reference)  (default ${DEFAULT-VALUE})")
     SimOptions.TraceApi traceApi;
 

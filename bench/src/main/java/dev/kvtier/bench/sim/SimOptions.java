@@ -119,7 +119,7 @@ public record SimOptions(
     }
 
     public enum TraceApi {
-        /** {@code PrefixBlockCache}: per request lookupPrefix, ensurePrefixResident, storeBlocks. */
+        /** {@code PrefixBlockCache}: per request ensurePrefixResident (it says where each block was), storeBlocks. */
         PREFIX,
         /** One segment per block: ensureResident or put per reference (the baseline before the prefix API). */
         SEGMENTS

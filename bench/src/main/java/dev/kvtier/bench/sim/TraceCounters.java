@@ -40,6 +40,15 @@ final class TraceCounters {
      * busy machine, a steadier measure of the cost per reference than the wall time.
      */
     long playCpuNanos = -1;
+    /**
+     * The steady state: the requests from {@link #steadyFromRequest} (the first quarter of the trace left out, JIT
+     * warm-up and the cold first fill of the tiers with it) to the end of the play; their references, wall time
+     * and CPU time of the playing thread (-1 where not measured, or when the play stopped before that request).
+     */
+    int steadyFromRequest = -1;
+    long steadyReferences;
+    long steadyNanos = -1;
+    long steadyCpuNanos = -1;
     /** ensureResident latency, nanoseconds. */
     final Histogram timeToResident = new Histogram(HISTOGRAM_MAX_NANOS, 3);
 

@@ -76,6 +76,21 @@ record TraceResult(SimOptions options, CacheUnderTest.Settings settings, String 
         return counters.references / seconds();
     }
 
+    /**
+     * Block references per second of wall time over the steady state: the requests after the first quarter of
+     * the trace ({@link TraceCounters#steadyFromRequest}); NaN when the play did not get there.
+     */
+    public double steadyReferencesPerSecond() {
+        return counters.steadyNanos <= 0 || counters.steadyReferences == 0 ? Double.NaN
+                : counters.steadyReferences / (counters.steadyNanos / 1e9);
+    }
+
+    /** CPU time of the playing thread per block reference over the steady state, microseconds; NaN when not measured. */
+    public double steadyCpuMicrosPerReference() {
+        return counters.steadyCpuNanos <= 0 || counters.steadyReferences == 0 ? Double.NaN
+                : counters.steadyCpuNanos / 1e3 / counters.steadyReferences;
+    }
+
     /** Time-to-resident percentile in microseconds (0 when nothing was made resident). */
     public double timeToResidentMicros(double percentile) {
         return counters.timeToResident.getTotalCount() == 0 ? 0 : counters.timeToResident.getValueAtPercentile(percentile) / 1e3;
@@ -111,17 +126,25 @@ record TraceResult(SimOptions options, CacheUnderTest.Settings settings, String 
                 ByteSizes.format(settings.cpuBudgetBytes()), percent(settings.cpuBudgetBytes(), uniqueBytes()),
                 options.policy().optionValue())));
         rows.add(row("api", options.traceApi() == SimOptions.TraceApi.PREFIX
-                ? "prefix blocks: per request lookupPrefix, ensurePrefixResident (GPU, pinned, one batch per tier pair), storeBlocks"
-                : "segments: one per block, ensureResident or put per reference"));
+                ? "prefix blocks: per request ensurePrefixResident (GPU, pinned, one batch per tier pair; says where it found each block), storeBlocks"
+                : "segments: one per block, one call per reference (ensureResident, saying where it found the block, or put)"));
         rows.add(row("wall time", String.format(Locale.ROOT, "%.2f s%s", seconds(),
                 stoppedEarly ? " (stopped by --max-seconds after " + requestsDone + " requests)" : "")));
-        rows.add(row("block refs/s", String.format(Locale.ROOT, "%,.1f  (%,d references: %,d made resident, %,d new blocks written, %s)",
+        rows.add(row("block refs/s", String.format(Locale.ROOT, "%,.1f  (whole run; %,d references: %,d made resident, %,d new blocks written, %s)",
                 referencesPerSecond(), counters.references, counters.references - counters.missing, counters.blocksWritten,
                 ByteSizes.format(counters.bytesWritten))));
         if (counters.playCpuNanos > 0 && counters.references > 0) {
             rows.add(row("cpu per ref", String.format(Locale.ROOT, "%.2f us of the playing thread's CPU time (%,.0f block refs"
                     + " per CPU-second; steadier than wall time on a busy machine)", counters.playCpuNanos / 1e3
                     / counters.references, counters.references / (counters.playCpuNanos / 1e9))));
+        }
+        if (!Double.isNaN(steadyReferencesPerSecond())) {
+            // Worded so that neither "block refs/s" nor "cpu per ref" appears: scripts grep those for the whole run.
+            String cpu = Double.isNaN(steadyCpuMicrosPerReference()) ? ""
+                    : String.format(Locale.ROOT, ", %.2f us CPU/ref", steadyCpuMicrosPerReference());
+            rows.add(row("steady state", String.format(Locale.ROOT, "%,.1f refs/s%s  (requests %,d-%,d: the first quarter,"
+                            + " JIT warm-up included, left out; %,d references)", steadyReferencesPerSecond(), cpu,
+                    counters.steadyFromRequest + 1, requestsDone, counters.steadyReferences)));
         }
         rows.add(row("requests/s", String.format(Locale.ROOT, "%,.1f  (%,d requests)", requestsDone / seconds(), requestsDone)));
         StringBuilder hits = new StringBuilder();

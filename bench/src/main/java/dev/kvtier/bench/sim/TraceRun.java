@@ -66,11 +66,23 @@ final class TraceRun {
         String leftover = null;
         long playedNanos;
         CacheUnderTest.Counters afterPlay;
+        // Where the steady-state figure starts: after the first quarter of the trace (session 4 measured ~25% of
+        // the whole-run figure as JIT warm-up inside the timed window).
+        int steadyFrom = trace.requests() / 4;
+        long steadyStart = 0;
+        long steadyCpuStart = -1;
+        long steadyReferencesStart = 0;
         try (Arena arena = Arena.ofConfined()) {
             BlockRequestPlayer player = player(arena);
             Progress progress = Progress.start(progressSink, this::progressLine);
             try {
                 while (requestsDone < trace.requests() && System.nanoTime() < deadline) {
+                    if (requestsDone == steadyFrom) {
+                        counters.steadyFromRequest = steadyFrom;
+                        steadyReferencesStart = counters.references;
+                        steadyCpuStart = cpuStart >= 0 ? threads.getCurrentThreadCpuTime() : -1;
+                        steadyStart = System.nanoTime();
+                    }
                     boolean ok;
                     try {
                         ok = player.play(requestsDone);
@@ -87,9 +99,16 @@ final class TraceRun {
             } finally {
                 progress.stop();
             }
-            playedNanos = System.nanoTime() - start;
+            long playEnd = System.nanoTime();
+            long cpuEnd = cpuStart >= 0 ? threads.getCurrentThreadCpuTime() : -1;
+            playedNanos = playEnd - start;
             if (cpuStart >= 0) {
-                counters.playCpuNanos = threads.getCurrentThreadCpuTime() - cpuStart;
+                counters.playCpuNanos = cpuEnd - cpuStart;
+            }
+            if (counters.steadyFromRequest >= 0) {
+                counters.steadyReferences = counters.references - steadyReferencesStart;
+                counters.steadyNanos = playEnd - steadyStart;
+                counters.steadyCpuNanos = steadyCpuStart >= 0 ? cpuEnd - steadyCpuStart : -1;
             }
             afterPlay = cache.counters().since(before);
             if (counters.failure() == null) {

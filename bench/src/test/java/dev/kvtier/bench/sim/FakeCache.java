@@ -77,10 +77,10 @@ class FakeCache implements CacheUnderTest {
         check();
         Entry e = entries.get(key);
         if (e == null) {
-            throw new IllegalArgumentException("unknown key " + key);
+            return null;
         }
+        Tier from = e.tier;
         if (e.tier != Tier.GPU) {
-            Tier from = e.tier;
             makeRoom(Tier.GPU, e.bytes.byteSize());
             move(e, Tier.GPU);
             if (from == damageWhenLeaving && !damaged && damage != Damage.NONE) {
@@ -96,7 +96,7 @@ class FakeCache implements CacheUnderTest {
                 }
             }
         }
-        return new Resident(e.start, e.end, e.bytes.byteSize(), e.tier);
+        return new Resident(e.start, e.end, e.bytes.byteSize(), e.tier, from);
     }
 
     /** Demotes least recently used segments off {@code tier} until {@code needed} bytes fit. */

@@ -108,6 +108,34 @@ class SimulateTraceTest {
     }
 
     /**
+     * The steady-state line covers exactly the requests after the first quarter of the trace and their
+     * references, beside the whole-run figures (which keep their labels: scripts read them).
+     */
+    @Test
+    void theSteadyStateLineCoversTheRequestsAfterTheFirstQuarter() throws Exception {
+        Path file = temp.resolve("chat.jsonl");
+        List<TraceRequest> requests = TraceGenerator.generate(TraceGenerator.Kind.CHAT, 203, 5);
+        MooncakeTrace.writeAll(file, requests);
+        Outcome o = simulate(FakeCache::new, "--workload", "trace", "--trace-api", "segments", "--trace", file.toString(),
+                "--gpu-budget", "5%", "--cpu-budget", "10%", "--progress", "off");
+        assertEquals(Simulate.OK, o.status(), o.err() + o.out());
+        BlockTrace trace = BlockTrace.of(requests, "t");
+        Matcher whole = Pattern.compile("block refs/s\\s+([0-9,.]+)  \\(whole run; ([0-9,]+) references").matcher(o.out());
+        assertTrue(whole.find(), o.out());
+        assertEquals(String.format(Locale.ROOT, "%,d", trace.references()), whole.group(2), o.out());
+        Matcher steady = Pattern.compile("steady state\\s+([0-9,.]+) refs/s(, ([0-9.]+) us CPU/ref)?  \\(requests ([0-9,]+)-([0-9,]+):"
+                + " the first quarter, JIT warm-up included, left out; ([0-9,]+) references\\)").matcher(o.out());
+        assertTrue(steady.find(), o.out());
+        assertEquals(String.format(Locale.ROOT, "%,d", 203 / 4 + 1), steady.group(4), o.out());
+        assertEquals(String.format(Locale.ROOT, "%,d", 203), steady.group(5), o.out());
+        assertEquals(String.format(Locale.ROOT, "%,d", trace.references() - trace.referencesOfFirst(203 / 4)), steady.group(6),
+                o.out());
+        assertTrue(Double.parseDouble(steady.group(1).replace(",", "")) > 0, o.out());
+        assertEquals(1, o.out().split("block refs/s", -1).length - 1, "one whole-run refs/s line: " + o.out());
+        assertEquals(1, o.out().split("cpu per ref", -1).length - 1, "one whole-run CPU line: " + o.out());
+    }
+
+    /**
      * Prefix counting on a hand-checked trace over the fake's LRU with room for 2 blocks. Request 1 [0, 1]:
      * both new. Request 2 [2, 1]: 2 is new and pushes 0 to CPU; 1 is on GPU. Request 3 [0, 1]: 0 comes from
      * CPU (pushing 2 out, the least recently used), 1 is still on GPU. So 2 of 6 references hit the GPU, but
