@@ -43,9 +43,10 @@ import java.util.function.Function;
  * segment's records on every tier, O(1) each. k candidates cost O(k) plus the repairs met, each
  * paid for by one earlier touch or move (amortised O(1), O(log m) into a tree). A custom order gets
  * a red-black tree: O(log n) per update, O(k + log n) for k candidates. A tracker policy
- * ({@link DemotionPolicy#newTracker}) costs what it documents ({@link DemotionPolicy#s3Fifo()}, the
- * default {@link DemotionPolicy#chainAwareS3Fifo()} and {@link DemotionPolicy#wTinyLfu()}: O(1) per
- * event, amortised O(1) per candidate; the S3-FIFO pair at most 256 queue moves per candidate).
+ * ({@link DemotionPolicy#newTracker}) costs what it documents ({@link DemotionPolicy#s3Fifo()},
+ * {@link DemotionPolicy#chainAwareS3Fifo()}, the default {@link DemotionPolicy#adaptiveS3Fifo()} and
+ * {@link DemotionPolicy#wTinyLfu()}: O(1) per event, amortised O(1) per candidate; the S3-FIFO family at
+ * most 256 queue moves per candidate).
  * {@link #segments()} is O(n).
  *
  * <h2>Handles</h2>
@@ -79,6 +80,8 @@ public final class TieredStore {
     private static final class TierState {
         final long budget;
         long used;
+        /** Segments booked on the tier: with {@link #used}, their mean size, to presize a candidates list. */
+        int segments;
 
         TierState(long budget) {
             this.budget = budget;
@@ -87,6 +90,18 @@ public final class TieredStore {
         /** {@code used <= budget} always holds, so {@code budget - used} cannot overflow. */
         boolean fits(long bytes) {
             return bytes <= budget - used;
+        }
+
+        /**
+         * About how many of the tier's segments add up to {@code needed} bytes at their mean size, at most all of
+         * them: the capacity for a candidates list, so that naming many small blocks does not grow it step by step.
+         */
+        int expectedCandidates(long needed) {
+            if (segments == 0 || used == 0) {
+                return Math.min(segments, 16);
+            }
+            long meanSize = Math.max(1, used / segments);
+            return (int) Math.min(segments, needed / meanSize + 1);
         }
     }
 
@@ -199,6 +214,7 @@ public final class TieredStore {
             clock++;
             entries.addAt(slot, entry);
             target.used += meta.sizeBytes();
+            target.segments++;
             return entry;
         } finally {
             lock.unlock(stamp);
@@ -358,8 +374,55 @@ public final class TieredStore {
         }
     }
 
+    /**
+     * {@link #remove(String)} answering only whether the key was registered: the same change, without building
+     * the final snapshot and its {@code Optional} (56 bytes), for a caller that does not read them.
+     *
+     * @return false, changing nothing, if the key is unknown
+     * @throws IllegalArgumentException if {@code key} is null or blank
+     */
+    public boolean discard(String key) {
+        long stamp = lock.lock();
+        try {
+            int slot = key == null ? -1 : entries.slotOf(key);
+            if (slot < 0) {
+                SegmentMeta.requireKey(key, "key");
+                return false;
+            }
+            removedAt(slot);
+            return true;
+        } finally {
+            lock.unlock(stamp);
+        }
+    }
+
+    /**
+     * {@link #discard(String)} of the segment {@code handle} names; the handle is stale afterwards.
+     *
+     * @return false, changing nothing, if {@code handle} is stale
+     * @throws IllegalArgumentException if {@code handle} is null or from another store
+     */
+    public boolean discard(SegmentHandle handle) {
+        SegmentEntry entry = own(handle);
+        long stamp = lock.lock();
+        try {
+            if (!entry.registered()) {
+                return false;
+            }
+            removedAt(entries.slotOf(entry.key));
+            return true;
+        } finally {
+            lock.unlock(stamp);
+        }
+    }
+
     /** Removes the entry in {@code slot}, just found; under the lock. Returns its final snapshot. */
     private SegmentMeta removeAt(int slot) {
+        return removedAt(slot).snapshot();
+    }
+
+    /** Removes the entry in {@code slot}, just found; under the lock. Returns the entry, now stale. */
+    private SegmentEntry removedAt(int slot) {
         SegmentEntry entry = entries.at(slot);
         Tier on = entry.tier();
         try {
@@ -368,8 +431,10 @@ public final class TieredStore {
             throw trackerFailed("remove", entry, e);
         }
         entries.removeAt(slot);
-        tiers[on.ordinal()].used -= entry.sizeBytes;
-        return entry.snapshot();
+        TierState state = tiers[on.ordinal()];
+        state.used -= entry.sizeBytes;
+        state.segments--;
+        return entry;
     }
 
     /**
@@ -597,12 +662,13 @@ public final class TieredStore {
      */
     public List<String> candidatesForDemotion(Tier tier, long needed) {
         requireTier(tier, "tier");
-        List<String> keys = new ArrayList<>();
         if (needed <= 0) {
-            return keys;
+            return new ArrayList<>();
         }
+        List<String> keys;
         long stamp = lock.lock(); // not a read: the policy reorganises its queues or index
         try {
+            keys = new ArrayList<>(tiers[tier.ordinal()].expectedCandidates(needed));
             tracker.collectCandidates(tier, needed, keys);
         } catch (RuntimeException e) {
             throw new IllegalStateException("demotion policy " + policy.name()
@@ -677,6 +743,16 @@ public final class TieredStore {
         }
     }
 
+    /** For tests: the segments booked on {@code tier} as the store counts them (to presize candidate lists). */
+    int segmentsOn(Tier tier) {
+        long stamp = lock.lock();
+        try {
+            return tiers[tier.ordinal()].segments;
+        } finally {
+            lock.unlock(stamp);
+        }
+    }
+
     /** The policy ordering {@link #candidatesForDemotion}. */
     public DemotionPolicy policy() {
         return policy;
@@ -728,6 +804,8 @@ public final class TieredStore {
         long oldLastUse = entry.lastUse;
         source.used -= entry.sizeBytes;
         target.used += entry.sizeBytes;
+        source.segments--;
+        target.segments++;
         entry.placeOn(to);
         entry.accessCount = newAccessCount;
         entry.lastUse = newLastUse;
@@ -740,6 +818,8 @@ public final class TieredStore {
         } catch (RuntimeException e) {
             target.used -= entry.sizeBytes;
             source.used += entry.sizeBytes;
+            target.segments--;
+            source.segments++;
             entry.placeOn(from);
             entry.accessCount = oldAccessCount;
             entry.lastUse = oldLastUse;

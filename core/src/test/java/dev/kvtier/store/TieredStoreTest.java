@@ -334,6 +334,63 @@ class TieredStoreTest {
         }
 
         @Test
+        void discardRemovesAsRemoveDoesAnsweringOnlyWhetherItWasRegistered() {
+            for (DemotionPolicy policy : List.of(DemotionPolicy.leastAccessedFirst(), DemotionPolicy.defaultPolicy())) {
+                TieredStore discarding = new TieredStore(100, 100, policy);
+                TieredStore removing = new TieredStore(100, 100, policy);
+                for (TieredStore store : List.of(discarding, removing)) {
+                    store.register(seg("a", 10), Tier.GPU);
+                    store.register(seg("b", 20), Tier.GPU);
+                    store.register(seg("c", 30), Tier.CPU);
+                    store.touch("a");
+                }
+                SegmentHandle c = discarding.handle("c");
+                assertTrue(discarding.discard("a"));
+                assertTrue(removing.remove("a").isPresent());
+                assertTrue(discarding.discard(c));
+                assertTrue(removing.remove(removing.handle("c")).isPresent());
+                assertFalse(discarding.discard("a"), "already discarded");
+                assertFalse(discarding.discard(c), "stale handle");
+                assertFalse(discarding.discard("never"));
+                assertEquals(removing.segments(), discarding.segments(), policy.name());
+                assertEquals(20, discarding.gpuUsed());
+                assertEquals(0, discarding.cpuUsed());
+                assertEquals(removing.candidatesForDemotion(Tier.GPU, 100), discarding.candidatesForDemotion(Tier.GPU, 100));
+                assertTrue(discarding.register(seg("a", 10), Tier.GPU), "the key is free again");
+            }
+        }
+
+        @Test
+        void candidatesNameEverySmallSegmentAfterMovesAndRemovals() {
+            // The candidates list is presized from the tier's segment count and mean size: the count must follow
+            // every register, move, rollback and removal, and a list of many more names than the mean suggests
+            // (mixed sizes) still holds them all.
+            for (DemotionPolicy policy : List.of(DemotionPolicy.leastAccessedFirst(), DemotionPolicy.defaultPolicy())) {
+                TieredStore store = new TieredStore(10_000, 10_000, policy);
+                for (int i = 0; i < 200; i++) {
+                    assertTrue(store.register(seg("s" + i, i % 10 == 0 ? 100 : 1), Tier.GPU));
+                }
+                for (int i = 0; i < 50; i++) {
+                    TierTransfer down = store.demote("s" + i, Tier.CPU).orElseThrow();
+                    if (i % 5 == 0) {
+                        assertTrue(store.rollback(down));
+                    }
+                }
+                for (int i = 50; i < 80; i++) {
+                    assertTrue(store.discard("s" + i));
+                }
+                assertEquals(120 + 10, store.candidatesForDemotion(Tier.GPU, Long.MAX_VALUE).size(), policy.name());
+                assertEquals(40, store.candidatesForDemotion(Tier.CPU, Long.MAX_VALUE).size(), policy.name());
+                assertEquals(0, store.candidatesForDemotion(Tier.DISK, 1).size(), policy.name());
+                assertEquals(130, store.segmentsOn(Tier.GPU), policy.name());
+                assertEquals(40, store.segmentsOn(Tier.CPU), policy.name());
+                assertEquals(0, store.segmentsOn(Tier.DISK), policy.name());
+                List<String> small = store.candidatesForDemotion(Tier.GPU, 5);
+                assertFalse(small.isEmpty(), policy.name());
+            }
+        }
+
+        @Test
         void reRegisteringASnapshotKeepsItsAccessCount() {
             TieredStore store = new TieredStore(100, 100, DemotionPolicy.leastAccessedFirst());
             store.register(seg("s", 10), Tier.GPU);
@@ -435,6 +492,9 @@ class TieredStoreTest {
             assertRejected("key must not be null", () -> store.promote((String) null, Tier.GPU));
             assertRejected("to must not be null", () -> store.promote("s", null));
             assertRejected("key must not be blank, was \"\"", () -> store.remove(""));
+            assertRejected("key must not be null", () -> store.discard((String) null));
+            assertRejected("key must not be blank, was \" \"", () -> store.discard(" "));
+            assertRejected("handle must not be null", () -> store.discard((SegmentHandle) null));
             assertRejected("key must not be null", () -> store.get((String) null));
             assertRejected("handle must not be null", () -> store.get((SegmentHandle) null));
             assertRejected("handle must not be null", () -> store.touch((SegmentHandle) null));

@@ -27,7 +27,7 @@ public final class StoreAbCheck {
     static final String NO_POLICY = "no-policy";
     /** The last three are ours by handle against the seed port's by key (see TieredStoreBenchmark#touchByHandle). */
     private static final String[] OPS = {"touch", "get", "demoteThenPromote", "registerThenRemove",
-        "touchByHandle", "getByHandle", "demoteThenPromoteByHandle"};
+        "touchByHandle", "getByHandle", "demoteThenPromoteByHandle", "registerThenDiscard"};
     /** Ours: the handle of each resident key, by its index in the workload's keys. */
     private static SegmentHandle[] handles;
     private static long sink;
@@ -118,9 +118,14 @@ public final class StoreAbCheck {
                 return store.touch(handles[w.nextIndex()]) ? 1 : 0;
             case 5:
                 return escape(store.get(handles[w.nextIndex()]));
-            default: {
+            case 6: {
                 SegmentHandle handle = handles[w.nextIndex()];
                 return escape(store.demote(handle, Tier.CPU)) + escape(store.promote(handle, Tier.GPU));
+            }
+            default: { // registerThenDiscard: against the seed port's register then remove
+                SegmentMeta meta = spares[w.nextSpare()];
+                store.register(meta, Tier.GPU);
+                return store.discard(meta.key()) ? 1 : 0;
             }
         }
     }

@@ -38,10 +38,11 @@ public class TieredStoreBenchmark {
     public int segments;
 
     /**
-     * The policy by {@link DemotionPolicy#named} name; the default is the store's default. Pass
-     * {@code -p policy=s3-fifo,w-tinylfu} to measure the tracker policies.
+     * The policy by {@link DemotionPolicy#named} name: the store's default ({@link DemotionPolicy#defaultPolicy()},
+     * adaptive-s3-fifo) and the one before it. Pass {@code -p policy=least-accessed-first,s3-fifo,w-tinylfu} to
+     * measure the others.
      */
-    @Param({"chain-s3-fifo"})
+    @Param({"adaptive-s3-fifo", "chain-s3-fifo"})
     public String policy;
 
     private StoreWorkload workload;
@@ -80,6 +81,17 @@ public class TieredStoreBenchmark {
         SegmentMeta meta = spareMetas[workload.nextSpare()];
         store.register(meta, Tier.GPU);
         return store.remove(meta.key());
+    }
+
+    /**
+     * registerThenRemove with {@link TieredStore#discard}, the removal for callers that do not read the final
+     * snapshot (the seed port's remove hands back its own record, allocating nothing).
+     */
+    @Benchmark
+    public boolean registerThenDiscard() {
+        SegmentMeta meta = spareMetas[workload.nextSpare()];
+        store.register(meta, Tier.GPU);
+        return store.discard(meta.key());
     }
 
     @Benchmark
