@@ -53,8 +53,10 @@ class DeadBlockOracleBoundTest {
 
     /**
      * The bound is on the expectation over the generator's draws, so its sum over many seeds must hold every
-     * online policy's and the slot-aware greedy's summed hits; and, being the best of what is possible without
-     * the future, it must not exceed the offline optimum on any one trace.
+     * online policy's and the slot-aware greedy's summed hits; and summed it stays under the offline optimum's
+     * (a sanity check of its size, not a theorem: on one trace where the capacity hardly binds, the bound,
+     * about the expected re-references, can exceed that trace's optimum by the trace's luck, e.g. chat 10,000
+     * requests seed 5 at 10%: 1.002 of it).
      */
     @Test
     void posteriorBoundHoldsEveryOnlinePolicyAndStaysBelowTheOptimum() {
@@ -62,6 +64,7 @@ class DeadBlockOracleBoundTest {
             double bound = 0;
             double greedy = 0;
             double traceOnly = 0;
+            double optimum = 0;
             Map<String, Double> policies = new HashMap<>();
             for (long seed : SEEDS) {
                 BlockTrace trace = BlockTrace.of(TraceGenerator.generate(TraceGenerator.Kind.CHAT, REQUESTS, seed), "chat");
@@ -69,8 +72,7 @@ class DeadBlockOracleBoundTest {
                 int capacity = Math.max(1, (int) (share * trace.uniqueBlocks()));
                 int[] sequence = trace.referenceSequence(trace.references());
                 double b = DeadBlockOracleBound.chatPosteriorBound(trace, draws, capacity);
-                long optimum = Belady.hits(sequence, capacity);
-                assertTrue(b <= optimum, "seed " + seed + " share " + share + ": bound " + b + " above the optimum " + optimum);
+                optimum += Belady.hits(sequence, capacity);
                 bound += b;
                 greedy += DeadBlockOracleBound.chatGreedyHits(trace, draws, capacity, true);
                 traceOnly += DeadBlockOracleBound.chatGreedyHits(trace, draws, capacity, false);
@@ -84,6 +86,7 @@ class DeadBlockOracleBoundTest {
             for (Map.Entry<String, Double> e : policies.entrySet()) {
                 assertTrue(e.getValue() <= bound, share + ": " + e.getKey() + " " + e.getValue() + " above the bound " + bound);
             }
+            assertTrue(bound <= optimum, share + ": bound " + bound + " above the optimum " + optimum);
             assertTrue(greedy <= bound, share + ": slot-aware greedy " + greedy + " above the bound " + bound);
             assertTrue(traceOnly <= bound, share + ": trace-only greedy " + traceOnly + " above the bound " + bound);
             // Not vacuous: the slot-aware greedy, an online policy with the bound's knowledge, comes close to it.
