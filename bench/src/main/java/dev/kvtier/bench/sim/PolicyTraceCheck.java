@@ -30,7 +30,7 @@ import dev.kvtier.store.TieredStore;
  * requests would interleave in a cache; the optimum is computed for that played order.
  * Policies are the library's built-in names or {@code retain-F} ({@link RetainingPolicy}, an experiment).
  * Prints one row per (trace, seed, GPU budget) with the optimum, for {@code chat} (played one request at a
- * time) the upper bound on any online policy ({@link DeadBlockOracleBound#chatOnlineBound}) and its ratio to
+ * time) the upper bound on any online policy ({@link DeadBlockOracleBound#chatPosteriorBound}) and its ratio to
  * the optimum, and each policy's share of references on GPU, its ratio to the optimum and its ratio to LRU;
  * then per policy the worst ratio to the optimum and to LRU, and how many cells reach 2/3 of the optimum.
  */
@@ -71,10 +71,13 @@ public final class PolicyTraceCheck {
                     int gpuBlocks = (int) (share * trace.uniqueBlocks());
                     int cpuBlocks = (int) (CPU_SHARE * trace.uniqueBlocks());
                     double optimum = (double) Belady.hits(sequence, gpuBlocks) / sequence.length;
-                    // Any online policy's ceiling, where one is known (chat: DeadBlockOracleBound#chatOnlineBound).
-                    String bound = kind != TraceGenerator.Kind.CHAT || interleave != 1 ? "-" : String.format(Locale.ROOT,
-                            "%.1f (%.3f)", 100 * DeadBlockOracleBound.chatOnlineBound(trace, gpuBlocks) / sequence.length,
-                            DeadBlockOracleBound.chatOnlineBound(trace, gpuBlocks) / sequence.length / optimum);
+                    // Any online policy's expected ceiling, where one is known (chat: DeadBlockOracleBound#chatPosteriorBound).
+                    String bound = "-";
+                    if (kind == TraceGenerator.Kind.CHAT && interleave == 1) {
+                        double ceiling = DeadBlockOracleBound.chatPosteriorBound(trace,
+                                TraceGenerator.chatDraws(requests, seed), gpuBlocks) / sequence.length;
+                        bound = String.format(Locale.ROOT, "%.1f (%.3f)", 100 * ceiling, ceiling / optimum);
+                    }
                     StringBuilder row = new StringBuilder(String.format(Locale.ROOT, "| %s | %d | %.0f%% | %.1f | %s |",
                             kind.optionValue(), seed, share * 100, optimum * 100, bound));
                     double lru = Double.NaN;

@@ -72,9 +72,30 @@ public final class TraceGenerator {
         }
     }
 
+    /**
+     * What the {@link Kind#CHAT} generator drew for one request, hidden from the trace itself: for bounds
+     * that need the generator's state (which conversation a request continues), not for policies.
+     *
+     * @param slot the conversation slot drawn (0 to {@link #CHAT_SLOTS} - 1), uniformly and independently
+     * @param newConversation whether the slot was empty, so this request starts a conversation
+     * @param prompt the conversation's system prompt (its index in the Zipf popularity of {@link #chatPromptProbability})
+     * @param promptBlocks how many leading blocks of the request are the prompt's (shared) blocks
+     * @param keptBlocks how many leading blocks of the request the conversation's next turn references again
+     * @param turn the conversation's turn this request is (1 for the first)
+     * @param last whether the conversation ends with this request (its slot is then empty)
+     */
+    public record ChatDraw(int slot, boolean newConversation, int prompt, int promptBlocks, int keptBlocks, int turn,
+            boolean last) {
+    }
+
+    /** {@link Kind#CHAT}: how many system prompts conversations choose among. */
+    public static final int CHAT_PROMPTS = 6;
+
     private final SplittableRandom random;
     private long nextId;
     private long clockMs;
+    /** Where {@link #chat} writes its hidden draws, or null (drawing no random numbers: the trace is unchanged). */
+    private List<ChatDraw> chatDraws;
 
     private TraceGenerator(long seed) {
         this.random = new SplittableRandom(seed);
@@ -103,6 +124,27 @@ public final class TraceGenerator {
         static final Context EMPTY = new Context(new long[0], 0);
     }
 
+    /**
+     * The hidden draws behind {@code generate(Kind.CHAT, requests, seed)}, request by request (the same
+     * generator run; the trace it makes is the same).
+     *
+     * @throws IllegalArgumentException naming the value when {@code requests < 0}
+     */
+    public static List<ChatDraw> chatDraws(int requests, long seed) {
+        if (requests < 0) {
+            throw new IllegalArgumentException("requests must be at least 0, got " + requests);
+        }
+        TraceGenerator g = new TraceGenerator(seed);
+        g.chatDraws = new ArrayList<>(requests);
+        g.chat(requests);
+        return List.copyOf(g.chatDraws);
+    }
+
+    /** {@link Kind#CHAT}: the probability that a new conversation takes system prompt {@code prompt}. */
+    public static double chatPromptProbability(int prompt) {
+        return new ZipfSampler(CHAT_PROMPTS, 1.0).probability(prompt);
+    }
+
     // ------------------------------------------------------------------ chat
 
     private static final class Conversation {
@@ -110,6 +152,7 @@ public final class TraceGenerator {
         Context context;
         int lastOutput;
         int turnsLeft;
+        int turnsTaken;
 
         Conversation(int prompt, int turns) {
             this.prompt = prompt;
@@ -138,7 +181,7 @@ public final class TraceGenerator {
     private List<TraceRequest> chat(int requests) {
         // Many users with long pauses between their turns: a turn's blocks come back after many other
         // users' turns, as in production chat traces (a small pool would make the working set fit anywhere).
-        int prompts = 6;
+        int prompts = CHAT_PROMPTS;
         int active = CHAT_SLOTS;
         ZipfSampler promptPopularity = new ZipfSampler(prompts, 1.0);
         Context[] promptContexts = new Context[prompts];
@@ -150,14 +193,20 @@ public final class TraceGenerator {
         List<TraceRequest> out = new ArrayList<>(requests);
         for (int i = 0; i < requests; i++) {
             int slot = random.nextInt(active);
-            if (pool[slot] == null) {
+            boolean fresh = pool[slot] == null;
+            if (fresh) {
                 pool[slot] = new Conversation(promptPopularity.sample(random), between(2, CHAT_MAX_TURNS));
             }
             Conversation c = pool[slot];
             takeTurn(c, promptContexts, promptTokens);
             out.add(request(c.context, c.lastOutput));
+            c.turnsTaken++;
             if (--c.turnsLeft == 0) {
                 pool[slot] = null;
+            }
+            if (chatDraws != null) {
+                chatDraws.add(new ChatDraw(slot, fresh, c.prompt, promptContexts[c.prompt].ids.length,
+                        Math.min(c.context.ids.length, c.context.tokens / BLOCK), c.turnsTaken, pool[slot] == null));
             }
         }
         return out;
