@@ -21,7 +21,7 @@ public final class HostExecutionBackend implements ExecutionBackend {
     private final String reason;
     private final ChunkAllocator device = new NativeChunkAllocator("emulated device memory");
     private final ChunkAllocator host = new NativeChunkAllocator("host memory");
-    private final ChunkAllocator disk;
+    private final MappedFileChunkAllocator disk;
     private final HostCopyEngine engine;
 
     /**
@@ -74,6 +74,10 @@ public final class HostExecutionBackend implements ExecutionBackend {
 
     @Override
     public void close() {
-        engine.close();
+        try {
+            engine.close();
+        } finally {
+            disk.close(); // stops a ready-ahead allocator's maker and deletes the extent it made and did not hand out
+        }
     }
 }
