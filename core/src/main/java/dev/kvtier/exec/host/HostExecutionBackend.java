@@ -13,6 +13,9 @@ import java.nio.file.Path;
  * mapped files are mapped file extents, and every copy is a {@link java.lang.foreign.MemorySegment#copy} on {@link HostCopyEngine}
  * threads, so transfers are asynchronous as on a GPU. Used when no CUDA device is usable, and by
  * the contract tests. Thread-safe.
+ *
+ * <p>Owns the DISK extents' allocator it is given: {@link #close()} closes it (for a
+ * {@link MappedFileChunkAllocator#readyAhead} allocator: stops its maker thread and deletes the extent made ahead).
  */
 public final class HostExecutionBackend implements ExecutionBackend {
     /** Emulated device arenas stay small: they are zeroed native memory on a shared host. */
