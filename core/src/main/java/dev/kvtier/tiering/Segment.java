@@ -20,7 +20,7 @@ import java.util.concurrent.locks.AbstractQueuedSynchronizer;
  * {@link AbstractQueuedSynchronizer} (state = hold count), with {@link #lock()}, {@link #tryLock()},
  * {@link #unlock()} and {@link #isHeldByCurrentThread()} meaning what {@link java.util.concurrent.locks.ReentrantLock}'s
  * do. A {@code ReentrantLock} field was two more objects per segment (the lock and its synchronizer), two more
- * cache misses on every reference of a large cache (issue 11: the lock frames were 2-3% of a trace's playing
+ * cache misses on every reference of a large cache (issue 11: the lock frames were ~2% of a trace's playing
  * thread); the synchronizer's fields now sit in the segment itself. The synchronizer's own public methods are
  * not used outside this class.
  */
