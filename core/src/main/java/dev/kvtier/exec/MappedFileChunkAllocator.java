@@ -13,6 +13,7 @@ import java.security.SecureRandom;
 import java.util.HexFormat;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.lang.foreign.ValueLayout;
 
 /**
  * DISK tier chunks: each chunk is a file extent under one directory, mapped read-write with
@@ -45,8 +46,18 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Interrupts: creating an extent on an interrupted thread fails with an {@link IOException}
  * whose cause is the channel's {@link ClosedByInterruptException}; the thread's interrupt flag stays
  * set. Thread-safe.
+ *
+ * <p><b>Ready ahead</b> ({@link #readyAhead}): a cache whose DISK tier grows extent by extent pays each
+ * extent's zero fill and the first write faults of its pages on the thread that needed the room (issue 11:
+ * ~3% of a trace's playing thread). An allocator made ready-ahead makes the next extent of the size just
+ * asked for on its own thread (one at a time, at most one waiting: bounded to one extent of disk space),
+ * zero-filled and with every page written once through the mapping, and hands it to the next
+ * {@code allocate} of that size. A ready extent that fails to be made is dropped: the next
+ * {@code allocate} makes its own and reports its own failure, as without ready-ahead. Its owner must
+ * {@link #close} it (the backend that holds it does), which stops the thread and deletes an extent not
+ * handed out.
  */
-public final class MappedFileChunkAllocator implements ChunkAllocator {
+public final class MappedFileChunkAllocator implements ChunkAllocator, AutoCloseable {
     private static final int ZERO_BLOCK = 1 << 20;
     private static final SecureRandom INSTANCE_IDS = new SecureRandom();
 
@@ -61,6 +72,15 @@ public final class MappedFileChunkAllocator implements ChunkAllocator {
     private final UsableSpace usableSpace;
     private final AtomicInteger extents = new AtomicInteger();
     private final boolean persistent;
+    private final boolean readyAhead;
+    /** Guards {@link #maker}, {@link #ahead}, {@link #aheadBytes} and {@link #closed}. */
+    private final Object aheadLock = new Object();
+    /** The thread making the next extent, or null. */
+    private Thread maker;
+    /** The extent made ahead and not yet handed out (written by the maker), or null. */
+    private MemoryChunk ahead;
+    private long aheadBytes;
+    private boolean closed;
 
     /** File names of persistent extents start with this; {@link DiskDirectoryLock} keeps them when asked to. */
     public static final String PERSISTENT_PREFIX = "kvtier-persistent-";
@@ -75,12 +95,17 @@ public final class MappedFileChunkAllocator implements ChunkAllocator {
     }
 
     private MappedFileChunkAllocator(Path directory, UsableSpace usableSpace, boolean persistent) {
+        this(directory, usableSpace, persistent, false);
+    }
+
+    private MappedFileChunkAllocator(Path directory, UsableSpace usableSpace, boolean persistent, boolean readyAhead) {
         if (directory == null) {
             throw new IllegalArgumentException("directory must not be null");
         }
         this.directory = directory;
         this.usableSpace = usableSpace;
         this.persistent = persistent;
+        this.readyAhead = readyAhead;
         this.filePrefix = "kvtier-" + HexFormat.of().toHexDigits(INSTANCE_IDS.nextLong()) + "-";
     }
 
@@ -90,6 +115,18 @@ public final class MappedFileChunkAllocator implements ChunkAllocator {
      */
     public static MappedFileChunkAllocator persistent(Path directory) {
         return new MappedFileChunkAllocator(directory, dir -> Files.getFileStore(dir).getUsableSpace(), true);
+    }
+
+    /**
+     * An allocator of extents in {@code directory} that makes the next extent ahead of need on its own
+     * thread (see the class comment); its owner must {@link #close} it.
+     */
+    public static MappedFileChunkAllocator readyAhead(Path directory) {
+        return new MappedFileChunkAllocator(directory, dir -> Files.getFileStore(dir).getUsableSpace(), false, true);
+    }
+
+    static MappedFileChunkAllocator readyAhead(Path directory, UsableSpace usableSpace) {
+        return new MappedFileChunkAllocator(directory, usableSpace, false, true);
     }
 
     /** Whether extents are persistent (named by slot, kept on close). */
@@ -108,7 +145,136 @@ public final class MappedFileChunkAllocator implements ChunkAllocator {
         if (persistent) {
             throw new IllegalStateException("persistent extents are named by their slot: call allocate(bytes, slot)");
         }
+        if (!readyAhead) {
+            return createNext(bytes);
+        }
+        // An interrupted caller is refused as without ready-ahead (see the class comment): it makes its own.
+        MemoryChunk ready = Thread.currentThread().isInterrupted() ? null : takeAhead(bytes);
+        MemoryChunk chunk = ready != null ? ready : createNext(bytes);
+        makeAhead(bytes);
+        return chunk;
+    }
+
+    private MemoryChunk createNext(long bytes) throws IOException {
         return create(directory.resolve(filePrefix + extents.incrementAndGet() + ".extent"), bytes, true);
+    }
+
+    /** The extent made ahead if it has {@code bytes} bytes (waiting for its maker), else null (one of another size is deleted). */
+    private MemoryChunk takeAhead(long bytes) {
+        Thread running;
+        synchronized (aheadLock) {
+            running = maker;
+        }
+        if (running != null) {
+            boolean interrupted = false;
+            while (true) {
+                try {
+                    running.join();
+                    break;
+                } catch (InterruptedException e) {
+                    interrupted = true; // the extent is nearly made: wait for it, and keep the flag for the caller
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        MemoryChunk taken;
+        long takenBytes;
+        synchronized (aheadLock) {
+            if (maker == running) {
+                maker = null;
+            }
+            taken = ahead;
+            takenBytes = aheadBytes;
+            ahead = null;
+        }
+        if (taken != null && takenBytes != bytes) {
+            taken.close();
+            return null;
+        }
+        return taken;
+    }
+
+    /** Starts making an extent of {@code bytes} bytes on the maker thread, unless one is made or closed. */
+    private void makeAhead(long bytes) {
+        synchronized (aheadLock) {
+            if (closed || maker != null || ahead != null) {
+                return;
+            }
+            maker = Thread.ofPlatform().daemon().name("kvtier-disk-extent-ahead").unstarted(() -> {
+                MemoryChunk made = null;
+                try {
+                    made = createNext(bytes);
+                    touchEveryPage(made.memory());
+                } catch (IOException | RuntimeException e) {
+                    if (made != null) {
+                        made.close();
+                        made = null;
+                    }
+                    // Dropped: the next allocate makes its own extent and reports its own failure.
+                    System.getLogger(MappedFileChunkAllocator.class.getName())
+                            .log(System.Logger.Level.DEBUG, "a disk extent made ahead failed: " + e);
+                }
+                synchronized (aheadLock) {
+                    if (closed) {
+                        if (made != null) {
+                            made.close();
+                        }
+                    } else {
+                        ahead = made;
+                        aheadBytes = bytes;
+                    }
+                }
+            });
+            maker.start();
+        }
+    }
+
+    /**
+     * Writes one zero per page through the mapping (the pages hold zeros already): the writes map each page
+     * writable now, so the first copies into it take no fault on the thread that needs the room.
+     */
+    private static void touchEveryPage(MemorySegment mapping) {
+        for (long offset = 0; offset < mapping.byteSize(); offset += 4096) {
+            mapping.set(ValueLayout.JAVA_BYTE, offset, (byte) 0);
+        }
+    }
+
+    /**
+     * Stops making extents ahead: waits for the maker thread and deletes the extent made and not handed out.
+     * Extents handed out stay their {@code PagedMemory}'s to close. Idempotent; an allocator without
+     * ready-ahead has nothing to close. {@code allocate} after close makes extents on the calling thread.
+     */
+    @Override
+    public void close() {
+        Thread running;
+        synchronized (aheadLock) {
+            closed = true;
+            running = maker;
+        }
+        if (running != null) {
+            boolean interrupted = false;
+            while (running.isAlive()) {
+                try {
+                    running.join();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        MemoryChunk left;
+        synchronized (aheadLock) {
+            maker = null;
+            left = ahead;
+            ahead = null;
+        }
+        if (left != null) {
+            left.close();
+        }
     }
 
     /**

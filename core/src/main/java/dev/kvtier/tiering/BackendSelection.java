@@ -50,9 +50,18 @@ public final class BackendSelection {
                 : new MappedFileChunkAllocator(diskDirectory);
     }
 
+    /**
+     * The host backend's DISK extents: made ahead of need on the allocator's own thread when not persistent
+     * (persistent extents are named by slot and reopened, nothing to make ahead); the backend closes it.
+     */
+    private static MappedFileChunkAllocator hostDiskExtents(KvTierConfig config, Path diskDirectory) {
+        return config.persistence().isPresent() ? MappedFileChunkAllocator.persistent(diskDirectory)
+                : MappedFileChunkAllocator.readyAhead(diskDirectory);
+    }
+
     private static ExecutionBackend select(KvTierConfig config, Path diskDirectory) {
         return switch (config.backend()) {
-            case HOST -> new HostExecutionBackend(diskExtents(config, diskDirectory), config.copyThreads(),
+            case HOST -> new HostExecutionBackend(hostDiskExtents(config, diskDirectory), config.copyThreads(),
                     "HOST requested by configuration");
             case CUDA -> {
                 CudaProbe probe = probe(config);
@@ -66,13 +75,13 @@ public final class BackendSelection {
                 try {
                     probe = probe(config);
                 } catch (RuntimeException | LinkageError e) {
-                    yield new HostExecutionBackend(diskExtents(config, diskDirectory), config.copyThreads(),
+                    yield new HostExecutionBackend(hostDiskExtents(config, diskDirectory), config.copyThreads(),
                             "no GPU: probing CUDA failed: " + e);
                 }
                 if (probe.runtime().isPresent()) {
                     yield cuda(probe.runtime().get(), config, diskDirectory, "AUTO found a usable device");
                 }
-                yield new HostExecutionBackend(diskExtents(config, diskDirectory), config.copyThreads(),
+                yield new HostExecutionBackend(hostDiskExtents(config, diskDirectory), config.copyThreads(),
                         "no GPU: " + probe.describe());
             }
         };

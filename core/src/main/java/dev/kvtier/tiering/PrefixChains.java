@@ -104,7 +104,7 @@ final class PrefixChains {
               Tier tier) {
         Segment parent = parentKey == null ? null : table.lockLiveOrNull(parentKey);
         if (parent != null && !parent.isBlock()) {
-            parent.lock.unlock();
+            parent.unlock();
             parent = null;
         }
         int stored = 0;
@@ -118,7 +118,7 @@ final class PrefixChains {
                     requireContinues(existing, parent, key, i);
                     next = table.lockLiveOrNull(key);
                     if (next != null && next != existing) { // replaced meanwhile
-                        next.lock.unlock();
+                        next.unlock();
                         requireContinues(next, parent, key, i);
                         next = table.lockLiveOrNull(key);
                     }
@@ -142,14 +142,14 @@ final class PrefixChains {
                     }
                 }
                 if (parent != null) {
-                    parent.lock.unlock();
+                    parent.unlock();
                 }
                 parent = next;
                 position = next.positions.end();
             }
         } finally {
             if (parent != null) {
-                parent.lock.unlock();
+                parent.unlock();
             }
         }
         return stored;
@@ -165,19 +165,19 @@ final class PrefixChains {
         Tier tier = target;
         while (true) {
             Segment block = Segment.block(key, positions, bytes.byteSize(), parent);
-            block.lock.lock();
+            block.lock();
             try {
                 engine.insertLocked(block, tier, engine.copiedIn(bytes, tier, tier != Tier.DISK), tier != Tier.DISK);
                 return block;
             } catch (TierFullException full) {
-                block.lock.unlock();
+                block.unlock();
                 tier = switch (tier) {
                     case GPU -> Tier.CPU;
                     case CPU -> Tier.DISK;
                     case DISK -> throw full;
                 };
             } catch (RuntimeException | Error e) {
-                block.lock.unlock();
+                block.unlock();
                 throw e;
             }
         }
@@ -209,7 +209,7 @@ final class PrefixChains {
                 long start = position + k * tokensPerBlock;
                 Segment block = Segment.block(keys.get(from + k), PositionRange.of(start, start + tokensPerBlock),
                         bytesPerBlock, previous);
-                block.lock.lock();
+                block.lock();
                 run[k] = block;
                 if (!table.publish(block)) {
                     return null; // cached meanwhile by another call: the caller takes it block by block
@@ -257,7 +257,7 @@ final class PrefixChains {
             }
             for (int k = 0; k < (done ? n - 1 : n); k++) {
                 if (run[k] != null) {
-                    run[k].lock.unlock();
+                    run[k].unlock();
                 }
             }
         }
@@ -310,7 +310,7 @@ final class PrefixChains {
             roomMaker.releaseParent(segment, tier);
             return true;
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
     }
 
@@ -489,13 +489,13 @@ final class PrefixChains {
                 }
                 // A segment live under its lock is the one the table maps its key to (it is published before it
                 // turns live and turns dead before it is unpublished): no second look-up of the key.
-                peeked.lock.lock();
+                peeked.lock();
                 if (!peeked.live) { // removed meanwhile (perhaps replaced by a block of another parent)
-                    peeked.lock.unlock();
+                    peeked.unlock();
                     break;
                 }
                 if (!engine.recoveredIntact(peeked)) { // recovered, and its bytes fail their first check: dropped
-                    peeked.lock.unlock();
+                    peeked.unlock();
                     break;
                 }
                 chain.add(peeked);
@@ -510,7 +510,7 @@ final class PrefixChains {
 
     private static void unlockAll(List<Segment> chain) {
         for (int i = chain.size() - 1; i >= 0; i--) {
-            chain.get(i).lock.unlock();
+            chain.get(i).unlock();
         }
     }
 

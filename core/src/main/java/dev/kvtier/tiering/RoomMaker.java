@@ -236,8 +236,8 @@ final class RoomMaker {
                         fresh = true;
                         Segment victim = table.peek(candidate);
                         // A lock this thread holds (reentrantly) marks a segment this very call is moving.
-                        if (candidate.equals(excludeKey) || victim == null || victim.lock.isHeldByCurrentThread()
-                                || !victim.lock.tryLock()) {
+                        if (candidate.equals(excludeKey) || victim == null || victim.isHeldByCurrentThread()
+                                || !victim.tryLock()) {
                             skipped += victim == null ? 0 : victim.sizeBytes;
                             continue;
                         }
@@ -283,7 +283,7 @@ final class RoomMaker {
                 }
             } finally {
                 for (Segment victim : locked) {
-                    victim.lock.unlock();
+                    victim.unlock();
                 }
             }
             free = free(tier);

@@ -8,21 +8,29 @@ import dev.kvtier.store.Tier;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.locks.AbstractQueuedSynchronizer;
 
 /**
  * One cached segment's physical side: where its bytes are, their DISK checksum, its pins and whether
- * it is live. The mutable fields are guarded by {@link #lock}: every operation on the key holds it
+ * it is live. The mutable fields are guarded by {@link #lock()}: every operation on the key holds it
  * while it reads or changes them, which is what serializes operations on one key. The tier is not
  * kept here: under the lock, the store's tier is the one holding the bytes.
+ *
+ * <p>The segment is its own lock: a reentrant, non-fair, uninterruptible exclusive lock built on
+ * {@link AbstractQueuedSynchronizer} (state = hold count), with {@link #lock()}, {@link #tryLock()},
+ * {@link #unlock()} and {@link #isHeldByCurrentThread()} meaning what {@link java.util.concurrent.locks.ReentrantLock}'s
+ * do. A {@code ReentrantLock} field was two more objects per segment (the lock and its synchronizer), two more
+ * cache misses on every reference of a large cache (issue 11: the lock frames were ~2% of a trace's playing
+ * thread); the synchronizer's fields now sit in the segment itself. The synchronizer's own public methods are
+ * not used outside this class.
  */
-final class Segment {
+final class Segment extends AbstractQueuedSynchronizer {
+    private static final long serialVersionUID = 1L;
     final String key;
     final PositionRange positions;
     final long sizeBytes;
-    final ReentrantLock lock = new ReentrantLock();
     /**
-     * Its registration in the store, set under {@link #lock} when registered (null before): the store's calls take
+     * Its registration in the store, set under {@link #lock()} when registered (null before): the store's calls take
      * it instead of the key, skipping the store's own lookup. Stale once removed. Volatile for the lock-free reads
      * of the prefix lookup.
      */
@@ -81,7 +89,7 @@ final class Segment {
         }
     }
 
-    /** Guarded by {@link #lock}: the tier this block is counted on in its parent's children counts; null when not counted. */
+    /** Guarded by {@link #lock()}: the tier this block is counted on in its parent's children counts; null when not counted. */
     Tier countedOn;
 
     /** A plain segment of the segment API: no parent, no children. */
@@ -164,5 +172,79 @@ final class Segment {
      */
     ResidentSegment resident(Tier tier, Tier foundOn) {
         return new ResidentSegment(key, positions, tier, foundOn, sizeBytes, placement.runs());
+    }
+
+    /** Takes this segment's lock, waiting (uninterruptibly) while another thread holds it; reentrant. */
+    void lock() {
+        if (!tryLock()) {
+            acquire(1);
+        }
+    }
+
+    /** Takes this segment's lock if it is free or already this thread's; never waits. */
+    boolean tryLock() {
+        Thread current = Thread.currentThread();
+        if (compareAndSetState(0, 1)) {
+            setExclusiveOwnerThread(current);
+            return true;
+        }
+        if (getExclusiveOwnerThread() == current) {
+            int holds = getState() + 1;
+            if (holds < 0) {
+                throw new Error("maximum lock count exceeded on segment " + key);
+            }
+            setState(holds);
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * Gives back one hold of this segment's lock.
+     *
+     * @throws IllegalMonitorStateException if this thread does not hold it
+     */
+    void unlock() {
+        release(1);
+    }
+
+    /** Whether this thread holds this segment's lock. */
+    boolean isHeldByCurrentThread() {
+        return getExclusiveOwnerThread() == Thread.currentThread();
+    }
+
+    /** The queued path of {@link #lock()}: the lock is free (holds of this thread went through {@link #tryLock()}). */
+    @Override
+    protected boolean tryAcquire(int acquires) {
+        if (getState() == 0 && compareAndSetState(0, acquires)) {
+            setExclusiveOwnerThread(Thread.currentThread());
+            return true;
+        }
+        return false;
+    }
+
+    @Override
+    protected boolean tryRelease(int releases) {
+        if (getExclusiveOwnerThread() != Thread.currentThread()) {
+            throw new IllegalMonitorStateException("segment " + key + " is not locked by this thread");
+        }
+        int holds = getState() - releases;
+        boolean free = holds == 0;
+        if (free) {
+            setExclusiveOwnerThread(null);
+        }
+        setState(holds);
+        return free;
+    }
+
+    @Override
+    protected boolean isHeldExclusively() {
+        return getExclusiveOwnerThread() == Thread.currentThread();
+    }
+
+    /** The key, as a segment names itself in messages (not the synchronizer's state). */
+    @Override
+    public String toString() {
+        return "segment " + key;
     }
 }

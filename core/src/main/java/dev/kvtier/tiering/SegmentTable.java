@@ -218,9 +218,9 @@ final class SegmentTable {
         if (segment == null) {
             return null;
         }
-        segment.lock.lock();
+        segment.lock();
         if (!segment.live) {
-            segment.lock.unlock();
+            segment.unlock();
             return null;
         }
         return segment;
@@ -290,26 +290,26 @@ final class SegmentTable {
 
     /** A pin closed: the last one frees the pages of a segment removed meanwhile. */
     void unpin(Segment segment) {
-        segment.lock.lock();
+        segment.lock();
         try {
             if (--segment.pins == 0 && !segment.live && segment.placement != null) {
                 memories.release(segment.placement);
                 segment.placement = null;
             }
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
     }
 
     /** After the last operation: marks every segment dead (the memories free the pages) and forgets them. */
     void clear() {
         for (Segment segment : all()) {
-            segment.lock.lock();
+            segment.lock();
             try {
                 segment.live = false;
                 segment.placement = null;
             } finally {
-                segment.lock.unlock();
+                segment.unlock();
             }
         }
         long stamp = guard.writeLock();

@@ -331,7 +331,7 @@ public final class TieringEngine {
         List<Segment> locked = new ArrayList<>(descendants.size());
         try {
             for (Segment descendant : descendants) {
-                descendant.lock.lock();
+                descendant.lock();
                 locked.add(descendant);
             }
             for (int i = locked.size() - 1; i >= 0; i--) {
@@ -342,7 +342,7 @@ public final class TieringEngine {
             dropAndTell(segment);
         } finally {
             for (int i = locked.size() - 1; i >= 0; i--) {
-                locked.get(i).lock.unlock();
+                locked.get(i).unlock();
             }
         }
         persisted.failedFirstUse();
@@ -418,12 +418,12 @@ public final class TieringEngine {
     private Void insert(String key, PositionRange positions, long sizeBytes, Tier tier,
                         Function<Segment, PageAllocation> filler) {
         Segment segment = new Segment(key, positions, sizeBytes);
-        segment.lock.lock();
+        segment.lock();
         try {
             insertLocked(segment, tier, filler, false);
             return null;
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
     }
 
@@ -489,7 +489,7 @@ public final class TieringEngine {
             roomMaker.move(segment, transfer.get());
             return null;
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
     }
 
@@ -520,13 +520,13 @@ public final class TieringEngine {
         gate.enter();
         try {
             Segment segment = table.peek(key);
-            if (segment != null && segment.lock.tryLock()) {
+            if (segment != null && segment.tryLock()) {
                 try {
                     if (segment.live) {
                         return counted(() -> makeResident(segment, tier));
                     }
                 } finally {
-                    segment.lock.unlock();
+                    segment.unlock();
                 }
             }
         } finally {
@@ -568,7 +568,7 @@ public final class TieringEngine {
         try {
             return makeResident(segment, tier);
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
     }
 
@@ -612,7 +612,7 @@ public final class TieringEngine {
                     }
                     return null;
                 } finally {
-                    segment.lock.unlock();
+                    segment.unlock();
                 }
             } finally {
                 gate.exit();
@@ -727,7 +727,7 @@ public final class TieringEngine {
             mover.copy(() -> memories.copyOut(placement, dst), key, tier, null, segment.sizeBytes);
             return null;
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
     }
 
@@ -762,7 +762,7 @@ public final class TieringEngine {
         try {
             return action.apply(segment);
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
     }
 

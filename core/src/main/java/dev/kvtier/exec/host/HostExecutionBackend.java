@@ -13,6 +13,9 @@ import java.nio.file.Path;
  * mapped files are mapped file extents, and every copy is a {@link java.lang.foreign.MemorySegment#copy} on {@link HostCopyEngine}
  * threads, so transfers are asynchronous as on a GPU. Used when no CUDA device is usable, and by
  * the contract tests. Thread-safe.
+ *
+ * <p>Owns the DISK extents' allocator it is given: {@link #close()} closes it (for a
+ * {@link MappedFileChunkAllocator#readyAhead} allocator: stops its maker thread and deletes the extent made ahead).
  */
 public final class HostExecutionBackend implements ExecutionBackend {
     /** Emulated device arenas stay small: they are zeroed native memory on a shared host. */
@@ -21,7 +24,7 @@ public final class HostExecutionBackend implements ExecutionBackend {
     private final String reason;
     private final ChunkAllocator device = new NativeChunkAllocator("emulated device memory");
     private final ChunkAllocator host = new NativeChunkAllocator("host memory");
-    private final ChunkAllocator disk;
+    private final MappedFileChunkAllocator disk;
     private final HostCopyEngine engine;
 
     /**
@@ -74,6 +77,10 @@ public final class HostExecutionBackend implements ExecutionBackend {
 
     @Override
     public void close() {
-        engine.close();
+        try {
+            engine.close();
+        } finally {
+            disk.close(); // stops a ready-ahead allocator's maker and deletes the extent it made and did not hand out
+        }
     }
 }
