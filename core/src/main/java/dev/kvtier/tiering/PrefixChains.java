@@ -248,7 +248,7 @@ final class PrefixChains {
                 }
                 if (registered) {
                     for (int k = n - 1; k >= 0; k--) {
-                        store.remove(run[k].handle);
+                        store.discard(run[k].handle);
                     }
                 }
                 for (int k = 0; k < published; k++) {
@@ -272,7 +272,7 @@ final class PrefixChains {
             run[k].handle = store.registerHandle(metas[k], tier);
             if (run[k].handle == null) {
                 for (int j = k + 1; j < metas.length; j++) {
-                    store.remove(run[j].handle);
+                    store.discard(run[j].handle);
                 }
                 return null;
             }

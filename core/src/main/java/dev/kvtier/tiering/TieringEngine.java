@@ -448,7 +448,7 @@ public final class TieringEngine {
             listeners.added(segment.key, tier, segment.sizeBytes);
         } catch (RuntimeException | Error e) {
             if (registered) {
-                store.remove(segment.handle);
+                store.discard(segment.handle);
             }
             table.unpublish(segment);
             throw e;
