@@ -1,8 +1,5 @@
 package dev.kvtier.store;
 
-import java.util.HashMap;
-import java.util.Map;
-
 /**
  * Miniature simulations (Waldspurger, Saemundsson, Ahmad and Park, "Cache modeling and optimization using
  * miniature simulations", USENIX ATC 2017) that choose, online, how {@link S3FifoPolicy}'s adaptive variant
@@ -20,7 +17,9 @@ import java.util.Map;
  * retention time converging on the wrong value on document QA).
  *
  * <p>Costs: a reference whose key is not sampled costs a multiply and a compare; a sampled one O(1) per
- * simulation (hash map, linked queues). R starts at 1 and halves (dropping the keys no longer sampled, O(size)
+ * simulation (an int-keyed open-addressing table, linked queues) and allocates nothing once the simulations
+ * have filled: evicted nodes are reused (session 6b's profile found 12% of register+discard in the boxed
+ * {@code HashMap<Integer, Node>} this replaced). R starts at 1 and halves (dropping the keys no longer sampled, O(size)
  * once per halving, so amortised O(1)) whenever a simulation holds more than {@link #MAX_RESIDENTS} keys, so
  * memory is bounded whatever the tier's size.
  */
@@ -136,20 +135,16 @@ final class RetentionShadows {
         return out.append(']').toString();
     }
 
-    /** A simulated key. */
+    /** A simulated key; reused after eviction (see {@link Sim#newNode}), so no field is final. */
     private static final class Node {
-        final int hash;
-        final long size;
+        int hash;
+        long size;
         Node previous;
+        /** The next in its queue, or, while the node is free, the next free node. */
         Node next;
         Fifo queue;
         int uses;
         long last;
-
-        Node(int hash, long size) {
-            this.hash = hash;
-            this.size = size;
-        }
     }
 
     /** A doubly linked FIFO of simulated keys with their byte total. */
@@ -189,9 +184,18 @@ final class RetentionShadows {
         }
     }
 
-    /** One simulated cache of sampled keys. */
+    /**
+     * One simulated cache of sampled keys, indexed by key hash in an open-addressing table as {@link EntryTable}
+     * (linear probing, Fibonacci home slot, load at most 1/2, backward-shift deletion), the hash in a parallel
+     * {@code int[]} so a probe dereferences only the match. The table grows (never shrinks) with the residents,
+     * which resampling keeps near {@link #MAX_RESIDENTS}, so it settles at 1,024 slots.
+     */
     private abstract static class Sim {
-        final Map<Integer, Node> nodes = new HashMap<>();
+        private Node[] slots = new Node[16];
+        private int[] hashes = new int[16];
+        private int size;
+        /** Evicted nodes, linked through {@link Node#next}, for the next misses. */
+        private Node free;
         final Fifo first = new Fifo();
         final Fifo second = new Fifo();
 
@@ -202,32 +206,121 @@ final class RetentionShadows {
         abstract void evictOne();
 
         int residents() {
-            return nodes.size();
+            return size;
+        }
+
+        /** The resident key with {@code hash}, or null. */
+        final Node find(int hash) {
+            int mask = slots.length - 1;
+            for (int i = home(hash, slots.length); ; i = (i + 1) & mask) {
+                Node node = slots[i];
+                if (node == null || hashes[i] == hash) {
+                    return node;
+                }
+            }
+        }
+
+        /** A resident node for {@code hash}, which is not resident, in no queue yet. */
+        final Node insert(int hash, long size) {
+            Node node = free;
+            if (node == null) {
+                node = new Node();
+            } else {
+                free = node.next;
+                node.next = null;
+            }
+            node.hash = hash;
+            node.size = size;
+            node.uses = 0;
+            node.last = 0;
+            if (2 * (this.size + 1) > slots.length) {
+                grow();
+            }
+            place(node, hash);
+            this.size++;
+            return node;
+        }
+
+        /** Forgets {@code node}, resident and in no queue, and keeps it for reuse. */
+        final void forget(Node node) {
+            int mask = slots.length - 1;
+            int hole = home(node.hash, slots.length);
+            while (slots[hole] != node) {
+                hole = (hole + 1) & mask;
+            }
+            // Backward-shift deletion, as EntryTable#removeAt: no tombstones.
+            for (int j = (hole + 1) & mask; slots[j] != null; j = (j + 1) & mask) {
+                int home = home(hashes[j], slots.length);
+                boolean homeAfterHole = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
+                if (!homeAfterHole) {
+                    slots[hole] = slots[j];
+                    hashes[hole] = hashes[j];
+                    hole = j;
+                }
+            }
+            slots[hole] = null;
+            hashes[hole] = 0;
+            size--;
+            node.next = free;
+            free = node;
+        }
+
+        private void place(Node node, int hash) {
+            int mask = slots.length - 1;
+            int i = home(hash, slots.length);
+            while (slots[i] != null) {
+                i = (i + 1) & mask;
+            }
+            slots[i] = node;
+            hashes[i] = hash;
+        }
+
+        private void grow() {
+            Node[] oldSlots = slots;
+            int[] oldHashes = hashes;
+            slots = new Node[2 * oldSlots.length];
+            hashes = new int[2 * oldSlots.length];
+            for (int i = 0; i < oldSlots.length; i++) {
+                if (oldSlots[i] != null) {
+                    place(oldSlots[i], oldHashes[i]);
+                }
+            }
+        }
+
+        /**
+         * Fibonacci hashing as {@link EntryTable}. The sampled hashes share their top bits under the sampling
+         * multiplier (a different one), not under this one, so they still spread over the table.
+         */
+        private static int home(int hash, int length) {
+            return (hash * 0x9E3779B9) >>> Integer.numberOfLeadingZeros(length - 1);
         }
 
         void makeRoom(long size, long capacity) {
-            while (!nodes.isEmpty() && first.bytes + second.bytes + size > capacity) {
+            while (this.size > 0 && first.bytes + second.bytes + size > capacity) {
                 evictOne();
             }
         }
 
         void drop(Node node) {
             node.queue.unlink(node);
-            nodes.remove(node.hash);
+            forget(node);
         }
 
         /** Forgets the keys no longer sampled under {@code threshold} and shrinks to {@code capacity}. */
         void resample(int threshold, long capacity) {
-            for (Fifo list : new Fifo[] {first, second}) {
-                for (Node node = list.head; node != null; ) {
-                    Node next = node.next;
-                    if (!sampled(node.hash, threshold)) {
-                        drop(node);
-                    }
-                    node = next;
-                }
-            }
+            dropUnsampled(first, threshold);
+            dropUnsampled(second, threshold);
             makeRoom(0, capacity);
+        }
+
+        private void dropUnsampled(Fifo list, int threshold) {
+            for (Node node = list.head; node != null; ) {
+                Node next = node.next;
+                if (!sampled(node.hash, threshold)) {
+                    drop(node);
+                }
+                node = next;
+            }
         }
     }
 
@@ -237,14 +330,13 @@ final class RetentionShadows {
 
         @Override
         boolean access(int hash, long size, long capacity) {
-            Node node = nodes.get(hash);
+            Node node = find(hash);
             if (node != null) {
                 node.uses = Math.min(3, node.uses + 1);
                 return true;
             }
             makeRoom(size, capacity);
-            node = new Node(hash, size);
-            nodes.put(hash, node);
+            node = insert(hash, size);
             (ghost.remove(hash) ? second : first).append(node);
             return false;
         }
@@ -261,8 +353,8 @@ final class RetentionShadows {
                         main.append(node);
                         continue;
                     }
-                    nodes.remove(node.hash);
-                    ghost.capacity(Math.max(64, 4 * nodes.size()));
+                    forget(node);
+                    ghost.capacity(Math.max(64, 4 * residents()));
                     ghost.add(node.hash);
                     return;
                 }
@@ -273,7 +365,7 @@ final class RetentionShadows {
                     main.append(node);
                     continue;
                 }
-                nodes.remove(node.hash);
+                forget(node);
                 return;
             }
         }
@@ -295,7 +387,7 @@ final class RetentionShadows {
         @Override
         boolean access(int hash, long size, long capacity) {
             clock++;
-            Node node = nodes.get(hash);
+            Node node = find(hash);
             if (node != null) {
                 node.last = clock;
                 node.queue.unlink(node);
@@ -303,16 +395,15 @@ final class RetentionShadows {
                 return true;
             }
             makeRoom(size, capacity);
-            node = new Node(hash, size);
+            node = insert(hash, size);
             node.last = clock;
-            nodes.put(hash, node);
             first.append(node);
             return false;
         }
 
         @Override
         void evictOne() {
-            long staleAge = (long) (factor * Math.max(1, nodes.size()));
+            long staleAge = (long) (factor * Math.max(1, residents()));
             Node victim;
             if (first.head != null && clock - first.head.last > staleAge) {
                 victim = first.head;

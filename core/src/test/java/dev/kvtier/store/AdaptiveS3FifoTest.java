@@ -107,6 +107,38 @@ class AdaptiveS3FifoTest {
         assertTrue(shadows.residents() > RetentionShadows.MAX_RESIDENTS / 4, "still simulating: " + shadows);
     }
 
+    /**
+     * The simulations index keys in an open-addressing table whose home slot is the top bits of the hash times
+     * the golden-ratio constant: keys chosen so that product is k or -1 - k all start probing at the first or the
+     * last slot (one long probe run, wrapping), the case where removing a key (the resampling when the
+     * simulations pass {@link RetentionShadows#MAX_RESIDENTS}) must shift the others back for them to be found
+     * again. A key not found would be inserted a second time, so re-referencing the survivors would add residents.
+     */
+    @Test
+    void keysSharingAHomeSlotAreStillFoundAfterOthersAreDropped() {
+        int inverse = 0x9E3779B9; // its inverse modulo 2^32 by Newton's iteration (odd, so one exists)
+        for (int i = 0; i < 5; i++) {
+            inverse *= 2 - 0x9E3779B9 * inverse;
+        }
+        int[] keys = new int[600];
+        for (int k = 0; k < keys.length; k++) {
+            keys[k] = (k % 2 == 0 ? k : -1 - k) * inverse;
+        }
+        RetentionShadows shadows = new RetentionShadows(1L << 40); // room for every sampled key: no evictions
+        for (int key : keys) {
+            shadows.reference(key, SIZE);
+        }
+        int residents = shadows.residents();
+        assertTrue(residents > RetentionShadows.MAX_RESIDENTS / 8 && residents <= RetentionShadows.MAX_RESIDENTS,
+                "resampled once or more, still simulating: " + shadows + ", " + residents + " residents");
+        for (int round = 0; round < 3; round++) {
+            for (int key : keys) {
+                shadows.reference(key, SIZE);
+                assertEquals(residents, shadows.residents(), "key " + key + " in round " + round + ": " + shadows);
+            }
+        }
+    }
+
     /** The loop above played through stores: the adaptive policy's GPU keeps a stable part of it, S3-FIFO's none. */
     @Test
     void onALoopLargerThanTheGpuTheAdaptivePolicyHitsWhereS3FifoDoesNot() {
