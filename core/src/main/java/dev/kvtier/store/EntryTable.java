@@ -137,21 +137,7 @@ final class EntryTable {
     /** Removes the entry in {@code slot}, a slot {@link #slotOf} found, with no change to the table since. */
     void removeAt(int slot) {
         slots[slot].registration = SegmentEntry.REMOVED;
-        int mask = slots.length - 1;
-        // Backward-shift deletion: move later members of the probe run into the hole when their
-        // home slot does not lie (cyclically) after the hole, so every lookup still finds them.
-        int hole = slot;
-        for (int j = (hole + 1) & mask; slots[j] != null; j = (j + 1) & mask) {
-            int home = home(hashes[j], slots.length);
-            boolean homeAfterHole = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
-            if (!homeAfterHole) {
-                slots[hole] = slots[j];
-                hashes[hole] = hashes[j];
-                hole = j;
-            }
-        }
-        slots[hole] = null;
-        hashes[hole] = 0;
+        OpenAddressing.removeAt(slots, hashes, slot);
         size--;
     }
 
@@ -179,13 +165,7 @@ final class EntryTable {
     }
 
     private void place(SegmentEntry entry, int hash) {
-        int mask = slots.length - 1;
-        int i = home(hash, slots.length);
-        while (slots[i] != null) {
-            i = (i + 1) & mask;
-        }
-        slots[i] = entry;
-        hashes[i] = hash;
+        OpenAddressing.place(slots, hashes, entry, hash);
     }
 
     private void grow() {
@@ -193,22 +173,11 @@ final class EntryTable {
         int[] oldHashes = hashes;
         slots = new SegmentEntry[2 * oldSlots.length];
         hashes = new int[2 * oldSlots.length];
-        for (int i = 0; i < oldSlots.length; i++) {
-            if (oldSlots[i] != null) {
-                place(oldSlots[i], oldHashes[i]);
-            }
-        }
+        OpenAddressing.rehash(oldSlots, oldHashes, slots, hashes);
     }
 
-    /**
-     * The slot where a key with {@code hash} belongs in a table of {@code length} (a power of two)
-     * slots: Fibonacci hashing (the top log2(length) bits of the hash times 2^32 / golden ratio).
-     * Keys such as {@code "seg-1", "seg-2", ...} have consecutive String hashes, which masked low
-     * bits would place in consecutive slots, building the long probe runs that linear probing must
-     * then walk; the multiply scatters them.
-     */
     private static int home(int hash, int length) {
-        return (hash * 0x9E3779B9) >>> Integer.numberOfLeadingZeros(length - 1);
+        return OpenAddressing.home(hash, length);
     }
 
     @Override

@@ -248,31 +248,14 @@ final class RetentionShadows {
             while (slots[hole] != node) {
                 hole = (hole + 1) & mask;
             }
-            // Backward-shift deletion, as EntryTable#removeAt: no tombstones.
-            for (int j = (hole + 1) & mask; slots[j] != null; j = (j + 1) & mask) {
-                int home = home(hashes[j], slots.length);
-                boolean homeAfterHole = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
-                if (!homeAfterHole) {
-                    slots[hole] = slots[j];
-                    hashes[hole] = hashes[j];
-                    hole = j;
-                }
-            }
-            slots[hole] = null;
-            hashes[hole] = 0;
+            OpenAddressing.removeAt(slots, hashes, hole);
             size--;
             node.next = free;
             free = node;
         }
 
         private void place(Node node, int hash) {
-            int mask = slots.length - 1;
-            int i = home(hash, slots.length);
-            while (slots[i] != null) {
-                i = (i + 1) & mask;
-            }
-            slots[i] = node;
-            hashes[i] = hash;
+            OpenAddressing.place(slots, hashes, node, hash);
         }
 
         private void grow() {
@@ -280,19 +263,15 @@ final class RetentionShadows {
             int[] oldHashes = hashes;
             slots = new Node[2 * oldSlots.length];
             hashes = new int[2 * oldSlots.length];
-            for (int i = 0; i < oldSlots.length; i++) {
-                if (oldSlots[i] != null) {
-                    place(oldSlots[i], oldHashes[i]);
-                }
-            }
+            OpenAddressing.rehash(oldSlots, oldHashes, slots, hashes);
         }
 
         /**
-         * Fibonacci hashing as {@link EntryTable}. The sampled hashes share their top bits under the sampling
-         * multiplier (a different one), not under this one, so they still spread over the table.
+         * {@link OpenAddressing#home}. The sampled hashes share their top bits under the sampling multiplier
+         * (a different one), not under this one, so they still spread over the table.
          */
         private static int home(int hash, int length) {
-            return (hash * 0x9E3779B9) >>> Integer.numberOfLeadingZeros(length - 1);
+            return OpenAddressing.home(hash, length);
         }
 
         void makeRoom(long size, long capacity) {
