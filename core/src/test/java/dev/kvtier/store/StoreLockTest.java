@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -126,46 +127,12 @@ class StoreLockTest {
     @Test
     void aTrackerThatCallsBackIntoItsStoreGetsAClearErrorAndTheStoreStaysUsable() {
         AtomicReference<TieredStore> storeRef = new AtomicReference<>();
-        DemotionPolicy callsBack = new DemotionPolicy() {
+        DemotionPolicy callsBack = policy("calls-back", () -> new SilentTracker() {
             @Override
-            public String name() {
-                return "calls-back";
+            public void registered(DemotionPolicy.Segment segment, Tier tier) {
+                storeRef.get().get(segment.key()); // re-enters the store from inside register
             }
-
-            @Override
-            public Tracker newTracker(long gpuBudget, long cpuBudget) {
-                return new Tracker() {
-                    @Override
-                    public void registered(Segment segment, Tier tier) {
-                        storeRef.get().get(segment.key()); // re-enters the store from inside register
-                    }
-
-                    @Override
-                    public void used(Segment segment, Tier tier) {
-                    }
-
-                    @Override
-                    public void demoted(Segment segment, Tier from, Tier to) {
-                    }
-
-                    @Override
-                    public void promoted(Segment segment, Tier from, Tier to) {
-                    }
-
-                    @Override
-                    public void rolledBack(Segment segment, Tier from, Tier to) {
-                    }
-
-                    @Override
-                    public void removed(Segment segment, Tier tier) {
-                    }
-
-                    @Override
-                    public void collectCandidates(Tier tier, long needed, java.util.List<String> keys) {
-                    }
-                };
-            }
-        };
+        });
         TieredStore store = new TieredStore(1_000, 1_000, callsBack);
         storeRef.set(store);
         IllegalStateException e = assertThrows(IllegalStateException.class,
@@ -185,55 +152,17 @@ class StoreLockTest {
     @Test
     void holdAndReleaseTellTheTrackerUnderTheStoresLock() {
         AtomicReference<TieredStore> storeRef = new AtomicReference<>();
-        DemotionPolicy touchesOnHold = new DemotionPolicy() {
+        DemotionPolicy touchesOnHold = policy("touches-on-hold", () -> new SilentTracker() {
             @Override
-            public String name() {
-                return "touches-on-hold";
+            public void held(DemotionPolicy.Segment segment, Tier tier) {
+                storeRef.get().touch(segment.key()); // a change from inside hold
             }
 
             @Override
-            public Tracker newTracker(long gpuBudget, long cpuBudget) {
-                return new Tracker() {
-                    @Override
-                    public void registered(Segment segment, Tier tier) {
-                    }
-
-                    @Override
-                    public void used(Segment segment, Tier tier) {
-                    }
-
-                    @Override
-                    public void demoted(Segment segment, Tier from, Tier to) {
-                    }
-
-                    @Override
-                    public void promoted(Segment segment, Tier from, Tier to) {
-                    }
-
-                    @Override
-                    public void rolledBack(Segment segment, Tier from, Tier to) {
-                    }
-
-                    @Override
-                    public void removed(Segment segment, Tier tier) {
-                    }
-
-                    @Override
-                    public void held(Segment segment, Tier tier) {
-                        storeRef.get().touch(segment.key()); // a change from inside hold
-                    }
-
-                    @Override
-                    public void released(Segment segment, Tier tier) {
-                        storeRef.get().touch(segment.key());
-                    }
-
-                    @Override
-                    public void collectCandidates(Tier tier, long needed, java.util.List<String> keys) {
-                    }
-                };
+            public void released(DemotionPolicy.Segment segment, Tier tier) {
+                storeRef.get().touch(segment.key());
             }
-        };
+        });
         TieredStore store = new TieredStore(1_000, 1_000, touchesOnHold);
         storeRef.set(store);
         assertTrue(store.register(SegmentMeta.of("a", PositionRange.of(0, 1), 10), Tier.GPU));
@@ -243,6 +172,52 @@ class StoreLockTest {
         assertTrue(released.getCause().getMessage().contains("not reentrant"), released.toString());
         assertEquals(0, store.get("a").orElseThrow().accessCount(), "the touches from inside hold and release were refused");
         assertTrue(store.touch("a"), "the store stays usable");
+    }
+
+    /** A policy named {@code name} whose stores get trackers from {@code trackers}. */
+    private static DemotionPolicy policy(String name, Supplier<DemotionPolicy.Tracker> trackers) {
+        return new DemotionPolicy() {
+            @Override
+            public String name() {
+                return name;
+            }
+
+            @Override
+            public Tracker newTracker(long gpuBudget, long cpuBudget) {
+                return trackers.get();
+            }
+        };
+    }
+
+    /** A tracker that ignores every event: a test overrides the one it calls back into the store from. */
+    private abstract static class SilentTracker implements DemotionPolicy.Tracker {
+        @Override
+        public void registered(DemotionPolicy.Segment segment, Tier tier) {
+        }
+
+        @Override
+        public void used(DemotionPolicy.Segment segment, Tier tier) {
+        }
+
+        @Override
+        public void demoted(DemotionPolicy.Segment segment, Tier from, Tier to) {
+        }
+
+        @Override
+        public void promoted(DemotionPolicy.Segment segment, Tier from, Tier to) {
+        }
+
+        @Override
+        public void rolledBack(DemotionPolicy.Segment segment, Tier from, Tier to) {
+        }
+
+        @Override
+        public void removed(DemotionPolicy.Segment segment, Tier tier) {
+        }
+
+        @Override
+        public void collectCandidates(Tier tier, long needed, List<String> keys) {
+        }
     }
 
     private static void awaitQuietly(CountDownLatch latch) {
