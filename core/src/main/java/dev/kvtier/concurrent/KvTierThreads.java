@@ -45,4 +45,19 @@ public final class KvTierThreads {
             Thread.currentThread().interrupt();
         }
     }
+
+    /** Waits, uninterruptibly, until {@code thread} has ended (the interrupt flag is kept). */
+    public static void joinUninterruptibly(Thread thread) {
+        boolean interrupted = false;
+        while (thread.isAlive()) {
+            try {
+                thread.join();
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
 }

@@ -1,8 +1,11 @@
 package dev.kvtier.exec;
 
+import dev.kvtier.concurrent.KvTierThreads;
+
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.FileChannel;
@@ -11,9 +14,9 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.security.SecureRandom;
 import java.util.HexFormat;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.lang.foreign.ValueLayout;
 
 /**
  * DISK tier chunks: each chunk is a file extent under one directory, mapped read-write with
@@ -72,6 +75,8 @@ public final class MappedFileChunkAllocator implements ChunkAllocator, AutoClose
     private final UsableSpace usableSpace;
     private final AtomicInteger extents = new AtomicInteger();
     private final boolean persistent;
+    /** The ready-ahead makers' threads: kvtier's, like every thread it starts. */
+    private static final ThreadFactory MAKERS = KvTierThreads.factory("disk-extent-ahead");
     private final boolean readyAhead;
     /** Guards {@link #maker}, {@link #ahead}, {@link #aheadBytes} and {@link #closed}. */
     private final Object aheadLock = new Object();
@@ -166,18 +171,7 @@ public final class MappedFileChunkAllocator implements ChunkAllocator, AutoClose
             running = maker;
         }
         if (running != null) {
-            boolean interrupted = false;
-            while (true) {
-                try {
-                    running.join();
-                    break;
-                } catch (InterruptedException e) {
-                    interrupted = true; // the extent is nearly made: wait for it, and keep the flag for the caller
-                }
-            }
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
+            KvTierThreads.joinUninterruptibly(running); // the extent is nearly made: wait for it, flag kept
         }
         MemoryChunk taken;
         long takenBytes;
@@ -202,7 +196,7 @@ public final class MappedFileChunkAllocator implements ChunkAllocator, AutoClose
             if (closed || maker != null || ahead != null) {
                 return;
             }
-            maker = Thread.ofPlatform().daemon().name("kvtier-disk-extent-ahead").unstarted(() -> {
+            maker = MAKERS.newThread(() -> {
                 MemoryChunk made = null;
                 try {
                     made = createNext(bytes);
@@ -254,17 +248,7 @@ public final class MappedFileChunkAllocator implements ChunkAllocator, AutoClose
             running = maker;
         }
         if (running != null) {
-            boolean interrupted = false;
-            while (running.isAlive()) {
-                try {
-                    running.join();
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
+            KvTierThreads.joinUninterruptibly(running);
         }
         MemoryChunk left;
         synchronized (aheadLock) {

@@ -312,20 +312,12 @@ public final class HostCopyEngine implements CopyEngine {
             Thread.onSpinWait(); // a submit between its check and its enqueue: nanoseconds
         }
         workers.forEach(LockSupport::unpark);
-        boolean interrupted = false;
         for (Thread worker : workers) {
             // A copy thread closing the engine (from a future's dependent) cannot wait for itself; it exits
             // its loop after that dependent returns, as the others do after draining.
-            while (worker != Thread.currentThread() && worker.isAlive()) {
-                try {
-                    worker.join();
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
+            if (worker != Thread.currentThread()) {
+                KvTierThreads.joinUninterruptibly(worker);
             }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
         }
     }
 }
