@@ -18,12 +18,13 @@ package dev.kvtier.store;
  *
  * <p>Costs: a reference whose key is not sampled costs a multiply and a compare; a sampled one one probe of an
  * int-keyed open-addressing table shared by the simulations (a key's state in every simulation hangs off its one
- * entry: after a reference every simulation holds the key, so their residents mostly coincide, and one probe
- * instead of one per simulation was most of a sampled reference's cost) and O(1) queue moves per simulation, and
- * allocates nothing once the simulations have filled: evicted keys are reused (session 6b's profile found 12% of
- * register+discard in the boxed {@code HashMap<Integer, Node>} this replaced). R starts at 1 and halves (dropping the keys no longer sampled, O(size)
- * once per halving, so amortised O(1)) whenever a simulation holds more than {@link #MAX_RESIDENTS} keys, so
- * memory is bounded whatever the tier's size.
+ * entry: after a reference every simulation holds the key, so their residents mostly coincide; one probe instead
+ * of one per simulation took a touch at 10^3 segments to 0.88-0.90 of its time, bench/results/session7-policy4.md)
+ * and O(1) queue moves per simulation, and allocates nothing once the simulations have filled: dropped keys are
+ * reused (session 6b's profile found 12% of register+discard in the boxed {@code HashMap<Integer, Node>} this
+ * replaced). R starts at 1 and halves (dropping the keys no longer sampled, O(size) once per halving, so amortised
+ * O(1)) whenever a simulation holds more than {@link #MAX_RESIDENTS} keys, so memory is bounded whatever the
+ * tier's size.
  */
 final class RetentionShadows {
     /**
