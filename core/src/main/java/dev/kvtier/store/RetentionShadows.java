@@ -16,12 +16,15 @@ package dev.kvtier.store;
  * so its ghosts could never show what it would have kept (session 5 found ghost-driven adaptation of the
  * retention time converging on the wrong value on document QA).
  *
- * <p>Costs: a reference whose key is not sampled costs a multiply and a compare; a sampled one O(1) per
- * simulation (an int-keyed open-addressing table, linked queues) and allocates nothing once the simulations
- * have filled: evicted nodes are reused (session 6b's profile found 12% of register+discard in the boxed
- * {@code HashMap<Integer, Node>} this replaced). R starts at 1 and halves (dropping the keys no longer sampled, O(size)
- * once per halving, so amortised O(1)) whenever a simulation holds more than {@link #MAX_RESIDENTS} keys, so
- * memory is bounded whatever the tier's size.
+ * <p>Costs: a reference whose key is not sampled costs a multiply and a compare; a sampled one one probe of an
+ * int-keyed open-addressing table shared by the simulations (a key's state in every simulation hangs off its one
+ * entry: after a reference every simulation holds the key, so their residents mostly coincide; one probe instead
+ * of one per simulation took a touch at 10^3 segments to 0.88-0.90 of its time, bench/results/session7-policy4.md)
+ * and O(1) queue moves per simulation, and allocates nothing once the simulations have filled: dropped keys are
+ * reused (session 6b's profile found 12% of register+discard in the boxed {@code HashMap<Integer, Node>} this
+ * replaced). R starts at 1 and halves (dropping the keys no longer sampled, O(size) once per halving, so amortised
+ * O(1)) whenever a simulation holds more than {@link #MAX_RESIDENTS} keys, so memory is bounded whatever the
+ * tier's size.
  */
 final class RetentionShadows {
     /**
@@ -41,9 +44,13 @@ final class RetentionShadows {
     private static final int FULL = 1 << 16;
 
     private final long budget;
+    /** Every key some simulation holds. */
+    private final Keys keys = new Keys();
     private final Sim[] sims;
     private final double[] hits;
     private int threshold = FULL;
+    /** Each simulation's capacity in bytes: the budget at the sample rate {@code threshold / FULL}. */
+    private long capacity;
     private long sampled;
     /** The simulation whose behaviour the tracker uses: 0 is S3-FIFO, i > 0 retention {@code FACTORS[i - 1]}. */
     private int choice;
@@ -54,10 +61,11 @@ final class RetentionShadows {
             throw new IllegalArgumentException("a simulated tier needs a positive budget, got " + budget);
         }
         this.budget = budget;
+        this.capacity = budget;
         sims = new Sim[1 + FACTORS.length];
-        sims[0] = new S3Sim();
+        sims[0] = new S3Sim(keys, 0);
         for (int i = 0; i < FACTORS.length; i++) {
-            sims[i + 1] = new RetainSim(FACTORS[i]);
+            sims[i + 1] = new RetainSim(keys, i + 1, FACTORS[i]);
         }
         hits = new double[sims.length];
     }
@@ -78,16 +86,24 @@ final class RetentionShadows {
         return most;
     }
 
+    /** The keys the simulations hold between them (each key once, however many hold it). */
+    int distinctKeys() {
+        return keys.size;
+    }
+
     /** The key with {@code hash} and {@code size} bytes was referenced on the tier (registered, used or promoted). */
     void reference(int hash, long size) {
         int sample = (hash * 0x2C1B3C6D) >>> 16;
         if (sample >= threshold) {
             return;
         }
-        long capacity = (long) ((double) budget * threshold / FULL);
+        Key key = keys.find(hash);
+        if (key == null) {
+            key = keys.add(hash, sims.length);
+        }
         int most = 0;
         for (int i = 0; i < sims.length; i++) {
-            if (sims[i].access(hash, size, capacity)) {
+            if (sims[i].access(key, size, capacity)) {
                 hits[i]++;
             }
             most = Math.max(most, sims[i].residents());
@@ -109,9 +125,9 @@ final class RetentionShadows {
         }
         if (most > MAX_RESIDENTS && threshold > 1) {
             threshold /= 2;
-            long smaller = (long) ((double) budget * threshold / FULL);
+            capacity = (long) ((double) budget * threshold / FULL);
             for (Sim sim : sims) {
-                sim.resample(threshold, smaller);
+                sim.resample(threshold, capacity);
             }
         }
     }
@@ -135,16 +151,109 @@ final class RetentionShadows {
         return out.append(']').toString();
     }
 
-    /** A simulated key; reused after eviction (see {@link Sim#newNode}), so no field is final. */
-    private static final class Node {
+    /**
+     * A sampled key held by at least one simulation, with its state in each ({@link #nodes}, one per simulation, a
+     * node in a queue of that simulation while it holds the key); reused with its nodes after the last simulation
+     * drops it ({@link Keys#free}).
+     */
+    private static final class Key {
         int hash;
+        /** How many simulations hold the key; it leaves the table at 0. */
+        int holders;
+        final Node[] nodes;
+        /** The next free key while this one is free. */
+        Key nextFree;
+
+        Key(int simulations) {
+            nodes = new Node[simulations];
+            for (int i = 0; i < simulations; i++) {
+                nodes[i] = new Node(this);
+            }
+        }
+    }
+
+    /** A key's state in one simulation: resident there while {@link #queue} is not null. */
+    private static final class Node {
+        final Key key;
         long size;
         Node previous;
-        /** The next in its queue, or, while the node is free, the next free node. */
         Node next;
         Fifo queue;
         int uses;
         long last;
+
+        Node(Key key) {
+            this.key = key;
+        }
+    }
+
+    /**
+     * The keys the simulations hold, indexed by key hash in an open-addressing table as {@link EntryTable}
+     * (linear probing, Fibonacci home slot, load at most 1/2, backward-shift deletion), the hash in a parallel
+     * {@code int[]} so a probe dereferences only the match. The table grows (never shrinks) with the keys, which
+     * resampling keeps near {@link #MAX_RESIDENTS} per simulation, so it settles at a few thousand slots.
+     */
+    private static final class Keys {
+        private Key[] slots = new Key[16];
+        private int[] hashes = new int[16];
+        private int size;
+        /** Keys no simulation holds, linked through {@link Key#nextFree}, for the next new ones. */
+        private Key free;
+
+        /** The key with {@code hash}, or null when no simulation holds it. */
+        Key find(int hash) {
+            int mask = slots.length - 1;
+            for (int i = home(hash, slots.length); ; i = (i + 1) & mask) {
+                Key key = slots[i];
+                if (key == null || hashes[i] == hash) {
+                    return key;
+                }
+            }
+        }
+
+        /** A key for {@code hash}, which is not in the table, held by no simulation yet. */
+        Key add(int hash, int simulations) {
+            Key key = free;
+            if (key == null) {
+                key = new Key(simulations);
+            } else {
+                free = key.nextFree;
+                key.nextFree = null;
+            }
+            key.hash = hash;
+            key.holders = 0;
+            if (2 * (size + 1) > slots.length) {
+                Key[] oldSlots = slots;
+                int[] oldHashes = hashes;
+                slots = new Key[2 * oldSlots.length];
+                hashes = new int[2 * oldSlots.length];
+                OpenAddressing.rehash(oldSlots, oldHashes, slots, hashes);
+            }
+            OpenAddressing.place(slots, hashes, key, hash);
+            size++;
+            return key;
+        }
+
+        /** Removes {@code key}, which no simulation holds any more, and keeps it for reuse. */
+        void remove(Key key) {
+            int mask = slots.length - 1;
+            int hole = home(key.hash, slots.length);
+            while (slots[hole] != key) {
+                hole = (hole + 1) & mask;
+            }
+            OpenAddressing.removeAt(slots, hashes, hole);
+            size--;
+            key.nextFree = free;
+            free = key;
+        }
+
+        /**
+         * {@link OpenAddressing#home}. The sampled hashes share their top bits under the sampling multiplier
+         * (a different one), not under this one, so they still spread over the table.
+         */
+        private static int home(int hash, int length) {
+            return OpenAddressing.home(hash, length);
+        }
     }
 
     /** A doubly linked FIFO of simulated keys with their byte total. */
@@ -184,23 +293,21 @@ final class RetentionShadows {
         }
     }
 
-    /**
-     * One simulated cache of sampled keys, indexed by key hash in an open-addressing table as {@link EntryTable}
-     * (linear probing, Fibonacci home slot, load at most 1/2, backward-shift deletion), the hash in a parallel
-     * {@code int[]} so a probe dereferences only the match. The table grows (never shrinks) with the residents,
-     * which resampling keeps near {@link #MAX_RESIDENTS}, so it settles at 1,024 slots.
-     */
+    /** One simulated cache of sampled keys: its state of each key is the key's node at {@link #index}. */
     private abstract static class Sim {
-        private Node[] slots = new Node[16];
-        private int[] hashes = new int[16];
+        private final Keys keys;
+        private final int index;
         private int size;
-        /** Evicted nodes, linked through {@link Node#next}, for the next misses. */
-        private Node free;
         final Fifo first = new Fifo();
         final Fifo second = new Fifo();
 
-        /** References {@code hash}; returns whether it was a hit. */
-        abstract boolean access(int hash, long size, long capacity);
+        Sim(Keys keys, int index) {
+            this.keys = keys;
+            this.index = index;
+        }
+
+        /** References {@code key}; returns whether it was a hit. Afterwards the simulation holds the key. */
+        abstract boolean access(Key key, long size, long capacity);
 
         /** Evicts one key; the cache is not empty. */
         abstract void evictOne();
@@ -209,69 +316,29 @@ final class RetentionShadows {
             return size;
         }
 
-        /** The resident key with {@code hash}, or null. */
-        final Node find(int hash) {
-            int mask = slots.length - 1;
-            for (int i = home(hash, slots.length); ; i = (i + 1) & mask) {
-                Node node = slots[i];
-                if (node == null || hashes[i] == hash) {
-                    return node;
-                }
-            }
+        /** This simulation's node of {@code key} if it holds the key, else null. */
+        final Node find(Key key) {
+            Node node = key.nodes[index];
+            return node.queue == null ? null : node;
         }
 
-        /** A resident node for {@code hash}, which is not resident, in no queue yet. */
-        final Node insert(int hash, long size) {
-            Node node = free;
-            if (node == null) {
-                node = new Node();
-            } else {
-                free = node.next;
-                node.next = null;
-            }
-            node.hash = hash;
+        /** This simulation's node of {@code key}, which it does not hold, now held, in no queue yet. */
+        final Node insert(Key key, long size) {
+            Node node = key.nodes[index];
             node.size = size;
             node.uses = 0;
             node.last = 0;
-            if (2 * (this.size + 1) > slots.length) {
-                grow();
-            }
-            place(node, hash);
+            key.holders++;
             this.size++;
             return node;
         }
 
-        /** Forgets {@code node}, resident and in no queue, and keeps it for reuse. */
+        /** Forgets {@code node}, held and in no queue; its key leaves the table when no simulation holds it. */
         final void forget(Node node) {
-            int mask = slots.length - 1;
-            int hole = home(node.hash, slots.length);
-            while (slots[hole] != node) {
-                hole = (hole + 1) & mask;
-            }
-            OpenAddressing.removeAt(slots, hashes, hole);
             size--;
-            node.next = free;
-            free = node;
-        }
-
-        private void place(Node node, int hash) {
-            OpenAddressing.place(slots, hashes, node, hash);
-        }
-
-        private void grow() {
-            Node[] oldSlots = slots;
-            int[] oldHashes = hashes;
-            slots = new Node[2 * oldSlots.length];
-            hashes = new int[2 * oldSlots.length];
-            OpenAddressing.rehash(oldSlots, oldHashes, slots, hashes);
-        }
-
-        /**
-         * {@link OpenAddressing#home}. The sampled hashes share their top bits under the sampling multiplier
-         * (a different one), not under this one, so they still spread over the table.
-         */
-        private static int home(int hash, int length) {
-            return OpenAddressing.home(hash, length);
+            if (--node.key.holders == 0) {
+                keys.remove(node.key);
+            }
         }
 
         void makeRoom(long size, long capacity) {
@@ -295,7 +362,7 @@ final class RetentionShadows {
         private void dropUnsampled(Fifo list, int threshold) {
             for (Node node = list.head; node != null; ) {
                 Node next = node.next;
-                if (!sampled(node.hash, threshold)) {
+                if (!sampled(node.key.hash, threshold)) {
                     drop(node);
                 }
                 node = next;
@@ -307,16 +374,20 @@ final class RetentionShadows {
     private static final class S3Sim extends Sim {
         private final GhostKeys ghost = new GhostKeys();
 
+        S3Sim(Keys keys, int index) {
+            super(keys, index);
+        }
+
         @Override
-        boolean access(int hash, long size, long capacity) {
-            Node node = find(hash);
+        boolean access(Key key, long size, long capacity) {
+            Node node = find(key);
             if (node != null) {
                 node.uses = Math.min(3, node.uses + 1);
                 return true;
             }
             makeRoom(size, capacity);
-            node = insert(hash, size);
-            (ghost.remove(hash) ? second : first).append(node);
+            node = insert(key, size);
+            (ghost.remove(key.hash) ? second : first).append(node);
             return false;
         }
 
@@ -334,7 +405,7 @@ final class RetentionShadows {
                     }
                     forget(node);
                     ghost.capacity(Math.max(64, 4 * residents()));
-                    ghost.add(node.hash);
+                    ghost.add(node.key.hash);
                     return;
                 }
                 Node node = main.head;
@@ -359,14 +430,15 @@ final class RetentionShadows {
         private final double factor;
         private long clock;
 
-        RetainSim(double factor) {
+        RetainSim(Keys keys, int index, double factor) {
+            super(keys, index);
             this.factor = factor;
         }
 
         @Override
-        boolean access(int hash, long size, long capacity) {
+        boolean access(Key key, long size, long capacity) {
             clock++;
-            Node node = find(hash);
+            Node node = find(key);
             if (node != null) {
                 node.last = clock;
                 node.queue.unlink(node);
@@ -374,7 +446,7 @@ final class RetentionShadows {
                 return true;
             }
             makeRoom(size, capacity);
-            node = insert(hash, size);
+            node = insert(key, size);
             node.last = clock;
             first.append(node);
             return false;

@@ -108,6 +108,26 @@ class AdaptiveS3FifoTest {
     }
 
     /**
+     * The simulations share one table of keys: a key leaves it when the last simulation holding it evicts it,
+     * and not before. A stream of one-off keys through a tier of 100 (every simulation evicts on every miss)
+     * keeps the table at most the simulations' residents together; a key still held is found again (a hit
+     * adds no resident).
+     */
+    @Test
+    void theSharedKeyTableKeepsAKeyWhileAnySimulationHoldsIt() {
+        RetentionShadows shadows = new RetentionShadows(100 * SIZE);
+        for (int key = 0; key < 50_000; key++) {
+            shadows.reference(hash(key), SIZE);
+            assertTrue(shadows.distinctKeys() >= shadows.residents(), shadows.toString());
+            assertTrue(shadows.distinctKeys() <= (1 + RetentionShadows.FACTORS.length) * shadows.residents(),
+                    shadows.distinctKeys() + " keys for " + shadows.residents() + " residents: " + shadows);
+        }
+        int before = shadows.distinctKeys();
+        shadows.reference(hash(49_999), SIZE); // just referenced: every simulation holds it
+        assertEquals(before, shadows.distinctKeys(), shadows.toString());
+    }
+
+    /**
      * The simulations index keys in an open-addressing table whose home slot is the top bits of the hash times
      * the golden-ratio constant: keys chosen so that product is k or -1 - k all start probing at the first or the
      * last slot (one long probe run, wrapping), the case where removing a key (the resampling when the

@@ -18,11 +18,31 @@ import dev.kvtier.bench.trace.TraceGenerator;
  * an upper bound on the hits of <em>any</em> online policy, also divided by the optimum.
  * Usage: {@code java -cp benchmarks.jar dev.kvtier.bench.sim.DeadBlockOracleBound [kinds] [requests] [seeds]}
  * (defaults chat, 3000,10000, 1,2,3,42). Prints per GPU budget "LRU / LRU with the oracle [/ online bound /
- * posterior bound (slot-aware greedy)]", each divided by the optimum.
+ * posterior bound (greedy: slot-aware, trace-only, recency only, turn only)]", each divided by the optimum; the
+ * last two are the trace-only greedy without one of its two signals ({@link Knowledge}), to show what each is worth.
  */
 public final class DeadBlockOracleBound {
     private DeadBlockOracleBound() {
     }
+
+    /** What {@link #chatGreedyHits} knows of a conversation to estimate its chance of being named next. */
+    enum Knowledge {
+        /** The slots themselves (more than the trace shows): the posterior bound's {@code π} exactly. */
+        SLOTS,
+        /** What the trace shows: the conversation's turn and how many requests ago it was last seen. */
+        TRACE,
+        /**
+         * Only how long ago: every conversation's continuation chance is taken as {@value DeadBlockOracleBound#FLAT_CONTINUATION}
+         * whatever its turn, so private blocks rank by their conversation's recency alone (for any constant
+         * chance; the constant only weighs them against prompt blocks, which are worth far more either way).
+         */
+        RECENCY_ONLY,
+        /** Only the turn: a conversation is taken as last seen just now, so private blocks rank by turn alone. */
+        TURN_ONLY
+    }
+
+    /** {@link Knowledge#RECENCY_ONLY}'s continuation chance, about the mean over a conversation's turns. */
+    static final double FLAT_CONTINUATION = 0.9;
 
     public static void main(String[] args) {
         String kinds = args.length > 0 ? args[0] : "chat";
@@ -43,11 +63,14 @@ public final class DeadBlockOracleBound {
                         if (kind.equals(TraceGenerator.Kind.CHAT.optionValue())) {
                             List<TraceGenerator.ChatDraw> draws = TraceGenerator.chatDraws(Integer.parseInt(size),
                                     Long.parseLong(seed));
-                            row.append(String.format(Locale.ROOT, " / %.3f / %.3f (greedy: slot-aware %.3f, trace-only %.3f)",
+                            row.append(String.format(Locale.ROOT, " / %.3f / %.3f (greedy: slot-aware %.3f, trace-only %.3f,"
+                                            + " recency only %.3f, turn only %.3f)",
                                     chatOnlineBound(trace, capacity) / optimum,
                                     chatPosteriorBound(trace, draws, capacity) / optimum,
-                                    chatGreedyHits(trace, draws, capacity, true) / optimum,
-                                    chatGreedyHits(trace, draws, capacity, false) / optimum));
+                                    chatGreedyHits(trace, draws, capacity, Knowledge.SLOTS) / optimum,
+                                    chatGreedyHits(trace, draws, capacity, Knowledge.TRACE) / optimum,
+                                    chatGreedyHits(trace, draws, capacity, Knowledge.RECENCY_ONLY) / optimum,
+                                    chatGreedyHits(trace, draws, capacity, Knowledge.TURN_ONLY) / optimum));
                         }
                         row.append(" |");
                     }
@@ -217,7 +240,13 @@ public final class DeadBlockOracleBound {
      * policy can reach.
      */
     static double chatGreedyHits(BlockTrace trace, List<TraceGenerator.ChatDraw> draws, int capacity, boolean slotAware) {
+        return chatGreedyHits(trace, draws, capacity, slotAware ? Knowledge.SLOTS : Knowledge.TRACE);
+    }
+
+    /** {@link #chatGreedyHits(BlockTrace, List, int, boolean)} estimating {@code π} from {@code knowledge}. */
+    static double chatGreedyHits(BlockTrace trace, List<TraceGenerator.ChatDraw> draws, int capacity, Knowledge knowledge) {
         check(trace, draws);
+        boolean slotAware = knowledge == Knowledge.SLOTS;
         int slots = TraceGenerator.CHAT_SLOTS;
         int requests = draws.size();
         int unique = trace.uniqueBlocks();
@@ -268,12 +297,12 @@ public final class DeadBlockOracleBound {
             Arrays.fill(promptValue, 0);
             double going = 0;
             for (int k = 0; k < conversations; k++) {
-                double a = stillGoing(turn[k]);
+                double a = knowledge == Knowledge.RECENCY_ONLY && turn[k] > 0 ? FLAT_CONTINUATION : stillGoing(turn[k]);
                 double p;
                 if (slotAware) {
                     p = slotConversation[slotOf[k]] == k ? a : 0;
                 } else {
-                    double w = a * Math.pow(missed, q - lastRequest[k]);
+                    double w = a * Math.pow(missed, knowledge == Knowledge.TURN_ONLY ? 0 : q - lastRequest[k]);
                     p = w == 0 ? 0 : w / (w + 1 - a);
                 }
                 value[k] = p / slots;

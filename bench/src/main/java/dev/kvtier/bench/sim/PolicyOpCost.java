@@ -1,5 +1,7 @@
 package dev.kvtier.bench.sim;
 
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -28,6 +30,12 @@ import dev.kvtier.store.TieredStore;
  * <p>Usage: {@code java -Xmx4g -cp benchmarks.jar dev.kvtier.bench.sim.PolicyOpCost [policies] [sizes]
  * [references per round] [rounds]} (defaults adaptive-s3-fifo,chain-s3-fifo,least-recently-used, 1000,100000,1000000,
  * 2000000, 3).
+ *
+ * <p>{@code PolicyOpCost touch [policies] [sizes] [touches per round] [rounds]} instead measures the store's
+ * {@code touch} alone (the JMH benchmark's operation) on a GPU tier of N segments, all resident, touched uniformly
+ * at random, in <em>CPU time of the measuring thread</em> per touch (median of the rounds after 3 warm-up rounds;
+ * one policy per JVM is steadier, so run it once per policy and jar): on a machine shared with other work, wall
+ * time (JMH's) varies by 2-5x between runs while a thread's CPU time varies by about 10%.
  */
 public final class PolicyOpCost {
     private static final long BLOCK = 4096;
@@ -36,6 +44,10 @@ public final class PolicyOpCost {
     }
 
     public static void main(String[] args) {
+        if (args.length > 0 && args[0].equals("touch")) {
+            touchCost(Arrays.copyOfRange(args, 1, args.length));
+            return;
+        }
         String[] policies = (args.length > 0 ? args[0] : "adaptive-s3-fifo,chain-s3-fifo,least-recently-used").split(",");
         String[] sizes = (args.length > 1 ? args[1] : "1000,100000,1000000").split(",");
         int references = args.length > 2 ? Integer.parseInt(args[2]) : 2_000_000;
@@ -69,6 +81,49 @@ public final class PolicyOpCost {
                 }
                 System.out.printf(Locale.ROOT, "| %s | %d | %.0f | %.1f%% | %s |%n", policies[p].strip(), n,
                         sorted[rounds / 2], 100 * hits[p], String.join(", ", each));
+            }
+        }
+    }
+
+    private static void touchCost(String[] args) {
+        String[] policies = (args.length > 0 ? args[0] : "adaptive-s3-fifo").split(",");
+        String[] sizes = (args.length > 1 ? args[1] : "1000").split(",");
+        int touches = args.length > 2 ? Integer.parseInt(args[2]) : 5_000_000;
+        int rounds = args.length > 3 ? Integer.parseInt(args[3]) : 7;
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        System.out.println("| policy | GPU segments | CPU ns per touch (median of " + rounds + " rounds) | min | max |");
+        for (String policy : policies) {
+            for (String size : sizes) {
+                int n = Integer.parseInt(size.strip());
+                TieredStore store = new TieredStore(n * BLOCK, n * BLOCK, PolicyTraceCheck.policy(policy.strip()));
+                String[] keys = new String[n];
+                for (int k = 0; k < n; k++) {
+                    keys[k] = "b" + k;
+                    store.register(SegmentMeta.of(keys[k], PositionRange.of(512L * k, 512L * k + 512), BLOCK), Tier.GPU);
+                }
+                int[] order = new int[1 << 20];
+                SplittableRandom random = new SplittableRandom(7);
+                for (int i = 0; i < order.length; i++) {
+                    order[i] = random.nextInt(n);
+                }
+                double[] nanos = new double[rounds];
+                long touched = 0;
+                for (int round = -3; round < rounds; round++) {
+                    long start = threads.getCurrentThreadCpuTime();
+                    for (int i = 0; i < touches; i++) {
+                        touched += store.touch(keys[order[i & (order.length - 1)]]) ? 1 : 0;
+                    }
+                    if (round >= 0) {
+                        nanos[round] = (double) (threads.getCurrentThreadCpuTime() - start) / touches;
+                    }
+                }
+                if (touched != (long) (rounds + 3) * touches) {
+                    throw new IllegalStateException("a touch found no segment: " + touched + " of " + (rounds + 3) * touches);
+                }
+                double[] sorted = nanos.clone();
+                Arrays.sort(sorted);
+                System.out.printf(Locale.ROOT, "| %s | %d | %.1f | %.1f | %.1f |%n", policy.strip(), n, sorted[rounds / 2],
+                        sorted[0], sorted[rounds - 1]);
             }
         }
     }

@@ -64,6 +64,8 @@ class DeadBlockOracleBoundTest {
             double bound = 0;
             double greedy = 0;
             double traceOnly = 0;
+            double recencyOnly = 0;
+            double turnOnly = 0;
             double optimum = 0;
             Map<String, Double> policies = new HashMap<>();
             for (long seed : SEEDS) {
@@ -76,6 +78,9 @@ class DeadBlockOracleBoundTest {
                 bound += b;
                 greedy += DeadBlockOracleBound.chatGreedyHits(trace, draws, capacity, true);
                 traceOnly += DeadBlockOracleBound.chatGreedyHits(trace, draws, capacity, false);
+                recencyOnly += DeadBlockOracleBound.chatGreedyHits(trace, draws, capacity,
+                        DeadBlockOracleBound.Knowledge.RECENCY_ONLY);
+                turnOnly += DeadBlockOracleBound.chatGreedyHits(trace, draws, capacity, DeadBlockOracleBound.Knowledge.TURN_ONLY);
                 int[] order = PolicyTraceCheck.playOrder(trace, 1);
                 for (String p : POLICIES) {
                     double hits = PolicyTraceCheck.play(PolicyTraceCheck.policy(p), trace, order, capacity,
@@ -89,6 +94,8 @@ class DeadBlockOracleBoundTest {
             assertTrue(bound <= optimum, share + ": bound " + bound + " above the optimum " + optimum);
             assertTrue(greedy <= bound, share + ": slot-aware greedy " + greedy + " above the bound " + bound);
             assertTrue(traceOnly <= bound, share + ": trace-only greedy " + traceOnly + " above the bound " + bound);
+            assertTrue(recencyOnly <= bound, share + ": recency-only greedy " + recencyOnly + " above the bound " + bound);
+            assertTrue(turnOnly <= bound, share + ": turn-only greedy " + turnOnly + " above the bound " + bound);
             // Not vacuous: the slot-aware greedy, an online policy with the bound's knowledge, comes close to it.
             assertTrue(greedy >= 0.95 * bound, share + ": slot-aware greedy " + greedy + " far below the bound " + bound);
         }
