@@ -65,6 +65,25 @@ final class SegmentTable {
             return null;
         }
 
+        /**
+         * The prefix block of hash {@code high}, {@code low}, or null: {@link #find} for the block index, comparing
+         * the hash words on the segment (its line is read anyway) instead of a key and its bytes.
+         */
+        Segment findBlock(long high, long low, int hash) {
+            int mask = segments.length - 1;
+            int i = home(hash);
+            for (int probes = 0; probes < segments.length; probes++, i = (i + 1) & mask) {
+                Segment segment = segments[i];
+                if (segment == null) {
+                    return null;
+                }
+                if (hashes[i] == hash && segment.isBlock(high, low)) {
+                    return segment;
+                }
+            }
+            return null;
+        }
+
         /** The slot of {@code segment} itself, or -1. */
         int slotOf(Segment segment, int hash) {
             int mask = segments.length - 1;
@@ -108,6 +127,14 @@ final class SegmentTable {
     /** Written under the write lock only. */
     private Slots slots = new Slots(INITIAL_CAPACITY);
     private int size;
+    /**
+     * The prefix blocks again, by their 128-bit hash ({@link BlockKeys#hash}): how the prefix calls find a chain's
+     * blocks without building each block's key string, hashing it and comparing its bytes (issue 11: the key look-ups
+     * of a restore were the largest cost the prefix path had beyond the segment path). Holds exactly the blocks of
+     * {@link #slots}; changed with it under the write lock.
+     */
+    private Slots blockSlots = new Slots(INITIAL_CAPACITY);
+    private int blocks;
     private final TieredStore store;
     private final TierMemories memories;
     private final PersistedDisk persisted;
@@ -127,26 +154,32 @@ final class SegmentTable {
                 return false;
             }
             if (2 * (size + 1) > slots.segments.length) {
-                grow();
+                slots = grown(slots);
             }
             slots.place(segment, hash);
             size++;
+            if (segment.isBlock()) {
+                if (2 * (blocks + 1) > blockSlots.segments.length) {
+                    blockSlots = grown(blockSlots);
+                }
+                blockSlots.place(segment, BlockKeys.hash(segment.blockHigh, segment.blockLow));
+                blocks++;
+            }
             return true;
         } finally {
             guard.unlockWrite(stamp);
         }
     }
 
-    /** Doubles the capacity (under the write lock); readers see the old slots or the new ones, whole. */
-    private void grow() {
-        Slots old = slots;
+    /** Twice the capacity of {@code old}, with its segments (under the write lock); readers see one or the other, whole. */
+    private static Slots grown(Slots old) {
         Slots bigger = new Slots(2 * old.segments.length);
         for (int i = 0; i < old.segments.length; i++) {
             if (old.segments[i] != null) {
                 bigger.place(old.segments[i], old.hashes[i]);
             }
         }
-        slots = bigger;
+        return bigger;
     }
 
     /** Takes back a segment published by a call that then failed. */
@@ -163,6 +196,10 @@ final class SegmentTable {
             if (slot >= 0) {
                 slots.removeAt(slot);
                 size--;
+                if (segment.isBlock()) {
+                    blockSlots.removeAt(blockSlots.slotOf(segment, BlockKeys.hash(segment.blockHigh, segment.blockLow)));
+                    blocks--;
+                }
             }
         } finally {
             guard.unlockWrite(stamp);
@@ -185,6 +222,29 @@ final class SegmentTable {
         } finally {
             guard.unlockRead(stamp);
         }
+    }
+
+    /** The prefix block of hash {@code high}, {@code low} as it is now, unlocked; null if none. */
+    Segment peekBlock(long high, long low) {
+        int hash = BlockKeys.hash(high, low);
+        long stamp = guard.tryOptimisticRead();
+        if (stamp != 0) {
+            Segment found = blockSlots.findBlock(high, low, hash);
+            if (guard.validate(stamp)) {
+                return found;
+            }
+        }
+        stamp = guard.readLock(); // as in peek
+        try {
+            return blockSlots.findBlock(high, low, hash);
+        } finally {
+            guard.unlockRead(stamp);
+        }
+    }
+
+    /** The prefix block of hash {@code high}, {@code low}, locked and live, or null (nothing locked) if it is not cached. */
+    Segment lockLiveBlockOrNull(long high, long low) {
+        return lockedIfLive(peekBlock(high, low));
     }
 
     /** Every segment now in the table, unlocked. */
@@ -214,7 +274,11 @@ final class SegmentTable {
 
     /** The segment of {@code key}, locked and live, or null (nothing locked) if it is not cached. */
     Segment lockLiveOrNull(String key) {
-        Segment segment = peek(key);
+        return lockedIfLive(peek(key));
+    }
+
+    /** {@code segment} locked, when it is live (a segment live under its lock is the one its key maps to); else null. */
+    private static Segment lockedIfLive(Segment segment) {
         if (segment == null) {
             return null;
         }
@@ -316,6 +380,8 @@ final class SegmentTable {
         try {
             slots = new Slots(INITIAL_CAPACITY);
             size = 0;
+            blockSlots = new Slots(INITIAL_CAPACITY);
+            blocks = 0;
         } finally {
             guard.unlockWrite(stamp);
         }
