@@ -3,6 +3,7 @@ package dev.kvtier.exec;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.BitSet;
 import java.util.List;
 
@@ -77,6 +78,20 @@ final class PagedMemory implements AutoCloseable {
     private long reservedPages;
     /** Where the last one-run allocation found its pages: looked at first next time (small segments come in streams). */
     private int hintChunk;
+    /**
+     * The runs the last releases freed, most recent on top ({@code recentCount} of them): a one-run allocation that
+     * fits takes the top one before any bit search. On a full tier the pages an allocation needs are the ones that
+     * making room for it has just freed (a promotion onto the GPU takes the pages of the victim demoted for it), so
+     * they are found without scanning for free bits (issue 11: the scan was ~3% of a trace reference), and their
+     * lines are still in the CPU's cache. An entry is checked before use (its chunk still there, its pages still
+     * free): a stale one is dropped.
+     */
+    private static final int RECENT_RUNS = 8;
+    private final Chunk[] recentChunk = new Chunk[RECENT_RUNS];
+    private final int[] recentSlot = new int[RECENT_RUNS];
+    private final int[] recentFirst = new int[RECENT_RUNS];
+    private final int[] recentPages = new int[RECENT_RUNS];
+    private int recentCount;
     private long freePageCount;
     private long pagesInUse;
     private long bytesInUse;
@@ -194,10 +209,33 @@ final class PagedMemory implements AutoCloseable {
     }
 
     /**
-     * The common case without lists: {@code needed} contiguous free pages in one chunk, looked for first in
-     * the chunk that served the last such request, then in the others in order; null when no chunk has such a run.
+     * The common case without lists: {@code needed} contiguous free pages in one chunk, taken from the run freed
+     * last when it is large enough, else looked for first in the chunk that served the last such request, then in
+     * the others in order; null when no chunk has such a run.
      */
     private PageAllocation takeOneRun(long bytes, int needed) {
+        while (recentCount > 0) {
+            int top = recentCount - 1;
+            Chunk chunk = recentChunk[top];
+            int slot = recentSlot[top];
+            int first = recentFirst[top];
+            if (chunks.get(slot) != chunk || chunk.freePages.nextClearBit(first) < first + recentPages[top]) {
+                recentChunk[top] = null; // given back, or (some of) its pages taken meanwhile by a search
+                recentCount--;
+                continue;
+            }
+            if (needed > recentPages[top]) {
+                break; // too small for this one: kept for the next
+            }
+            if (needed < recentPages[top]) {
+                recentFirst[top] += needed;
+                recentPages[top] -= needed;
+            } else {
+                recentChunk[top] = null;
+                recentCount--;
+            }
+            return takeRun(slot, chunk, first, needed, bytes);
+        }
         int count = chunks.size();
         for (int i = 0; i < count; i++) {
             int c = i == 0 ? hintChunk : (i <= hintChunk ? i - 1 : i);
@@ -212,19 +250,39 @@ final class PagedMemory implements AutoCloseable {
             for (int start = free.nextSetBit(chunk.firstFree); start >= 0; start = free.nextSetBit(start)) {
                 int end = needed == 1 ? start + 1 : free.nextClearBit(start);
                 if (end - start >= needed) {
-                    chunk.take(start, needed);
                     hintChunk = c;
-                    pagesInUse += needed;
-                    bytesInUse += bytes;
-                    freePageCount -= needed;
-                    MemorySegment run = chunk.memory.memory().asSlice((long) start * pageSize, bytes);
-                    return new PageAllocation(kind, bytes, List.of(run), this, new int[] {c}, new int[] {start},
-                            new int[] {needed});
+                    return takeRun(c, chunk, start, needed, bytes);
                 }
                 start = end;
             }
         }
         return null;
+    }
+
+    /** Takes the free pages {@code [first, first + needed)} of the chunk in {@code slot} as one allocation. */
+    private PageAllocation takeRun(int slot, Chunk chunk, int first, int needed, long bytes) {
+        chunk.take(first, needed);
+        pagesInUse += needed;
+        bytesInUse += bytes;
+        freePageCount -= needed;
+        MemorySegment run = chunk.memory.memory().asSlice((long) first * pageSize, bytes);
+        return new PageAllocation(kind, bytes, List.of(run), this, new int[] {slot}, new int[] {first}, new int[] {needed});
+    }
+
+    /** Remembers a run just freed (see {@link #recentChunk}); the oldest is forgotten when all entries are taken. */
+    private void freedRecently(int slot, int first, int pages) {
+        if (recentCount == RECENT_RUNS) {
+            System.arraycopy(recentChunk, 1, recentChunk, 0, RECENT_RUNS - 1);
+            System.arraycopy(recentSlot, 1, recentSlot, 0, RECENT_RUNS - 1);
+            System.arraycopy(recentFirst, 1, recentFirst, 0, RECENT_RUNS - 1);
+            System.arraycopy(recentPages, 1, recentPages, 0, RECENT_RUNS - 1);
+            recentCount--;
+        }
+        recentChunk[recentCount] = chunks.get(slot);
+        recentSlot[recentCount] = slot;
+        recentFirst[recentCount] = first;
+        recentPages[recentCount] = pages;
+        recentCount++;
     }
 
     /**
@@ -386,6 +444,7 @@ final class PagedMemory implements AutoCloseable {
         long pages = 0;
         for (int i = 0; i < allocation.runChunk.length; i++) {
             chunks.get(allocation.runChunk[i]).free(allocation.runFirstPage[i], allocation.runPageCount[i]);
+            freedRecently(allocation.runChunk[i], allocation.runFirstPage[i], allocation.runPageCount[i]);
             pages += allocation.runPageCount[i];
         }
         pagesInUse -= pages;
@@ -501,6 +560,8 @@ final class PagedMemory implements AutoCloseable {
         }
         chunks.clear();
         freePageCount = 0;
+        Arrays.fill(recentChunk, null);
+        recentCount = 0;
         cleanup.rethrowFirst();
     }
 }
