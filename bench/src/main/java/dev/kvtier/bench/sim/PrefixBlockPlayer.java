@@ -36,8 +36,6 @@ final class PrefixBlockPlayer implements BlockRequestPlayer {
     private final BlockContents contents;
     private final Arena arena;
     private final boolean[] written;
-    /** Each trace block's hash, made on first use: a request names its blocks on every call, as a runtime keeps them. */
-    private final BlockHash[] hashes;
     /** Blocks in the order they were first written: removed in reverse (children before parents). */
     private final List<Integer> writeOrder = new ArrayList<>();
     private MemorySegment suffix;
@@ -52,17 +50,12 @@ final class PrefixBlockPlayer implements BlockRequestPlayer {
         this.arena = arena;
         int unique = trace.uniqueBlocks();
         this.written = new boolean[unique];
-        this.hashes = new BlockHash[unique];
         this.suffix = arena.allocate(16L * blockBytes, 64);
     }
 
     /** The block hash of trace block {@code block}. */
     BlockHash hashOf(int block) {
-        BlockHash hash = hashes[block];
-        if (hash == null) {
-            hash = hashes[block] = new BlockHash(TRACE_NAMESPACE, trace.hashId(block));
-        }
-        return hash;
+        return new BlockHash(TRACE_NAMESPACE, trace.hashId(block));
     }
 
     @Override
