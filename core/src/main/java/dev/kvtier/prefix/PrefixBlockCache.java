@@ -238,13 +238,14 @@ public final class PrefixBlockCache {
         return new Words(high, low);
     }
 
+    /** The blocks, immutable (so that {@link PrefixPin} keeps the list as it is instead of copying it). */
     private static List<ResidentBlock> blocks(List<BlockHash> hashes, List<ResidentSegment> segments) {
-        List<ResidentBlock> blocks = new ArrayList<>(segments.size());
-        for (int i = 0; i < segments.size(); i++) {
+        ResidentBlock[] blocks = new ResidentBlock[segments.size()];
+        for (int i = 0; i < blocks.length; i++) {
             ResidentSegment segment = segments.get(i);
-            blocks.add(new ResidentBlock(hashes.get(i), segment.tier(), segment.foundOn(), segment.positions(), segment.pages()));
+            blocks[i] = new ResidentBlock(hashes.get(i), segment.tier(), segment.foundOn(), segment.positions(), segment.pages());
         }
-        return blocks;
+        return List.of(blocks);
     }
 
     private <T> T entered(Supplier<T> operation) {

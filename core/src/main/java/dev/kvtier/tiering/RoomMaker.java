@@ -236,7 +236,7 @@ final class RoomMaker {
                         fresh = true;
                         Segment victim = table.peek(candidate);
                         // A lock this thread holds (reentrantly) marks a segment this very call is moving.
-                        if (candidate.equals(excludeKey) || victim == null || victim.isHeldByCurrentThread()
+                        if (victim == null || isExcluded(candidate, excludeKey) || victim.isHeldByCurrentThread()
                                 || !victim.tryLock()) {
                             skipped += victim == null ? 0 : victim.sizeBytes;
                             continue;
@@ -297,6 +297,15 @@ final class RoomMaker {
                 tried = new HashSet<>(candidates.subList(0, iterated));
             }
         }
+    }
+
+    /**
+     * Whether {@code candidate} is the key a call making room excludes. Hash codes first: they are cached in the key
+     * strings, whose lines the table's look-up has just read, while an equal-length key's bytes are one more cold
+     * line per candidate (every block key has the same length and, under one namespace, the same first 16 digits).
+     */
+    private static boolean isExcluded(String candidate, String excludeKey) {
+        return excludeKey != null && candidate.hashCode() == excludeKey.hashCode() && candidate.equals(excludeKey);
     }
 
     private static long bytesOf(List<Mover.Move> moves) {
