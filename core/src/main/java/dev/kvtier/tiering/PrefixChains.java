@@ -477,22 +477,44 @@ final class PrefixChains {
         return failure;
     }
 
+    /**
+     * The block {@code high}, {@code low} if it is {@code previous}'s last child ({@link Segment#lastChild}: one cold
+     * line, the block's own, where the table's look-up reads two more), live or not; else null.
+     */
+    private static Segment hintedChild(Segment previous, long high, long low) {
+        Segment child = previous == null ? null : previous.lastChild;
+        return child != null && child.isBlock(high, low) ? child : null;
+    }
+
     /** Locks the leading run of blocks {@code high[i]}, {@code low[i]} that is live and chained (each the child of the one before). */
     private List<Segment> lockChain(long[] high, long[] low) {
         List<Segment> chain = new ArrayList<>(high.length);
         Segment previous = null;
         try {
             for (int i = 0; i < high.length; i++) {
-                Segment peeked = table.peekBlock(high[i], low[i]);
-                if (peeked == null || (i > 0 && peeked.parent != previous)) {
-                    break;
+                Segment peeked = hintedChild(previous, high[i], low[i]);
+                if (peeked != null) {
+                    peeked.lock();
+                    if (!peeked.live) { // a child removed since: the table may know a new block of that hash
+                        peeked.unlock();
+                        peeked = null;
+                    }
                 }
-                // A segment live under its lock is the one the table maps its key to (it is published before it
-                // turns live and turns dead before it is unpublished): no second look-up of the key.
-                peeked.lock();
-                if (!peeked.live) { // removed meanwhile (perhaps replaced by a block of another parent)
-                    peeked.unlock();
-                    break;
+                if (peeked == null) {
+                    peeked = table.peekBlock(high[i], low[i]);
+                    if (peeked == null || (i > 0 && peeked.parent != previous)) {
+                        break;
+                    }
+                    // A segment live under its lock is the one the table maps its key to (it is published before it
+                    // turns live and turns dead before it is unpublished): no second look-up of the key.
+                    peeked.lock();
+                    if (!peeked.live) { // removed meanwhile (perhaps replaced by a block of another parent)
+                        peeked.unlock();
+                        break;
+                    }
+                    if (previous != null) {
+                        previous.lastChild = peeked; // the child asked for last is the likeliest next time
+                    }
                 }
                 if (!engine.recoveredIntact(peeked)) { // recovered, and its bytes fail their first check: dropped
                     peeked.unlock();

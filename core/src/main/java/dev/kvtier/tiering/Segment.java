@@ -60,6 +60,14 @@ final class Segment extends AbstractQueuedSynchronizer {
      * block of a chain. Set once, before the segment is published.
      */
     final Segment parent;
+    /**
+     * A hint, for a block: its child published or found last ({@link PrefixChains} follows it before asking the
+     * table; most blocks have one child, the next block of their conversation). Read and written without a lock:
+     * the child's key, hash words and parent are final fields (safe to read through a race), and whoever follows the
+     * hint checks the hash and, under the child's lock, that it is live, else asks the table. Cleared when that child
+     * is dropped, so a removed child is not kept reachable.
+     */
+    Segment lastChild;
     /** Whether this is a prefix block: it may have a parent and children (counted per tier below). */
     private final boolean block;
     /**

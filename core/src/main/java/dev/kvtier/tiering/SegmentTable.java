@@ -164,6 +164,9 @@ final class SegmentTable {
                 }
                 blockSlots.place(segment, BlockKeys.hash(segment.blockHigh, segment.blockLow));
                 blocks++;
+                if (segment.parent != null) {
+                    segment.parent.lastChild = segment;
+                }
             }
             return true;
         } finally {
@@ -199,6 +202,9 @@ final class SegmentTable {
                 if (segment.isBlock()) {
                     blockSlots.removeAt(blockSlots.slotOf(segment, BlockKeys.hash(segment.blockHigh, segment.blockLow)));
                     blocks--;
+                    if (segment.parent != null && segment.parent.lastChild == segment) {
+                        segment.parent.lastChild = null;
+                    }
                 }
             }
         } finally {
