@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.BitSet;
 import java.util.List;
 
 /**
@@ -33,14 +32,14 @@ final class PagedMemory implements AutoCloseable {
         final MemoryChunk memory;
         /** Pages in this chunk: the memory's chunk size, or fewer for the last chunk of a capped memory. */
         final int pages;
-        final BitSet freePages;
+        final PageBits freePages;
         int freeCount;
         int firstFree;
 
         Chunk(MemoryChunk memory, int pages) {
             this.memory = memory;
             this.pages = pages;
-            this.freePages = new BitSet(pages);
+            this.freePages = new PageBits(pages);
             this.freePages.set(0, pages);
             this.freeCount = pages;
         }
@@ -59,6 +58,66 @@ final class PagedMemory implements AutoCloseable {
             freePages.set(first, first + count);
             freeCount += count;
             firstFree = Math.min(firstFree, first);
+        }
+    }
+
+    /**
+     * The free pages of a chunk, bit {@code i} set when page {@code i} is free: {@link java.util.BitSet}'s meaning
+     * for the four methods used, on a plain word array. BitSet re-counts its words in use from the top after every
+     * range clear, and on a full tier (almost every word 0) that scanned the chunk's words on every allocation.
+     * Bits at and beyond the chunk's page count are clear, as in a BitSet.
+     */
+    static final class PageBits {
+        private final long[] words;
+
+        PageBits(int bits) {
+            this.words = new long[(bits + 63) >>> 6];
+        }
+
+        /** The first set bit at or after {@code from}, or -1. */
+        int nextSetBit(int from) {
+            int w = from >>> 6;
+            if (w >= words.length) {
+                return -1;
+            }
+            long word = words[w] & (-1L << from); // a shift by from takes its low 6 bits
+            while (word == 0) {
+                if (++w == words.length) {
+                    return -1;
+                }
+                word = words[w];
+            }
+            return (w << 6) + Long.numberOfTrailingZeros(word);
+        }
+
+        /** The first clear bit at or after {@code from}. */
+        int nextClearBit(int from) {
+            int w = from >>> 6;
+            if (w >= words.length) {
+                return from;
+            }
+            long word = ~words[w] & (-1L << from);
+            while (word == 0) {
+                if (++w == words.length) {
+                    return w << 6;
+                }
+                word = ~words[w];
+            }
+            return (w << 6) + Long.numberOfTrailingZeros(word);
+        }
+
+        /** Sets bits {@code [from, to)}. */
+        void set(int from, int to) {
+            for (int i = from; i < to; i++) {
+                words[i >>> 6] |= 1L << i;
+            }
+        }
+
+        /** Clears bits {@code [from, to)}. */
+        void clear(int from, int to) {
+            for (int i = from; i < to; i++) {
+                words[i >>> 6] &= ~(1L << i);
+            }
         }
     }
 
@@ -246,7 +305,7 @@ final class PagedMemory implements AutoCloseable {
             if (chunk == null || chunk.freeCount < needed) {
                 continue;
             }
-            BitSet free = chunk.freePages;
+            PageBits free = chunk.freePages;
             for (int start = free.nextSetBit(chunk.firstFree); start >= 0; start = free.nextSetBit(start)) {
                 int end = needed == 1 ? start + 1 : free.nextClearBit(start);
                 if (end - start >= needed) {
@@ -352,7 +411,7 @@ final class PagedMemory implements AutoCloseable {
                     throw new IllegalArgumentException("run " + taken + " (chunk " + c + ", pages " + first + "+"
                             + count + ") lies outside the " + liveChunks + " chunks of " + pagesPerChunk + " pages held");
                 }
-                BitSet free = chunks.get(c).freePages;
+                PageBits free = chunks.get(c).freePages;
                 if (free.nextClearBit(first) < first + count) {
                     throw new IllegalArgumentException("run " + taken + " (chunk " + c + ", pages " + first + "+"
                             + count + ") overlaps pages already in use");
@@ -389,7 +448,7 @@ final class PagedMemory implements AutoCloseable {
                 if (chunks.get(c) == null) {
                     continue;
                 }
-                BitSet free = chunks.get(c).freePages;
+                PageBits free = chunks.get(c).freePages;
                 for (int start = free.nextSetBit(chunks.get(c).firstFree); start >= 0; start = free.nextSetBit(start)) {
                     int end = free.nextClearBit(start);
                     if (end - start >= needed) {
@@ -406,7 +465,7 @@ final class PagedMemory implements AutoCloseable {
             if (chunks.get(c) == null) {
                 continue;
             }
-            BitSet free = chunks.get(c).freePages;
+            PageBits free = chunks.get(c).freePages;
             for (int start = free.nextSetBit(chunks.get(c).firstFree); start >= 0 && left > 0; start = free.nextSetBit(start)) {
                 int end = (int) Math.min(free.nextClearBit(start), start + left);
                 chunks.get(c).take(start, end - start);

@@ -196,6 +196,33 @@ class PagedMemoryTest {
         }
     }
 
+    /** The chunks' free-page bits answer as a {@link java.util.BitSet} does, across word boundaries and at the end. */
+    @Test
+    void pageBitsAnswerAsABitSet() {
+        for (int size : new int[] {1, 63, 64, 65, 200, 256}) {
+            SplittableRandom random = new SplittableRandom(size);
+            PagedMemory.PageBits bits = new PagedMemory.PageBits(size);
+            java.util.BitSet model = new java.util.BitSet(size);
+            bits.set(0, size);
+            model.set(0, size);
+            for (int op = 0; op < 2_000; op++) {
+                int from = random.nextInt(size);
+                int to = from + random.nextInt(Math.min(size - from, 70) + 1);
+                if (random.nextBoolean()) {
+                    bits.set(from, to);
+                    model.set(from, to);
+                } else {
+                    bits.clear(from, to);
+                    model.clear(from, to);
+                }
+                for (int at = 0; at <= size + 64; at += 1 + random.nextInt(5)) {
+                    assertEquals(model.nextSetBit(at), bits.nextSetBit(at), "nextSetBit(" + at + ") of " + size);
+                    assertEquals(model.nextClearBit(at), bits.nextClearBit(at), "nextClearBit(" + at + ") of " + size);
+                }
+            }
+        }
+    }
+
     @Test
     void aSegmentLargerThanAChunkSpansChunks() throws IOException {
         try (PagedMemory memory = new PagedMemory(StorageKind.MAPPED_FILE, PAGE, 4 * PAGE, new CountingAllocator())) {
