@@ -242,12 +242,15 @@ final class RoomMaker {
                             continue;
                         }
                         locked.add(victim);
-                        Mover.Move move = victim.live && victim.pins == 0 && table.currentTier(victim) == tier
-                                ? bookDemotion(victim, tier, failed) : null;
+                        // A block with a child here may go nowhere (every target is at least as slow as the next
+                        // tier): refused before its tier is asked for and its move tried, a parent met root first.
+                        boolean heldByChild = victim.live && victim.holdsChildFasterThan(slowerThan(tier));
+                        Mover.Move move = !heldByChild && victim.live && victim.pins == 0
+                                && table.currentTier(victim) == tier ? bookDemotion(victim, tier, failed) : null;
                         if (move == null) {
                             skipped += victim.sizeBytes;
                             if (victim.liveChildren() > 0) {
-                                if (victim.live && victim.holdsChildFasterThan(slowerThan(tier))) {
+                                if (heldByChild) {
                                     // Held here by a child until that child leaves (see releaseParent): the policy
                                     // names others meanwhile, or every later round reads and refuses it again.
                                     store.hold(victim.handle);
