@@ -315,9 +315,9 @@ final class PrefixChains {
     }
 
     /**
-     * Entered: makes the leading run of {@code keys} cached as one chain resident on {@code tier} or faster and
-     * pins every block of it; the blocks that move are moved with one batch per tier pair. All or nothing:
-     * if any copy fails, every block stays where it was.
+     * Entered: makes the leading run of blocks {@code high[i]}, {@code low[i]} cached as one chain resident on
+     * {@code tier} or faster and pins every block of it; the blocks that move are moved with one batch per tier pair.
+     * All or nothing: if any copy fails, every block stays where it was.
      */
     TieringEngine.PinnedChain pin(long[] high, long[] low, Tier tier) {
         List<Segment> chain = lockChain(high, low);

@@ -24,7 +24,8 @@ import java.util.concurrent.locks.StampedLock;
  * {@code ConcurrentHashMap} also reads a node between them. Every lookup of a reference goes through here
  * and is a cache miss on a large cache (issue 11: the map's lookup was the largest single cost of a trace
  * reference). Lookups take no lock: they read optimistically under a {@link StampedLock} and read again under
- * its read lock when a change overlapped; changes take its write lock.
+ * its read lock when a change overlapped; changes take its write lock. Prefix blocks are in a second such table
+ * too, by their 128-bit hash ({@link #peekBlock}), so the chain calls need no key strings.
  */
 final class SegmentTable {
     private static final int INITIAL_CAPACITY = 64;

@@ -684,8 +684,8 @@ public final class TieringEngine {
     }
 
     /**
-     * Entered: makes the leading run of {@code keys} cached as one chain resident on {@code tier} or faster
-     * (one batched transfer per tier pair) and pins it; all or nothing.
+     * Entered: makes the leading run of blocks {@code high[i]}, {@code low[i]} cached as one chain resident on
+     * {@code tier} or faster (one batched transfer per tier pair) and pins it; all or nothing.
      */
     public PinnedChain pinChain(long[] high, long[] low, Tier tier) {
         return countedTransfers(() -> chains.pin(high, low, tier));
