@@ -168,6 +168,42 @@ abstract class PrefixBlockCacheContract {
         }
     }
 
+    /**
+     * A block's children are found whichever was asked for last (a parent remembers one child as a hint and the others
+     * are found by hash), and a child removed and stored again under another parent belongs to that parent only.
+     */
+    @Test
+    void childrenAreFoundWhicheverWasAskedLastAndARemovedChildStoredElsewhereMovesWithIt() {
+        KvTierCache cache = open(8, 8);
+        PrefixBlockCache blocks = cache.prefixBlocks(LAYOUT);
+        List<BlockHash> a = chain("m", 11, 2);
+        List<BlockHash> b = chain("m", 12, 2);
+        blocks.storeBlocks(BlockHash.ROOT, a, contents(a, PAGE), Tier.GPU);
+        blocks.storeBlocks(BlockHash.ROOT, b.subList(0, 1), contents(b.subList(0, 1), PAGE), Tier.GPU);
+        BlockHash sibling = chain("m", 14, 1).get(0);
+        blocks.storeBlocks(a.get(0), List.of(sibling), contents(List.of(sibling), PAGE), Tier.GPU);
+        for (int round = 0; round < 3; round++) {
+            try (PrefixPin one = blocks.ensurePrefixResident(a, Tier.GPU);
+                 PrefixPin two = blocks.ensurePrefixResident(List.of(a.get(0), sibling), Tier.GPU)) {
+                assertEquals(2, one.size(), "round " + round);
+                assertEquals(2, two.size(), "round " + round);
+                assertEquals(sibling, two.blocks().get(1).hash());
+            }
+        }
+        // a.get(1) leaves and comes back under b.get(0): a's chain is one block long now, b's two.
+        assertTrue(blocks.removeBlock(a.get(1)));
+        assertEquals(1, blocks.storeBlocks(b.get(0), List.of(a.get(1)), contents(List.of(a.get(1)), PAGE), Tier.GPU));
+        try (PrefixPin pin = blocks.ensurePrefixResident(a, Tier.GPU)) {
+            assertEquals(1, pin.size(), "block 1 of a continues b now");
+        }
+        assertEquals(1, blocks.lookupPrefix(a).cachedBlocks());
+        try (PrefixPin pin = blocks.ensurePrefixResident(List.of(b.get(0), a.get(1)), Tier.GPU)) {
+            assertEquals(2, pin.size());
+            assertEquals(PositionRange.of(16, 32), pin.blocks().get(1).positions());
+        }
+        assertArrayEquals(content(a.get(1), PAGE), read(blocks, a.get(1)));
+    }
+
     @Test
     void aNewBlockIsNeverPlacedHotterThanItsParent() {
         PrefixBlockCache blocks = open(8, 8).prefixBlocks(LAYOUT);

@@ -2,13 +2,12 @@ package dev.kvtier.prefix;
 
 import dev.kvtier.ResidentSegment;
 import dev.kvtier.store.Tier;
+import dev.kvtier.tiering.BlockKeys;
 import dev.kvtier.tiering.OperationGate;
 import dev.kvtier.tiering.TieringEngine;
 
 import java.lang.foreign.MemorySegment;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
@@ -51,7 +50,7 @@ import java.util.function.Supplier;
  */
 public final class PrefixBlockCache {
     /** Every block's segment key is this followed by its hash's 32 hex digits. */
-    public static final String KEY_PREFIX = "kvblock:";
+    public static final String KEY_PREFIX = BlockKeys.PREFIX;
 
     private final TieringEngine engine;
     private final OperationGate gate;
@@ -86,26 +85,13 @@ public final class PrefixBlockCache {
         return layout;
     }
 
-    /** The segment key block {@code hash} is cached under: {@link #KEY_PREFIX} and its hex digits. */
+    /**
+     * The segment key block {@code hash} is cached under: {@link #KEY_PREFIX} and its hex digits (as
+     * {@link BlockHash#toString}). The calls of this class find blocks by their hashes and build no key; the key is
+     * how the segment API ({@code KvTierCache}) and its listeners name a block.
+     */
     public static String keyOf(BlockHash hash) {
-        // Built straight into one Latin-1 array: keys are made for every block of every call, and the concatenation
-        // of two HexFormat strings cost three allocations and two copies more.
-        byte[] key = new byte[KEY_PREFIX_BYTES.length + 2 * BlockHash.BYTES];
-        System.arraycopy(KEY_PREFIX_BYTES, 0, key, 0, KEY_PREFIX_BYTES.length);
-        writeHex(hash.high(), key, KEY_PREFIX_BYTES.length);
-        writeHex(hash.low(), key, KEY_PREFIX_BYTES.length + 16);
-        return new String(key, StandardCharsets.ISO_8859_1);
-    }
-
-    private static final byte[] KEY_PREFIX_BYTES = KEY_PREFIX.getBytes(StandardCharsets.ISO_8859_1);
-    private static final byte[] HEX_DIGITS = "0123456789abcdef".getBytes(StandardCharsets.ISO_8859_1);
-
-    /** The 16 lowercase hex digits of {@code value}, most significant first (as {@link BlockHash#toString}). */
-    private static void writeHex(long value, byte[] destination, int offset) {
-        for (int i = 15; i >= 0; i--) {
-            destination[offset + i] = HEX_DIGITS[(int) (value & 0xF)];
-            value >>>= 4;
-        }
+        return BlockKeys.of(hash.high(), hash.low());
     }
 
     /**
@@ -115,8 +101,8 @@ public final class PrefixBlockCache {
      * @throws IllegalArgumentException if {@code hashes} or one of them is null
      */
     public PrefixLookup lookupPrefix(List<BlockHash> hashes) {
-        List<String> keys = keys(hashes);
-        return entered(() -> new PrefixLookup(engine.lookupChain(keys)));
+        Words words = words(hashes);
+        return entered(() -> new PrefixLookup(engine.lookupChain(words.high, words.low)));
     }
 
     /**
@@ -133,9 +119,9 @@ public final class PrefixBlockCache {
      * @throws dev.kvtier.SegmentCorruptedException if a block's DISK bytes are corrupted
      */
     public PrefixPin ensurePrefixResident(List<BlockHash> hashes, Tier tier) {
-        List<String> keys = keys(hashes);
+        Words words = words(hashes);
         requireNonNull(tier, "tier");
-        TieringEngine.PinnedChain chain = entered(() -> engine.pinChain(keys, tier));
+        TieringEngine.PinnedChain chain = entered(() -> engine.pinChain(words.high, words.low, tier));
         return new PrefixPin(blocks(hashes, chain.segments()), chain.unpin());
     }
 
@@ -148,13 +134,13 @@ public final class PrefixBlockCache {
      * @throws IllegalStateException    if the layout declares no layers, or after the cache was closed
      */
     public PrefixRestore ensurePrefixResidentByLayer(List<BlockHash> hashes, Tier tier) {
-        List<String> keys = keys(hashes);
+        Words words = words(hashes);
         requireNonNull(tier, "tier");
         if (!layout.isLayered()) {
             throw new IllegalStateException("the layout declares no layers: " + layout
                     + " (open the view with BlockLayout.layered to restore layer by layer)");
         }
-        TieringEngine.LayeredRestore restore = engine.pinChainLayered(keys, tier, layerOffsets, layerLengths);
+        TieringEngine.LayeredRestore restore = engine.pinChainLayered(words.high, words.low, tier, layerOffsets, layerLengths);
         List<CompletableFuture<List<ResidentBlock>>> layers = new ArrayList<>(restore.layers().size());
         for (CompletableFuture<List<ResidentSegment>> layer : restore.layers()) {
             layers.add(layer.thenApply(segments -> blocks(hashes, segments)));
@@ -190,7 +176,7 @@ public final class PrefixBlockCache {
      */
     public int storeBlocks(BlockHash parentHash, List<BlockHash> hashes, MemorySegment bytes, Tier tier) {
         requireNonNull(parentHash, "parentHash (BlockHash.ROOT or a namespace root for a chain's first block)");
-        List<String> keys = keys(hashes);
+        Words words = words(hashes);
         requireNonNull(bytes, "bytes");
         requireNonNull(tier, "tier");
         long expected = (long) hashes.size() * layout.bytesPerBlock();
@@ -198,8 +184,8 @@ public final class PrefixBlockCache {
             throw new IllegalArgumentException("bytes must hold " + hashes.size() + " blocks of " + layout.bytesPerBlock()
                     + " bytes = " + expected + " bytes, was " + bytes.byteSize());
         }
-        return entered(() -> engine.storeChain(RECENT_KEYS.get().keyOf(parentHash), keys, layout.tokensPerBlock(), bytes,
-                layout.bytesPerBlock(), tier));
+        return entered(() -> engine.storeChain(parentHash.high(), parentHash.low(), words.high, words.low,
+                layout.tokensPerBlock(), bytes, layout.bytesPerBlock(), tier));
     }
 
     /**
@@ -213,7 +199,7 @@ public final class PrefixBlockCache {
         requireNonNull(hash, "hash");
         requireNonNull(dst, "dst");
         entered(() -> {
-            engine.read(RECENT_KEYS.get().keyOf(hash), dst);
+            engine.readBlock(hash.high(), hash.low(), dst);
             return null;
         });
     }
@@ -233,55 +219,33 @@ public final class PrefixBlockCache {
 
     // ---------------------------------------------------------------- the door's own work
 
-    private static List<String> keys(List<BlockHash> hashes) {
+    /** The hashes' words, as the engine takes a chain: block {@code i} is {@code high[i]}, {@code low[i]}. */
+    private record Words(long[] high, long[] low) { }
+
+    /** The words of {@code hashes}, checked: the list and every hash non-null. */
+    private static Words words(List<BlockHash> hashes) {
         requireNonNull(hashes, "hashes");
-        RecentKeys recent = RECENT_KEYS.get();
-        String[] keys = new String[hashes.size()];
-        for (int i = 0; i < keys.length; i++) {
+        long[] high = new long[hashes.size()];
+        long[] low = new long[high.length];
+        for (int i = 0; i < high.length; i++) {
             BlockHash hash = hashes.get(i);
             if (hash == null) {
                 throw new IllegalArgumentException("hashes[" + i + "] must not be null");
             }
-            keys[i] = recent.keyOf(hash);
+            high[i] = hash.high();
+            low[i] = hash.low();
         }
-        return Arrays.asList(keys);
+        return new Words(high, low);
     }
 
-    /**
-     * Per thread, the keys of the blocks it named last: a runtime names a request's blocks to look them up, again
-     * to restore them and again to store the rest, and building a key costs more than finding it here.
-     */
-    private static final ThreadLocal<RecentKeys> RECENT_KEYS = ThreadLocal.withInitial(RecentKeys::new);
-
-    /** A direct-mapped memo of {@link #keyOf}: one hash and its key per slot. One thread's; bounded. */
-    private static final class RecentKeys {
-        private static final int SLOTS = 256;
-        private final long[] high = new long[SLOTS];
-        private final long[] low = new long[SLOTS];
-        private final String[] keys = new String[SLOTS];
-
-        String keyOf(BlockHash hash) {
-            long mixed = (hash.high() ^ hash.low()) * 0x9E3779B97F4A7C15L;
-            int slot = (int) (mixed >>> 56) & (SLOTS - 1);
-            String key = keys[slot];
-            if (key != null && high[slot] == hash.high() && low[slot] == hash.low()) {
-                return key;
-            }
-            key = PrefixBlockCache.keyOf(hash);
-            high[slot] = hash.high();
-            low[slot] = hash.low();
-            keys[slot] = key;
-            return key;
-        }
-    }
-
+    /** The blocks, immutable (so that {@link PrefixPin} keeps the list as it is instead of copying it). */
     private static List<ResidentBlock> blocks(List<BlockHash> hashes, List<ResidentSegment> segments) {
-        List<ResidentBlock> blocks = new ArrayList<>(segments.size());
-        for (int i = 0; i < segments.size(); i++) {
+        ResidentBlock[] blocks = new ResidentBlock[segments.size()];
+        for (int i = 0; i < blocks.length; i++) {
             ResidentSegment segment = segments.get(i);
-            blocks.add(new ResidentBlock(hashes.get(i), segment.tier(), segment.foundOn(), segment.positions(), segment.pages()));
+            blocks[i] = new ResidentBlock(hashes.get(i), segment.tier(), segment.foundOn(), segment.positions(), segment.pages());
         }
-        return blocks;
+        return List.of(blocks);
     }
 
     private <T> T entered(Supplier<T> operation) {

@@ -71,13 +71,16 @@ final class PrefixChains {
         this.gate = gate;
     }
 
-    /** Entered: the tiers of the leading run of {@code keys} that is cached as one chain; no lock is taken. */
-    List<Tier> lookup(List<String> keys) {
+    /**
+     * Entered: the tiers of the leading run of blocks {@code high[i]}, {@code low[i]} (their hashes' words) that is
+     * cached as one chain; no lock is taken.
+     */
+    List<Tier> lookup(long[] high, long[] low) {
         List<Tier> tiers = new ArrayList<>();
         Segment previous = null;
-        for (int i = 0; i < keys.size(); i++) {
-            Segment segment = table.peek(keys.get(i));
-            if (segment == null || !segment.isBlock() || (i > 0 && segment.parent != previous)) {
+        for (int i = 0; i < high.length; i++) {
+            Segment segment = table.peekBlock(high[i], low[i]);
+            if (segment == null || (i > 0 && segment.parent != previous)) {
                 break;
             }
             SegmentHandle handle = segment.handle; // null while it is being registered: not cached yet
@@ -92,51 +95,48 @@ final class PrefixChains {
     }
 
     /**
-     * Entered: stores new blocks continuing {@code parentKey} (null, or a key that is not a cached block: the
-     * chain starts here), block {@code i} being {@code bytes[i * bytesPerBlock, (i + 1) * bytesPerBlock)} at
-     * the token positions after its parent's. A block already cached is kept as it is (equal hash, equal
-     * bytes) and continues the chain. Each new block goes to {@code tier}, or to its parent's tier when that
-     * is slower, or further down when no room can be made there soon.
+     * Entered: stores new blocks continuing block {@code parentHigh}, {@code parentLow} (when that is not a cached
+     * block, the chain starts here), block {@code i} being hash {@code high[i]}, {@code low[i]} with the bytes
+     * {@code bytes[i * bytesPerBlock, (i + 1) * bytesPerBlock)} at the token positions after its parent's. A block
+     * already cached is kept as it is (equal hash, equal bytes) and continues the chain. Each new block goes to
+     * {@code tier}, or to its parent's tier when that is slower, or further down when no room can be made there soon.
      *
      * @return how many blocks were new
+     * @throws IllegalArgumentException when a block is cached already but not as the child of the one before it
      */
-    int store(String parentKey, List<String> keys, long tokensPerBlock, MemorySegment bytes, long bytesPerBlock,
-              Tier tier) {
-        Segment parent = parentKey == null ? null : table.lockLiveOrNull(parentKey);
-        if (parent != null && !parent.isBlock()) {
-            parent.unlock();
-            parent = null;
-        }
+    int store(long parentHigh, long parentLow, long[] high, long[] low, long tokensPerBlock, MemorySegment bytes,
+              long bytesPerBlock, Tier tier) {
+        Segment parent = table.lockLiveBlockOrNull(parentHigh, parentLow);
         int stored = 0;
         try {
             long position = parent == null ? 0 : parent.positions.end();
-            for (int i = 0; i < keys.size(); i++) {
-                String key = keys.get(i);
+            for (int i = 0; i < high.length; i++) {
                 Segment next = null;
-                Segment existing = table.peek(key);
+                Segment existing = table.peekBlock(high[i], low[i]);
                 if (existing != null) {
-                    requireContinues(existing, parent, key, i);
-                    next = table.lockLiveOrNull(key);
+                    requireContinues(existing, parent, i);
+                    next = table.lockLiveBlockOrNull(high[i], low[i]);
                     if (next != null && next != existing) { // replaced meanwhile
                         next.unlock();
-                        requireContinues(next, parent, key, i);
-                        next = table.lockLiveOrNull(key);
+                        requireContinues(next, parent, i);
+                        next = table.lockLiveBlockOrNull(high[i], low[i]);
                     }
                 }
                 if (next == null) {
                     Tier parentTier = parent == null ? null : table.currentTier(parent);
                     Tier target = parentTier == null || !tier.isFasterThan(parentTier) ? tier : parentTier;
                     int end = i + 1;
-                    while (end < keys.size() && table.peek(keys.get(end)) == null) {
+                    while (end < high.length && table.peekBlock(high[end], low[end]) == null) {
                         end++;
                     }
                     next = end - i > 1 && target != Tier.DISK
-                            ? insertRun(keys, i, end, position, tokensPerBlock, bytes, bytesPerBlock, parent, target) : null;
+                            ? insertRun(high, low, i, end, position, tokensPerBlock, bytes, bytesPerBlock, parent, target)
+                            : null;
                     if (next != null) {
                         stored += end - i;
                         i = end - 1;
                     } else {
-                        next = insert(key, PositionRange.of(position, position + tokensPerBlock),
+                        next = insert(high[i], low[i], PositionRange.of(position, position + tokensPerBlock),
                                 bytes.asSlice(i * bytesPerBlock, bytesPerBlock), parent, target);
                         stored++;
                     }
@@ -161,10 +161,10 @@ final class PrefixChains {
      *
      * @return the block, live and locked
      */
-    private Segment insert(String key, PositionRange positions, MemorySegment bytes, Segment parent, Tier target) {
+    private Segment insert(long high, long low, PositionRange positions, MemorySegment bytes, Segment parent, Tier target) {
         Tier tier = target;
         while (true) {
-            Segment block = Segment.block(key, positions, bytes.byteSize(), parent);
+            Segment block = Segment.block(high, low, positions, bytes.byteSize(), parent);
             block.lock();
             try {
                 engine.insertLocked(block, tier, engine.copiedIn(bytes, tier, tier != Tier.DISK), tier != Tier.DISK);
@@ -184,7 +184,7 @@ final class PrefixChains {
     }
 
     /**
-     * Inserts the new blocks {@code keys[from, to)} continuing {@code parent} (locked by the caller, or null) on
+     * Inserts the new blocks {@code [from, to)} of {@code high}, {@code low} continuing {@code parent} (locked by the caller, or null) on
      * {@code tier} together: room made once for all of them, registered in the store tail first, filled, and made
      * live root first. Why tail first: a recency- or FIFO-ranking policy then offers the run's tail before its root,
      * and a block may only leave a tier once its children have (registered root first, every block but the tail
@@ -194,7 +194,7 @@ final class PrefixChains {
      *         for the whole run could not be made quickly or a key was cached meanwhile (the caller then inserts
      *         block by block, each where it fits)
      */
-    private Segment insertRun(List<String> keys, int from, int to, long position, long tokensPerBlock,
+    private Segment insertRun(long[] high, long[] low, int from, int to, long position, long tokensPerBlock,
                               MemorySegment bytes, long bytesPerBlock, Segment parent, Tier tier) {
         int n = to - from;
         Segment[] run = new Segment[n];
@@ -207,8 +207,8 @@ final class PrefixChains {
             Segment previous = parent;
             for (int k = 0; k < n; k++) {
                 long start = position + k * tokensPerBlock;
-                Segment block = Segment.block(keys.get(from + k), PositionRange.of(start, start + tokensPerBlock),
-                        bytesPerBlock, previous);
+                Segment block = Segment.block(high[from + k], low[from + k],
+                        PositionRange.of(start, start + tokensPerBlock), bytesPerBlock, previous);
                 block.lock();
                 run[k] = block;
                 if (!table.publish(block)) {
@@ -280,9 +280,9 @@ final class PrefixChains {
         return Boolean.TRUE;
     }
 
-    private static void requireContinues(Segment existing, Segment parent, String key, int index) {
-        if (existing.parent != parent || !existing.isBlock()) {
-            throw new IllegalArgumentException("key \"" + key + "\" is cached already but not as the block after "
+    private static void requireContinues(Segment existing, Segment parent, int index) {
+        if (existing.parent != parent) {
+            throw new IllegalArgumentException("key \"" + existing.key + "\" is cached already but not as the block after "
                     + (parent == null ? "the chain's start" : "\"" + parent.key + "\"") + " (block " + index
                     + " of the keys given)");
         }
@@ -315,12 +315,12 @@ final class PrefixChains {
     }
 
     /**
-     * Entered: makes the leading run of {@code keys} cached as one chain resident on {@code tier} or faster and
-     * pins every block of it; the blocks that move are moved with one batch per tier pair. All or nothing:
-     * if any copy fails, every block stays where it was.
+     * Entered: makes the leading run of blocks {@code high[i]}, {@code low[i]} cached as one chain resident on
+     * {@code tier} or faster and pins every block of it; the blocks that move are moved with one batch per tier pair.
+     * All or nothing: if any copy fails, every block stays where it was.
      */
-    TieringEngine.PinnedChain pin(List<String> keys, Tier tier) {
-        List<Segment> chain = lockChain(keys);
+    TieringEngine.PinnedChain pin(long[] high, long[] low, Tier tier) {
+        List<Segment> chain = lockChain(high, low);
         try {
             Tier[] tiers = new Tier[chain.size()];
             List<Mover.Move> moves = bookAndPrepare(chain, tier, tiers);
@@ -346,7 +346,7 @@ final class PrefixChains {
      *
      * @throws IllegalStateException after close
      */
-    TieringEngine.LayeredRestore pinLayered(List<String> keys, Tier tier, long[][] offsets, long[][] lengths) {
+    TieringEngine.LayeredRestore pinLayered(long[] high, long[] low, Tier tier, long[][] offsets, long[][] lengths) {
         List<CompletableFuture<List<ResidentSegment>>> layers = new ArrayList<>(offsets.length);
         for (int l = 0; l < offsets.length; l++) {
             layers.add(new CompletableFuture<>());
@@ -356,7 +356,7 @@ final class PrefixChains {
         try {
             restorers.execute(() -> {
                 try {
-                    pinned.complete(engine.countedCall(() -> restoreLayers(keys, tier, offsets, lengths, layers)));
+                    pinned.complete(engine.countedCall(() -> restoreLayers(high, low, tier, offsets, lengths, layers)));
                 } catch (Throwable t) {
                     for (CompletableFuture<List<ResidentSegment>> layer : layers) {
                         layer.completeExceptionally(t);
@@ -377,9 +377,9 @@ final class PrefixChains {
         return new TieringEngine.LayeredRestore(List.copyOf(copies), pinned.copy());
     }
 
-    private TieringEngine.PinnedChain restoreLayers(List<String> keys, Tier tier, long[][] offsets, long[][] lengths,
-                                                    List<CompletableFuture<List<ResidentSegment>>> layers) {
-        List<Segment> chain = lockChain(keys);
+    private TieringEngine.PinnedChain restoreLayers(long[] high, long[] low, Tier tier, long[][] offsets,
+                                                    long[][] lengths, List<CompletableFuture<List<ResidentSegment>>> layers) {
+        List<Segment> chain = lockChain(high, low);
         try {
             Tier[] tiers = new Tier[chain.size()];
             List<Mover.Move> moves = bookAndPrepare(chain, tier, tiers);
@@ -477,22 +477,44 @@ final class PrefixChains {
         return failure;
     }
 
-    /** Locks the leading run of {@code keys} that is live and chained (each the child of the one before). */
-    private List<Segment> lockChain(List<String> keys) {
-        List<Segment> chain = new ArrayList<>(keys.size());
+    /**
+     * The block {@code high}, {@code low} if it is {@code previous}'s last child ({@link Segment#lastChild}: one cold
+     * line, the block's own, where the table's look-up reads two more), live or not; else null.
+     */
+    private static Segment hintedChild(Segment previous, long high, long low) {
+        Segment child = previous == null ? null : previous.lastChild;
+        return child != null && child.isBlock(high, low) ? child : null;
+    }
+
+    /** Locks the leading run of blocks {@code high[i]}, {@code low[i]} that is live and chained (each the child of the one before). */
+    private List<Segment> lockChain(long[] high, long[] low) {
+        List<Segment> chain = new ArrayList<>(high.length);
         Segment previous = null;
         try {
-            for (int i = 0; i < keys.size(); i++) {
-                Segment peeked = table.peek(keys.get(i));
-                if (peeked == null || !peeked.isBlock() || (i > 0 && peeked.parent != previous)) {
-                    break;
+            for (int i = 0; i < high.length; i++) {
+                Segment peeked = hintedChild(previous, high[i], low[i]);
+                if (peeked != null) {
+                    peeked.lock();
+                    if (!peeked.live) { // a child removed since: the table may know a new block of that hash
+                        peeked.unlock();
+                        peeked = null;
+                    }
                 }
-                // A segment live under its lock is the one the table maps its key to (it is published before it
-                // turns live and turns dead before it is unpublished): no second look-up of the key.
-                peeked.lock();
-                if (!peeked.live) { // removed meanwhile (perhaps replaced by a block of another parent)
-                    peeked.unlock();
-                    break;
+                if (peeked == null) {
+                    peeked = table.peekBlock(high[i], low[i]);
+                    if (peeked == null || (i > 0 && peeked.parent != previous)) {
+                        break;
+                    }
+                    // A segment live under its lock is the one the table maps its key to (it is published before it
+                    // turns live and turns dead before it is unpublished): no second look-up of the key.
+                    peeked.lock();
+                    if (!peeked.live) { // removed meanwhile (perhaps replaced by a block of another parent)
+                        peeked.unlock();
+                        break;
+                    }
+                    if (previous != null) {
+                        previous.lastChild = peeked; // the child asked for last is the likeliest next time
+                    }
                 }
                 if (!engine.recoveredIntact(peeked)) { // recovered, and its bytes fail their first check: dropped
                     peeked.unlock();

@@ -236,18 +236,21 @@ final class RoomMaker {
                         fresh = true;
                         Segment victim = table.peek(candidate);
                         // A lock this thread holds (reentrantly) marks a segment this very call is moving.
-                        if (candidate.equals(excludeKey) || victim == null || victim.isHeldByCurrentThread()
+                        if (victim == null || isExcluded(candidate, excludeKey) || victim.isHeldByCurrentThread()
                                 || !victim.tryLock()) {
                             skipped += victim == null ? 0 : victim.sizeBytes;
                             continue;
                         }
                         locked.add(victim);
-                        Mover.Move move = victim.live && victim.pins == 0 && table.currentTier(victim) == tier
-                                ? bookDemotion(victim, tier, failed) : null;
+                        // A block with a child here may go nowhere (every target is at least as slow as the next
+                        // tier): refused before its tier is asked for and its move tried, a parent met root first.
+                        boolean heldByChild = victim.live && victim.holdsChildFasterThan(slowerThan(tier));
+                        Mover.Move move = !heldByChild && victim.live && victim.pins == 0
+                                && table.currentTier(victim) == tier ? bookDemotion(victim, tier, failed) : null;
                         if (move == null) {
                             skipped += victim.sizeBytes;
                             if (victim.liveChildren() > 0) {
-                                if (victim.live && victim.holdsChildFasterThan(slowerThan(tier))) {
+                                if (heldByChild) {
                                     // Held here by a child until that child leaves (see releaseParent): the policy
                                     // names others meanwhile, or every later round reads and refuses it again.
                                     store.hold(victim.handle);
@@ -297,6 +300,15 @@ final class RoomMaker {
                 tried = new HashSet<>(candidates.subList(0, iterated));
             }
         }
+    }
+
+    /**
+     * Whether {@code candidate} is the key a call making room excludes. Hash codes first: they are cached in the key
+     * strings, whose lines the table's look-up has just read, while an equal-length key's bytes are one more cold
+     * line per candidate (every block key has the same length and, under one namespace, the same first 16 digits).
+     */
+    private static boolean isExcluded(String candidate, String excludeKey) {
+        return excludeKey != null && candidate.hashCode() == excludeKey.hashCode() && candidate.equals(excludeKey);
     }
 
     private static long bytesOf(List<Mover.Move> moves) {

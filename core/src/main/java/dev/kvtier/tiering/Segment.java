@@ -60,8 +60,23 @@ final class Segment extends AbstractQueuedSynchronizer {
      * block of a chain. Set once, before the segment is published.
      */
     final Segment parent;
+    /**
+     * A hint, for a block: its child published or found last ({@link PrefixChains} follows it before asking the
+     * table; most blocks have one child, the next block of their conversation). Read and written without a lock:
+     * the child's key, hash words and parent are final fields (safe to read through a race), and whoever follows the
+     * hint checks the hash and, under the child's lock, that it is live, else asks the table. Cleared when that child
+     * is dropped, so a removed child is not kept reachable.
+     */
+    Segment lastChild;
     /** Whether this is a prefix block: it may have a parent and children (counted per tier below). */
     private final boolean block;
+    /**
+     * A block's 128-bit hash, high and low word (the one its key spells, see {@link BlockKeys}); 0 for a plain segment.
+     * The prefix calls find a block by these ({@link SegmentTable#peekBlock}) instead of building and comparing its
+     * key: fields of the segment, read on the cache line the look-up reads anyway.
+     */
+    final long blockHigh;
+    final long blockLow;
     /**
      * For a block: how many live children have their bytes on GPU, CPU and DISK. Changed atomically by the
      * children (under their own locks) when they arrive, move or go ({@link #countOn}); read under this segment's
@@ -94,20 +109,31 @@ final class Segment extends AbstractQueuedSynchronizer {
 
     /** A plain segment of the segment API: no parent, no children. */
     Segment(String key, PositionRange positions, long sizeBytes) {
-        this(key, positions, sizeBytes, null, false);
+        this(key, positions, sizeBytes, null, false, 0, 0);
     }
 
-    /** A prefix block continuing {@code parent} (null: the first of its chain). */
-    static Segment block(String key, PositionRange positions, long sizeBytes, Segment parent) {
-        return new Segment(key, positions, sizeBytes, parent, true);
+    /**
+     * A prefix block of hash {@code high}, {@code low} continuing {@code parent} (null: the first of its chain),
+     * keyed {@link BlockKeys#of}{@code (high, low)}.
+     */
+    static Segment block(long high, long low, PositionRange positions, long sizeBytes, Segment parent) {
+        return new Segment(BlockKeys.of(high, low), positions, sizeBytes, parent, true, high, low);
     }
 
-    private Segment(String key, PositionRange positions, long sizeBytes, Segment parent, boolean block) {
+    private Segment(String key, PositionRange positions, long sizeBytes, Segment parent, boolean block, long blockHigh,
+                    long blockLow) {
         this.key = key;
         this.positions = positions;
         this.sizeBytes = sizeBytes;
         this.parent = parent;
         this.block = block;
+        this.blockHigh = blockHigh;
+        this.blockLow = blockLow;
+    }
+
+    /** Whether this is the prefix block of hash {@code high}, {@code low}. */
+    boolean isBlock(long high, long low) {
+        return block && blockLow == low && blockHigh == high;
     }
 
     /** Whether this is a prefix block (may have a parent and children). */

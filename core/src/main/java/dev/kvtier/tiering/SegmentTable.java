@@ -24,7 +24,8 @@ import java.util.concurrent.locks.StampedLock;
  * {@code ConcurrentHashMap} also reads a node between them. Every lookup of a reference goes through here
  * and is a cache miss on a large cache (issue 11: the map's lookup was the largest single cost of a trace
  * reference). Lookups take no lock: they read optimistically under a {@link StampedLock} and read again under
- * its read lock when a change overlapped; changes take its write lock.
+ * its read lock when a change overlapped; changes take its write lock. Prefix blocks are in a second such table
+ * too, by their 128-bit hash ({@link #peekBlock}), so the chain calls need no key strings.
  */
 final class SegmentTable {
     private static final int INITIAL_CAPACITY = 64;
@@ -59,6 +60,25 @@ final class SegmentTable {
                     return null;
                 }
                 if (hashes[i] == hash && (segment.key == key || segment.key.equals(key))) {
+                    return segment;
+                }
+            }
+            return null;
+        }
+
+        /**
+         * The prefix block of hash {@code high}, {@code low}, or null: {@link #find} for the block index, comparing
+         * the hash words on the segment (its line is read anyway) instead of a key and its bytes.
+         */
+        Segment findBlock(long high, long low, int hash) {
+            int mask = segments.length - 1;
+            int i = home(hash);
+            for (int probes = 0; probes < segments.length; probes++, i = (i + 1) & mask) {
+                Segment segment = segments[i];
+                if (segment == null) {
+                    return null;
+                }
+                if (hashes[i] == hash && segment.isBlock(high, low)) {
                     return segment;
                 }
             }
@@ -108,6 +128,14 @@ final class SegmentTable {
     /** Written under the write lock only. */
     private Slots slots = new Slots(INITIAL_CAPACITY);
     private int size;
+    /**
+     * The prefix blocks again, by their 128-bit hash ({@link BlockKeys#hash}): how the prefix calls find a chain's
+     * blocks without building each block's key string, hashing it and comparing its bytes (issue 11: the key look-ups
+     * of a restore were the largest cost the prefix path had beyond the segment path). Holds exactly the blocks of
+     * {@link #slots}; changed with it under the write lock.
+     */
+    private Slots blockSlots = new Slots(INITIAL_CAPACITY);
+    private int blocks;
     private final TieredStore store;
     private final TierMemories memories;
     private final PersistedDisk persisted;
@@ -127,26 +155,35 @@ final class SegmentTable {
                 return false;
             }
             if (2 * (size + 1) > slots.segments.length) {
-                grow();
+                slots = grown(slots);
             }
             slots.place(segment, hash);
             size++;
+            if (segment.isBlock()) {
+                if (2 * (blocks + 1) > blockSlots.segments.length) {
+                    blockSlots = grown(blockSlots);
+                }
+                blockSlots.place(segment, BlockKeys.hash(segment.blockHigh, segment.blockLow));
+                blocks++;
+                if (segment.parent != null) {
+                    segment.parent.lastChild = segment;
+                }
+            }
             return true;
         } finally {
             guard.unlockWrite(stamp);
         }
     }
 
-    /** Doubles the capacity (under the write lock); readers see the old slots or the new ones, whole. */
-    private void grow() {
-        Slots old = slots;
+    /** Twice the capacity of {@code old}, with its segments (under the write lock); readers see one or the other, whole. */
+    private static Slots grown(Slots old) {
         Slots bigger = new Slots(2 * old.segments.length);
         for (int i = 0; i < old.segments.length; i++) {
             if (old.segments[i] != null) {
                 bigger.place(old.segments[i], old.hashes[i]);
             }
         }
-        slots = bigger;
+        return bigger;
     }
 
     /** Takes back a segment published by a call that then failed. */
@@ -163,6 +200,13 @@ final class SegmentTable {
             if (slot >= 0) {
                 slots.removeAt(slot);
                 size--;
+                if (segment.isBlock()) {
+                    blockSlots.removeAt(blockSlots.slotOf(segment, BlockKeys.hash(segment.blockHigh, segment.blockLow)));
+                    blocks--;
+                    if (segment.parent != null && segment.parent.lastChild == segment) {
+                        segment.parent.lastChild = null;
+                    }
+                }
             }
         } finally {
             guard.unlockWrite(stamp);
@@ -185,6 +229,29 @@ final class SegmentTable {
         } finally {
             guard.unlockRead(stamp);
         }
+    }
+
+    /** The prefix block of hash {@code high}, {@code low} as it is now, unlocked; null if none. */
+    Segment peekBlock(long high, long low) {
+        int hash = BlockKeys.hash(high, low);
+        long stamp = guard.tryOptimisticRead();
+        if (stamp != 0) {
+            Segment found = blockSlots.findBlock(high, low, hash);
+            if (guard.validate(stamp)) {
+                return found;
+            }
+        }
+        stamp = guard.readLock(); // as in peek
+        try {
+            return blockSlots.findBlock(high, low, hash);
+        } finally {
+            guard.unlockRead(stamp);
+        }
+    }
+
+    /** The prefix block of hash {@code high}, {@code low}, locked and live, or null (nothing locked) if it is not cached. */
+    Segment lockLiveBlockOrNull(long high, long low) {
+        return lockedIfLive(peekBlock(high, low));
     }
 
     /** Every segment now in the table, unlocked. */
@@ -214,7 +281,11 @@ final class SegmentTable {
 
     /** The segment of {@code key}, locked and live, or null (nothing locked) if it is not cached. */
     Segment lockLiveOrNull(String key) {
-        Segment segment = peek(key);
+        return lockedIfLive(peek(key));
+    }
+
+    /** {@code segment} locked, when it is live (a segment live under its lock is the one its key maps to); else null. */
+    private static Segment lockedIfLive(Segment segment) {
         if (segment == null) {
             return null;
         }
@@ -316,6 +387,8 @@ final class SegmentTable {
         try {
             slots = new Slots(INITIAL_CAPACITY);
             size = 0;
+            blockSlots = new Slots(INITIAL_CAPACITY);
+            blocks = 0;
         } finally {
             guard.unlockWrite(stamp);
         }

@@ -9,6 +9,7 @@ import dev.kvtier.observe.ChecksumFailureEvent;
 import dev.kvtier.observe.RecoveryEvent;
 import dev.kvtier.ResidentSegment;
 import dev.kvtier.SegmentCorruptedException;
+import dev.kvtier.SegmentNotFoundException;
 import dev.kvtier.TierFullException;
 import dev.kvtier.TransferFailedException;
 import dev.kvtier.exec.ExecutionBackend;
@@ -234,13 +235,16 @@ public final class TieringEngine {
                 SegmentRecord r = path.get(i);
                 PositionRange positions = PositionRange.of(r.positionStart(), r.positionEnd());
                 Segment parent = r.parentKey() == null ? null : restored.get(r.parentKey());
-                if (r.parentKey() != null && (parent == null || !parent.isBlock())) {
-                    discarded.merge(RecoveryReport.DiscardReason.ORPHANED, 1L, Long::sum);
+                boolean orphan = r.parentKey() != null && (parent == null || !parent.isBlock());
+                if (orphan || r.block() && !BlockKeys.isBlockKey(r.key())) { // no chain call could find such a block
+                    discarded.merge(orphan ? RecoveryReport.DiscardReason.ORPHANED
+                            : RecoveryReport.DiscardReason.CORRUPT_RECORD, 1L, Long::sum);
                     persisted.leaving(new Segment(r.key(), positions, r.sizeBytes()));
                     dropped.add(r.key());
                     continue;
                 }
-                Segment segment = r.block() ? Segment.block(r.key(), positions, r.sizeBytes(), parent)
+                Segment segment = r.block()
+                        ? Segment.block(BlockKeys.high(r.key()), BlockKeys.low(r.key()), positions, r.sizeBytes(), parent)
                         : new Segment(r.key(), positions, r.sizeBytes());
                 try {
                     segment.placement = memories.claimDisk(r.sizeBytes(), r.runChunk(), r.runFirstPage(),
@@ -640,19 +644,38 @@ public final class TieringEngine {
 
     // ---------------------------------------------------------------- prefix blocks (see PrefixChains)
 
-    /** Entered: the tiers of the leading run of {@code keys} cached as one chain of blocks. */
-    public List<Tier> lookupChain(List<String> keys) {
-        return chains.lookup(keys);
+    // A chain's blocks are named by their 128-bit hashes, as two arrays of words (block i: high[i], low[i]); each is
+    // cached under the key BlockKeys.of(high, low), but the chain calls find blocks by hash, building no key.
+
+    /** Entered: the tiers of the leading run of blocks {@code high[i]}, {@code low[i]} cached as one chain. */
+    public List<Tier> lookupChain(long[] high, long[] low) {
+        return chains.lookup(high, low);
     }
 
     /**
-     * Entered: stores blocks continuing block {@code parentKey} (null or not a cached block: a chain's start),
-     * block {@code i} being bytes {@code [i * bytesPerBlock, (i + 1) * bytesPerBlock)}; a new block goes to
-     * {@code tier}, or its parent's tier when slower. Returns how many were new.
+     * Entered: stores blocks continuing block {@code parentHigh}, {@code parentLow} (not a cached block: a chain's
+     * start), block {@code i} being hash {@code high[i]}, {@code low[i]} with bytes
+     * {@code [i * bytesPerBlock, (i + 1) * bytesPerBlock)}; a new block goes to {@code tier}, or its parent's tier
+     * when slower. Returns how many were new.
      */
-    public int storeChain(String parentKey, List<String> keys, long tokensPerBlock, MemorySegment bytes,
-                          long bytesPerBlock, Tier tier) {
-        return counted(() -> chains.store(parentKey, keys, tokensPerBlock, bytes, bytesPerBlock, tier));
+    public int storeChain(long parentHigh, long parentLow, long[] high, long[] low, long tokensPerBlock,
+                          MemorySegment bytes, long bytesPerBlock, Tier tier) {
+        return counted(() -> chains.store(parentHigh, parentLow, high, low, tokensPerBlock, bytes, bytesPerBlock, tier));
+    }
+
+    /**
+     * Entered: copies block {@code high}, {@code low}'s bytes into the start of {@code dst}, wherever it is.
+     *
+     * @throws SegmentNotFoundException naming the block's key if it is not cached
+     */
+    public void readBlock(long high, long low, MemorySegment dst) {
+        counted(() -> {
+            Segment block = table.lockLiveBlockOrNull(high, low);
+            if (block == null) {
+                throw new SegmentNotFoundException(BlockKeys.of(high, low));
+            }
+            return readLocked(block, dst);
+        });
     }
 
     /** Entered: removes a block without cached children; false if not cached; IllegalStateException if it has some. */
@@ -661,11 +684,11 @@ public final class TieringEngine {
     }
 
     /**
-     * Entered: makes the leading run of {@code keys} cached as one chain resident on {@code tier} or faster
-     * (one batched transfer per tier pair) and pins it; all or nothing.
+     * Entered: makes the leading run of blocks {@code high[i]}, {@code low[i]} cached as one chain resident on
+     * {@code tier} or faster (one batched transfer per tier pair) and pins it; all or nothing.
      */
-    public PinnedChain pinChain(List<String> keys, Tier tier) {
-        return countedTransfers(() -> chains.pin(keys, tier));
+    public PinnedChain pinChain(long[] high, long[] low, Tier tier) {
+        return countedTransfers(() -> chains.pin(high, low, tier));
     }
 
     /**
@@ -682,8 +705,8 @@ public final class TieringEngine {
     }
 
     /** Enters itself: {@link #pinChain} without blocking, one batched transfer per layer (regions per layer). */
-    public LayeredRestore pinChainLayered(List<String> keys, Tier tier, long[][] offsets, long[][] lengths) {
-        return chains.pinLayered(keys, tier, offsets, lengths);
+    public LayeredRestore pinChainLayered(long[] high, long[] low, Tier tier, long[][] offsets, long[][] lengths) {
+        return chains.pinLayered(high, low, tier, offsets, lengths);
     }
 
     /** Releases pins taken by {@link #pinChain}; the last pin of a removed block frees its pages. */
@@ -707,11 +730,12 @@ public final class TieringEngine {
 
     /** Entered: copies {@code key}'s bytes into the start of {@code dst}, wherever the segment is. */
     public void read(String key, MemorySegment dst) {
-        counted(() -> readLocked(key, dst));
+        counted(() -> readLocked(table.lockLive(key), dst));
     }
 
-    private Void readLocked(String key, MemorySegment dst) {
-        Segment segment = table.lockLive(key);
+    /** Copies out the bytes of a segment locked (and live) by the caller; unlocks it. */
+    private Void readLocked(Segment segment, MemorySegment dst) {
+        String key = segment.key;
         try {
             if (dst.byteSize() < segment.sizeBytes) {
                 throw new IllegalArgumentException("dst holds " + dst.byteSize() + " bytes but segment \"" + key

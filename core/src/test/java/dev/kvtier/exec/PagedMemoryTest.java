@@ -168,6 +168,61 @@ class PagedMemoryTest {
         }
     }
 
+    /**
+     * A one-run allocation takes the run freed last when it fits (on a full tier: the pages making room for it has
+     * just freed), most recent first; a remembered run whose pages a search took meanwhile is never handed out twice.
+     */
+    @Test
+    void theRunFreedLastIsTakenFirstAndNeverTwice() throws IOException {
+        CountingAllocator allocator = new CountingAllocator();
+        try (PagedMemory memory = new PagedMemory(StorageKind.DEVICE, PAGE, 8 * PAGE, allocator)) {
+            List<PageAllocation> singles = new ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                singles.add(memory.allocate(PAGE));
+            }
+            memory.release(singles.get(6));
+            memory.release(singles.get(2));
+            assertEquals(2, memory.allocate(PAGE).firstPageOf(0), "the page freed last");
+            assertEquals(6, memory.allocate(PAGE).firstPageOf(0), "then the one before it");
+            memory.release(singles.get(4));
+            memory.release(singles.get(5)); // freed last, but one page: too small for two, and kept
+            PageAllocation two = memory.allocate(2L * PAGE);
+            assertEquals(List.of(0), List.of(two.chunkOf(0)), "two pages: " + two);
+            assertEquals(1, two.runs().size(), "one run, found by the search: " + two);
+            assertEquals(1, allocator.allocated.get());
+            // Page 4 and 5 were taken by the search above (a run of two): both remembered runs are stale now.
+            PageAllocation next = memory.allocate(PAGE);
+            assertEquals(1, next.chunkOf(0), "the first chunk is full: nothing remembered may be handed out again");
+        }
+    }
+
+    /** The chunks' free-page bits answer as a {@link java.util.BitSet} does, across word boundaries and at the end. */
+    @Test
+    void pageBitsAnswerAsABitSet() {
+        for (int size : new int[] {1, 63, 64, 65, 200, 256}) {
+            SplittableRandom random = new SplittableRandom(size);
+            PagedMemory.PageBits bits = new PagedMemory.PageBits(size);
+            java.util.BitSet model = new java.util.BitSet(size);
+            bits.set(0, size);
+            model.set(0, size);
+            for (int op = 0; op < 2_000; op++) {
+                int from = random.nextInt(size);
+                int to = from + random.nextInt(Math.min(size - from, 70) + 1);
+                if (random.nextBoolean()) {
+                    bits.set(from, to);
+                    model.set(from, to);
+                } else {
+                    bits.clear(from, to);
+                    model.clear(from, to);
+                }
+                for (int at = 0; at <= size + 64; at += 1 + random.nextInt(5)) {
+                    assertEquals(model.nextSetBit(at), bits.nextSetBit(at), "nextSetBit(" + at + ") of " + size);
+                    assertEquals(model.nextClearBit(at), bits.nextClearBit(at), "nextClearBit(" + at + ") of " + size);
+                }
+            }
+        }
+    }
+
     @Test
     void aSegmentLargerThanAChunkSpansChunks() throws IOException {
         try (PagedMemory memory = new PagedMemory(StorageKind.MAPPED_FILE, PAGE, 4 * PAGE, new CountingAllocator())) {
