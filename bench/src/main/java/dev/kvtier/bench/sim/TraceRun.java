@@ -72,11 +72,27 @@ final class TraceRun {
         long steadyStart = 0;
         long steadyCpuStart = -1;
         long steadyReferencesStart = 0;
+        // The quarters' edges, with what the process had spent at each (JvmActivity: a few /proc reads, ~0.2 ms each).
+        int quarter = 0;
+        int quarterStart = 0;
+        long quarterReferences = 0;
+        JvmActivity quarterActivity = JvmActivity.now();
         try (Arena arena = Arena.ofConfined()) {
             BlockRequestPlayer player = player(arena);
             Progress progress = Progress.start(progressSink, this::progressLine);
             try {
                 while (requestsDone < trace.requests() && System.nanoTime() < deadline) {
+                    while (quarter < 3 && requestsDone >= quarterEnd(quarter)) {
+                        if (requestsDone > quarterStart) { // a trace of fewer than 4 requests has empty quarters
+                            JvmActivity now = JvmActivity.now();
+                            counters.quarters.add(new TraceCounters.Quarter(quarterStart, requestsDone,
+                                    counters.references - quarterReferences, now.since(quarterActivity)));
+                            quarterStart = requestsDone;
+                            quarterReferences = counters.references;
+                            quarterActivity = now;
+                        }
+                        quarter++;
+                    }
                     if (requestsDone == steadyFrom) {
                         counters.steadyFromRequest = steadyFrom;
                         steadyReferencesStart = counters.references;
@@ -101,6 +117,10 @@ final class TraceRun {
             }
             long playEnd = System.nanoTime();
             long cpuEnd = cpuStart >= 0 ? threads.getCurrentThreadCpuTime() : -1;
+            if (requestsDone > quarterStart) {
+                counters.quarters.add(new TraceCounters.Quarter(quarterStart, requestsDone,
+                        counters.references - quarterReferences, JvmActivity.now().since(quarterActivity)));
+            }
             playedNanos = playEnd - start;
             if (cpuStart >= 0) {
                 counters.playCpuNanos = cpuEnd - cpuStart;
@@ -126,7 +146,12 @@ final class TraceRun {
         long optimumHits = optimum.hits(trace, played, capacity);
         return new TraceResult(options, settings, cache.backendDescription(), trace, playedNanos, requestsDone,
                 counters, afterPlay, Optional.ofNullable(counters.failure()), Optional.ofNullable(leftover),
-                requestsDone < trace.requests() && counters.failure() == null, capacity, optimumHits);
+                requestsDone < trace.requests() && counters.failure() == null, capacity, optimumHits, Optional.empty());
+    }
+
+    /** One past the last request of quarter {@code q} (0-3) of the trace. */
+    private int quarterEnd(int q) {
+        return (int) ((long) trace.requests() * (q + 1) / 4);
     }
 
     /** The player of {@code --trace-api}. */
