@@ -243,9 +243,9 @@ record TraceResult(SimOptions options, CacheUnderTest.Settings settings, String 
             String cpu = a.threadCpuNanos() < 0 || q.references() == 0 ? "-"
                     : String.format(Locale.ROOT, "%.2f", a.threadCpuNanos() / 1e3 / q.references());
             rows.add(row(first ? "by quarter" : "", String.format(Locale.ROOT,
-                    "requests %,d-%,d: %,.0f refs/s, %s us CPU/ref; page faults %s here, %s in all threads;"
+                    "requests %,d-%,d (%,d refs): %,.0f refs/s, %s us CPU/ref; page faults %s here, %s in all threads;"
                             + " CPU of JIT threads %s, of GC threads %s; %d collections (%,d ms)",
-                    q.fromRequest() + 1, q.toRequest(), q.references() / (Math.max(a.wallNanos(), 1) / 1e9), cpu,
+                    q.fromRequest() + 1, q.toRequest(), q.references(), q.references() / (Math.max(a.wallNanos(), 1) / 1e9), cpu,
                     count(a.threadMinorFaults()), count(a.processMinorFaults()), millis(a.compilerCpuNanos()),
                     millis(a.gcCpuNanos()), a.collections(), a.collectionMillis())));
             first = false;
