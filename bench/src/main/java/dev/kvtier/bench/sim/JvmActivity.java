@@ -18,9 +18,10 @@ import java.nio.file.Path;
  *
  * <p>Page faults and per-thread CPU come from Linux's {@code /proc/thread-self/stat} and {@code /proc/self/task/}
  * (field 10 minflt, fields 14-15 utime and stime in clock ticks, taken as 10 ms: {@code USER_HZ} is 100 on every
- * Linux the JDK runs on); elsewhere they read -1 and the summary prints "-". A snapshot reads about 20 small
- * files (well under a millisecond), five times per run. Immutable; {@link #now()} must be called on the playing
- * thread (its figures for "this thread" are the caller's).
+ * Linux the JDK runs on); elsewhere they read -1 and the summary prints "-". A snapshot lists the process's
+ * threads and reads the stat files of the playing thread, the process and the compiler and GC threads (see
+ * {@link #kindOf}); the first call also loads the management beans and is made before a run's clocks start.
+ * Immutable; {@link #now()} must be called on the playing thread (its figures for "this thread" are the caller's).
  *
  * @param wallNanos          {@link System#nanoTime()}
  * @param threadCpuNanos     the calling thread's CPU time, -1 when the JVM cannot measure it
@@ -45,7 +46,7 @@ record JvmActivity(long wallNanos, long threadCpuNanos, long threadMinorFaults, 
     /** What the process has spent up to now; see the class comment for where each figure comes from. */
     static JvmActivity now() {
         long wall = System.nanoTime();
-        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        ThreadMXBean threads = Beans.THREADS;
         long cpu = threads.isCurrentThreadCpuTimeSupported() ? threads.getCurrentThreadCpuTime() : -1;
         long[] thread = stat(THREAD_STAT);
         long[] process = stat(PROCESS_STAT);
@@ -56,16 +57,19 @@ record JvmActivity(long wallNanos, long threadCpuNanos, long threadMinorFaults, 
             gc = 0;
             try (DirectoryStream<Path> tasks = Files.newDirectoryStream(TASKS)) {
                 for (Path task : tasks) {
+                    Kind kind = kindOf(task);
+                    if (kind == Kind.OTHER) {
+                        continue;
+                    }
                     String line = read(task.resolve("stat"));
                     if (line == null) {
                         continue; // the thread ended between the listing and the read
                     }
-                    String name = line.substring(line.indexOf('(') + 1, line.lastIndexOf(')'));
                     long[] fields = fields(line);
                     long nanos = (fields[UTIME] + fields[STIME]) * NANOS_PER_TICK;
-                    if (isCompiler(name)) {
+                    if (kind == Kind.COMPILER) {
                         compiler += nanos;
-                    } else if (isCollector(name)) {
+                    } else {
                         gc += nanos;
                     }
                 }
@@ -76,11 +80,11 @@ record JvmActivity(long wallNanos, long threadCpuNanos, long threadMinorFaults, 
         }
         long collections = 0;
         long collectionMillis = 0;
-        for (GarbageCollectorMXBean collector : ManagementFactory.getGarbageCollectorMXBeans()) {
+        for (GarbageCollectorMXBean collector : Beans.COLLECTORS) {
             collections += Math.max(0, collector.getCollectionCount());
             collectionMillis += Math.max(0, collector.getCollectionTime());
         }
-        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        CompilationMXBean jit = Beans.JIT;
         long compileMillis = jit != null && jit.isCompilationTimeMonitoringSupported() ? jit.getTotalCompilationTime() : -1;
         return new JvmActivity(wall, cpu, thread == null ? -1 : thread[MINFLT], process == null ? -1 : process[MINFLT],
                 compiler, gc, collections, collectionMillis, compileMillis);
@@ -93,6 +97,33 @@ record JvmActivity(long wallNanos, long threadCpuNanos, long threadMinorFaults, 
                 minus(compilerCpuNanos, earlier.compilerCpuNanos), minus(gcCpuNanos, earlier.gcCpuNanos),
                 collections - earlier.collections, collectionMillis - earlier.collectionMillis,
                 minus(compileMillis, earlier.compileMillis));
+    }
+
+    /** The platform's beans, looked up once (a lookup per snapshot cost more than the rest of it). */
+    private static final class Beans {
+        static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+        static final java.util.List<GarbageCollectorMXBean> COLLECTORS = ManagementFactory.getGarbageCollectorMXBeans();
+        static final CompilationMXBean JIT = ManagementFactory.getCompilationMXBean();
+    }
+
+    private enum Kind { COMPILER, COLLECTOR, OTHER }
+
+    /**
+     * Each thread's kind by its task id, read once from its {@code comm}: a snapshot then reads the stat files of
+     * the compiler and GC threads only (a handful), not of every thread (~3 ms of wall time per snapshot when every
+     * one was read on a busy 2-core machine). Task ids are not reused while the process runs long enough to matter.
+     */
+    private static final java.util.Map<String, Kind> KINDS = new java.util.concurrent.ConcurrentHashMap<>();
+
+    private static Kind kindOf(Path task) {
+        return KINDS.computeIfAbsent(task.getFileName().toString(), id -> {
+            String comm = read(task.resolve("comm"));
+            if (comm == null) {
+                return Kind.OTHER;
+            }
+            String name = comm.strip();
+            return isCompiler(name) ? Kind.COMPILER : isCollector(name) ? Kind.COLLECTOR : Kind.OTHER;
+        });
     }
 
     /** HotSpot names its compiler threads "C1 CompilerThread0", "C2 CompilerThread1" (cut to 15 characters by Linux). */

@@ -58,6 +58,12 @@ final class TraceRun {
 
     private TraceResult play() {
         CacheUnderTest.Counters before = cache.counters();
+        // The quarters' edges, with what the process had spent at each (JvmActivity). The first snapshot is taken
+        // before the clocks start: its first call loads the management beans, which is no part of the play.
+        int quarter = 0;
+        int quarterStart = 0;
+        long quarterReferences = 0;
+        JvmActivity quarterActivity = JvmActivity.now();
         java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
         long cpuStart = threads.isCurrentThreadCpuTimeSupported() ? threads.getCurrentThreadCpuTime() : -1;
         long start = System.nanoTime();
@@ -72,11 +78,6 @@ final class TraceRun {
         long steadyStart = 0;
         long steadyCpuStart = -1;
         long steadyReferencesStart = 0;
-        // The quarters' edges, with what the process had spent at each (JvmActivity: a few /proc reads, ~0.2 ms each).
-        int quarter = 0;
-        int quarterStart = 0;
-        long quarterReferences = 0;
-        JvmActivity quarterActivity = JvmActivity.now();
         try (Arena arena = Arena.ofConfined()) {
             BlockRequestPlayer player = player(arena);
             Progress progress = Progress.start(progressSink, this::progressLine);
