@@ -24,6 +24,11 @@ final class TraceRun {
     private final Progress.Sink progressSink;
     private final Optimum optimum;
     private final TraceCounters counters = new TraceCounters();
+    /** The quarter being played (0-3), where it started, the references before it and what was spent before it. */
+    private int quarter;
+    private int quarterStart;
+    private long quarterReferences;
+    private JvmActivity quarterActivity;
 
     private TraceRun(SimOptions options, BlockTrace trace, CacheUnderTest cache, CacheUnderTest.Settings settings,
                      Progress.Sink progressSink, Optimum optimum) {
@@ -58,12 +63,10 @@ final class TraceRun {
 
     private TraceResult play() {
         CacheUnderTest.Counters before = cache.counters();
-        // The quarters' edges, with what the process had spent at each (JvmActivity). The first snapshot is taken
-        // before the clocks start: its first call loads the management beans, which is no part of the play.
-        int quarter = 0;
-        int quarterStart = 0;
-        long quarterReferences = 0;
-        JvmActivity quarterActivity = JvmActivity.now();
+        // The first snapshot of the quarters is taken before the clocks start: its first call loads the management
+        // beans, which is no part of the play.
+        quarterActivity = JvmActivity.now();
+        int nextQuarterEdge = 0;
         java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
         long cpuStart = threads.isCurrentThreadCpuTimeSupported() ? threads.getCurrentThreadCpuTime() : -1;
         long start = System.nanoTime();
@@ -83,16 +86,10 @@ final class TraceRun {
             Progress progress = Progress.start(progressSink, this::progressLine);
             try {
                 while (requestsDone < trace.requests() && System.nanoTime() < deadline) {
-                    while (quarter < 3 && requestsDone >= quarterEnd(quarter)) {
-                        if (requestsDone > quarterStart) { // a trace of fewer than 4 requests has empty quarters
-                            JvmActivity now = JvmActivity.now();
-                            counters.quarters.add(new TraceCounters.Quarter(quarterStart, requestsDone,
-                                    counters.references - quarterReferences, now.since(quarterActivity)));
-                            quarterStart = requestsDone;
-                            quarterReferences = counters.references;
-                            quarterActivity = now;
-                        }
-                        quarter++;
+                    if (requestsDone == nextQuarterEdge) {
+                        // One compare per request: the bookkeeping is its own method, so the loop (which the JIT
+                        // compiles on stack with the player inlined) stays as small as it was without quarters.
+                        nextQuarterEdge = quarterEdge(requestsDone);
                     }
                     if (requestsDone == steadyFrom) {
                         counters.steadyFromRequest = steadyFrom;
@@ -118,10 +115,7 @@ final class TraceRun {
             }
             long playEnd = System.nanoTime();
             long cpuEnd = cpuStart >= 0 ? threads.getCurrentThreadCpuTime() : -1;
-            if (requestsDone > quarterStart) {
-                counters.quarters.add(new TraceCounters.Quarter(quarterStart, requestsDone,
-                        counters.references - quarterReferences, JvmActivity.now().since(quarterActivity)));
-            }
+            closeQuarter(requestsDone);
             playedNanos = playEnd - start;
             if (cpuStart >= 0) {
                 counters.playCpuNanos = cpuEnd - cpuStart;
@@ -148,6 +142,31 @@ final class TraceRun {
         return new TraceResult(options, settings, cache.backendDescription(), trace, playedNanos, requestsDone,
                 counters, afterPlay, Optional.ofNullable(counters.failure()), Optional.ofNullable(leftover),
                 requestsDone < trace.requests() && counters.failure() == null, capacity, optimumHits, Optional.empty());
+    }
+
+    /**
+     * At request {@code requestsDone}, an edge of the quarters: closes the quarter that ends here (if it has requests;
+     * a trace of fewer than 4 requests has empty ones) and returns the next edge, or -1 after the third (the last
+     * quarter is closed when the play ends).
+     */
+    private int quarterEdge(int requestsDone) {
+        closeQuarter(requestsDone);
+        while (quarter < 3 && quarterEnd(quarter) <= requestsDone) {
+            quarter++;
+        }
+        return quarter < 3 ? quarterEnd(quarter) : -1;
+    }
+
+    /** Records the quarter from {@link #quarterStart} to {@code requestsDone}, if it has any request, and starts the next. */
+    private void closeQuarter(int requestsDone) {
+        if (requestsDone > quarterStart) {
+            JvmActivity now = JvmActivity.now();
+            counters.quarters.add(new TraceCounters.Quarter(quarterStart, requestsDone,
+                    counters.references - quarterReferences, now.since(quarterActivity)));
+            quarterStart = requestsDone;
+            quarterReferences = counters.references;
+            quarterActivity = now;
+        }
     }
 
     /** One past the last request of quarter {@code q} (0-3) of the trace. */
