@@ -56,6 +56,7 @@ final class SimCommand {
             Map.entry("--threads", new long[] {1, 1024}),
             Map.entry("--max-seconds", new long[] {0, 1_000_000}),
             Map.entry("--sweep-steps", new long[] {1, 100}),
+            Map.entry("--warmup-requests", new long[] {0, 100_000_000}),
             Map.entry("--seed", new long[] {Long.MIN_VALUE, Long.MAX_VALUE}));
     /** Decimal options and their ranges. */
     static final Map<String, double[]> DECIMAL_RANGES = Map.of("--zipf", new double[] {0, 10});
@@ -140,6 +141,12 @@ final class SimCommand {
     @Option(names = "--max-seconds", paramLabel = "N", defaultValue = "0",
             description = "stop issuing requests after N seconds, 0 = never  (default ${DEFAULT-VALUE})")
     int maxSeconds;
+
+    @Option(names = "--warmup-requests", paramLabel = "N", defaultValue = "0",
+            description = "trace: warm the JVM first (as JMH does) by playing N requests of another generated trace of the"
+                    + " same kind (seed + 1; chat for a --trace file) through a throwaway cache, closed before the measured"
+                    + " run starts on a fresh cold cache; the summary says so. 0 = a cold JVM  (default ${DEFAULT-VALUE})")
+    int warmupRequests;
 
     // ------------------------------------------------------------------ cache
 

@@ -45,6 +45,8 @@ import picocli.CommandLine.ParseResult;
  * @param jfr           where to write a JFR recording of kvtier's events for the whole run; empty = none
  * @param ranks         rank processes a trace is played across ({@code --ranks}; 1 = one cache in this process)
  * @param routing       how a request picks its rank when {@link #ranks} &gt; 1
+ * @param warmupRequests requests of a separately generated trace played through a throwaway cache before a trace
+ *                      run, to warm the JVM (its JIT, heap and code paths) as JMH's warm-up iterations do; 0 = none
  * @param help          print the usage and exit 0
  */
 public record SimOptions(
@@ -78,6 +80,7 @@ public record SimOptions(
         Optional<Path> jfr,
         int ranks,
         Routing routing,
+        int warmupRequests,
         boolean help) {
 
     /** The page size the chat workload gets by default. */
@@ -188,6 +191,10 @@ public record SimOptions(
             throw new UsageException("--ranks " + c.ranks + " plays a trace through the prefix-block API once: it needs"
                     + " --workload trace with --trace-api prefix and no --sweep");
         }
+        if (c.warmupRequests > 0 && (c.workload != WorkloadKind.TRACE || c.sweep || c.ranks > 1)) {
+            throw new UsageException("--warmup-requests " + c.warmupRequests + " warms the JVM before one trace run in this"
+                    + " process: it needs --workload trace, without --sweep and without --ranks above 1");
+        }
         int blockBytes = c.blockBytes;
         if (blockBytes == SimCommand.BLOCK_BYTES_OF_MODEL) {
             long bytes = (long) BlockTrace.tokensPerBlock() * model.bytesPerToken();
@@ -203,7 +210,7 @@ public record SimOptions(
                 c.sweepPolicies.policies(), c.outDirectory, c.workload, Optional.ofNullable(c.trace),
                 Optional.ofNullable(c.generateTrace), blockBytes, c.traceApi,
                 c.sweepBudgets == null ? List.of() : c.sweepBudgets.budgets(), Optional.ofNullable(c.jfr), c.ranks, c.routing,
-                c.help);
+                c.warmupRequests, c.help);
     }
 
     /**
@@ -227,7 +234,33 @@ public record SimOptions(
         return new SimOptions(model, sessions, requests, turnLengths, maxTurns, zipfExponent, budget, cpuBudget,
                 diskDirectory, pageSizeBytes, newPolicy, backend, seed, threads, verify, maxSeconds, progress, sweep,
                 sweepSteps, sweepPolicies, outDirectory, workload, trace, generateTrace, blockBytes, traceApi, sweepBudgets,
-                jfr, ranks, routing, help);
+                jfr, ranks, routing, warmupRequests, help);
+    }
+
+    /**
+     * The options of the warm-up run before this one ({@link #warmupRequests}): {@code requests} requests of a trace
+     * of its own ({@link #warmupSeed()}), played to the end without progress, JFR or a warm-up of its own, in a
+     * temporary disk directory (never this run's {@code --disk-dir}); budgets, block size, page size, policy,
+     * backend, API and verification as this run's.
+     */
+    SimOptions forWarmUp() {
+        return new SimOptions(model, sessions, warmupRequests, turnLengths, maxTurns, zipfExponent, gpuBudget, cpuBudget,
+                Optional.empty(), pageSizeBytes, policy, backend, warmupSeed(), threads, verify, 0, ProgressMode.OFF, false,
+                sweepSteps, sweepPolicies, outDirectory, workload, Optional.empty(), generateTrace, blockBytes, traceApi,
+                sweepBudgets, Optional.empty(), 1, routing, 0, help);
+    }
+
+    /** This run with another CPU budget (the warm-up's, resolved against its own trace). */
+    SimOptions withCpuBudget(Budget budget) {
+        return new SimOptions(model, sessions, requests, turnLengths, maxTurns, zipfExponent, gpuBudget, budget,
+                diskDirectory, pageSizeBytes, policy, backend, seed, threads, verify, maxSeconds, progress, sweep,
+                sweepSteps, sweepPolicies, outDirectory, workload, trace, generateTrace, blockBytes, traceApi, sweepBudgets,
+                jfr, ranks, routing, warmupRequests, help);
+    }
+
+    /** The warm-up trace's seed: never the measured one's, so the warm-up plays other blocks than the run it warms. */
+    long warmupSeed() {
+        return seed + 1;
     }
 
     /** How {@code --backend} spells {@code backend}: its name in lower case. */

@@ -190,6 +190,21 @@ public final class Simulate {
     }
 
     private int traceOnce(SimOptions options, BlockTrace trace) throws IOException {
+        TraceResult.WarmUp warmUp = null;
+        if (options.warmupRequests() > 0) {
+            TraceResult warm = warmUp(options);
+            if (warm == null) {
+                return FAILED;
+            }
+            if (warm.failures() != 0) {
+                out.print(warm.summary());
+                warm.failure().ifPresent(f -> err.println("simulate: FAILED in the warm-up: " + f));
+                err.println("simulate: the warm-up failed; the measured run was not started");
+                return FAILED;
+            }
+            warmUp = new TraceResult.WarmUp(warm.trace().source(), warm.references(), warm.playedNanos() / 1e9,
+                    warm.cpuMicrosPerReference(), warm.failures());
+        }
         long unique = uniqueBytes(options, trace);
         err.printf(Locale.ROOT, "simulate (Java %s): trace %s, %,d requests, %,d block references, %,d unique blocks of %s; GPU budget %s, CPU budget %s%n",
                 Runtime.version().feature(), trace.source(), trace.requests(), trace.references(), trace.uniqueBlocks(),
@@ -200,10 +215,45 @@ public final class Simulate {
         if (result == null) {
             return FAILED;
         }
+        if (warmUp != null) {
+            result = result.withWarmUp(warmUp);
+        }
         out.print(result.summary());
         out.flush();
         result.failure().ifPresent(f -> err.println("simulate: FAILED: " + f));
         return result.failures() == 0 ? OK : FAILED;
+    }
+
+    /**
+     * {@code --warmup-requests N}: warms the JVM as JMH's warm-up iterations do, so that the measured run shows the
+     * library's steady cost rather than the JIT compiling it. Generates another trace of the measured one's kind
+     * ({@code chat} for a trace read from a file) from {@link SimOptions#warmupSeed()}, and plays it to the end
+     * through a cache of its own in a temporary disk directory, with the measured run's budget shares (resolved
+     * against the warm-up trace's unique blocks, at least one block each), page size, policy, backend and API. That
+     * cache is closed, and its directory deleted, before the measured run opens its own fresh cold cache: nothing
+     * but the JVM's state (compiled code, heap size, loaded classes) carries over. Returns its result; null when its
+     * cache could not be opened (reported).
+     */
+    private TraceResult warmUp(SimOptions options) throws IOException {
+        SimOptions warm = options.forWarmUp();
+        TraceGenerator.Kind kind = options.generateTrace().orElse(TraceGenerator.Kind.CHAT);
+        String source = String.format(Locale.ROOT, "generated %s trace (%,d requests, seed %d)", kind.optionValue(),
+                warm.requests(), warm.seed());
+        BlockTrace trace = BlockTrace.of(TraceGenerator.generate(kind, warm.requests(), warm.seed()), source);
+        long unique = uniqueBytes(warm, trace);
+        long footprint = TraceRun.blockFootprintBytes(warm.blockBytes(), warm.effectivePageSizeBytes());
+        // A short warm-up trace can make a share of its unique blocks less than one block: give it one.
+        warm = warm.withGpuBudgetAndPolicy(new Budget.Bytes(Math.max(footprint, warm.gpuBudget().resolve(unique))),
+                warm.policy()).withCpuBudget(new Budget.Bytes(Math.max(footprint, warm.cpuBudget().resolve(unique))));
+        err.printf(Locale.ROOT, "simulate: warming the JVM first: %s, %,d block references, on a throwaway cache%n", source,
+                trace.references());
+        TraceResult result = runTraceOnce(warm, trace, warm.gpuBudget().resolve(unique), Progress.Sink.off(),
+                new TraceRun.Optimum());
+        if (result != null) {
+            err.printf(Locale.ROOT, "simulate: warm-up done in %.2f s (%d failures), its cache closed; the measured run"
+                    + " starts on a fresh cache%n", result.playedNanos() / 1e9, result.failures());
+        }
+        return result;
     }
 
     private TraceResult runTraceOnce(SimOptions options, BlockTrace trace, long gpuBudgetBytes, Progress.Sink progress,

@@ -1,5 +1,7 @@
 package dev.kvtier.bench.sim;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import org.HdrHistogram.Histogram;
@@ -49,10 +51,27 @@ final class TraceCounters {
     long steadyReferences;
     long steadyNanos = -1;
     long steadyCpuNanos = -1;
+    /**
+     * The quarters of the play (requests {@code [n*k/4, n*(k+1)/4)} of a trace of n), each with what the process
+     * spent in it ({@link JvmActivity}): where the first quarter's extra time goes. A play that stopped early has
+     * fewer, the last one ending where it stopped.
+     */
+    final List<Quarter> quarters = new ArrayList<>();
     /** ensureResident latency, nanoseconds. */
     final Histogram timeToResident = new Histogram(HISTOGRAM_MAX_NANOS, 3);
 
     private String failure;
+
+    /**
+     * One quarter of the play.
+     *
+     * @param fromRequest first request, 0-based
+     * @param toRequest   one past the last request
+     * @param references  block references played in it
+     * @param spent       what the process spent in it
+     */
+    record Quarter(int fromRequest, int toRequest, long references, JvmActivity spent) {
+    }
 
     /** For the progress line. */
     volatile long publishedRequests;

@@ -24,11 +24,37 @@ import dev.kvtier.store.Tier;
  * @param stoppedEarly      {@code --max-seconds} ran out before every request was played
  * @param gpuCapacityBlocks blocks the GPU budget holds (budget / block footprint): the optimum's capacity
  * @param optimumHits       GPU hits of the offline optimum (Belady) over the references played
+ * @param warmUp            the warm-up played in this JVM before this run ({@code --warmup-requests}), if any
  */
 record TraceResult(SimOptions options, CacheUnderTest.Settings settings, String backend, BlockTrace trace,
                           long playedNanos, int requestsDone, TraceCounters counters, CacheUnderTest.Counters cacheCounters,
                           Optional<String> failure, Optional<String> leftover, boolean stoppedEarly,
-                          int gpuCapacityBlocks, long optimumHits) {
+                          int gpuCapacityBlocks, long optimumHits, Optional<WarmUp> warmUp) {
+
+    /**
+     * What warmed the JVM before the run: another trace played to the end through a throwaway cache that was
+     * closed before the run's own cache was opened.
+     *
+     * @param source     how the warm-up trace was made (kind, requests, seed)
+     * @param references its block references
+     * @param seconds    wall time of its play
+     * @param cpuMicrosPerReference the playing thread's CPU per reference in it (NaN when not measured)
+     * @param failures   its failures (a warm-up with any is reported as the run's failure, not as a warm-up)
+     */
+    record WarmUp(String source, long references, double seconds, double cpuMicrosPerReference, long failures) {
+    }
+
+    /** This result, saying that {@code warm} warmed the JVM before it. */
+    TraceResult withWarmUp(WarmUp warm) {
+        return new TraceResult(options, settings, backend, trace, playedNanos, requestsDone, counters, cacheCounters, failure,
+                leftover, stoppedEarly, gpuCapacityBlocks, optimumHits, Optional.of(warm));
+    }
+
+    /** The playing thread's CPU time per block reference over the whole play, microseconds; NaN when not measured. */
+    public double cpuMicrosPerReference() {
+        return counters.playCpuNanos <= 0 || counters.references == 0 ? Double.NaN
+                : counters.playCpuNanos / 1e3 / counters.references;
+    }
 
     /** Failures of every kind: the one that stopped the run, transfers the cache reports failed, bytes left behind. Must be 0. */
     public long failures() {
@@ -114,7 +140,13 @@ record TraceResult(SimOptions options, CacheUnderTest.Settings settings, String 
         List<String[]> rows = new ArrayList<>();
         rows.add(row("backend", backend));
         rows.add(row("jvm", "Java " + Runtime.version() + " at " + System.getProperty("java.home") + ", "
-                + Runtime.getRuntime().availableProcessors() + " CPUs"));
+                + Runtime.getRuntime().availableProcessors() + " CPUs" + (warmUp.isPresent() ? "; warmed first (warm-up)" : "")));
+        // Never hidden: a warmed JVM's figures are not a cold start's, and the summary must say which it was.
+        warmUp.ifPresent(w -> rows.add(row("warm-up", String.format(Locale.ROOT, "%s, %,d block references, played through"
+                        + " a throwaway cache (same budget shares, policy, backend, API) closed before this run's fresh cold"
+                        + " cache opened; %.2f s, %s us CPU/ref, %d failures", w.source(), w.references(), w.seconds(),
+                Double.isNaN(w.cpuMicrosPerReference()) ? "-" : String.format(Locale.ROOT, "%.2f", w.cpuMicrosPerReference()),
+                w.failures()))));
         rows.add(row("trace", String.format(Locale.ROOT, "%s: %,d requests, %,d block references, %,d unique blocks; "
                         + "played in order on 1 thread, seed %d", trace.source(), trace.requests(), trace.references(),
                 trace.uniqueBlocks(), options.seed())));
@@ -146,6 +178,7 @@ record TraceResult(SimOptions options, CacheUnderTest.Settings settings, String 
                             + " JIT warm-up included, left out; %,d references)", steadyReferencesPerSecond(), cpu,
                     counters.steadyFromRequest + 1, requestsDone, counters.steadyReferences)));
         }
+        quarterRows(rows);
         rows.add(row("requests/s", String.format(Locale.ROOT, "%,.1f  (%,d requests)", requestsDone / seconds(), requestsDone)));
         StringBuilder hits = new StringBuilder();
         for (Tier tier : Tier.values()) {
@@ -192,8 +225,39 @@ record TraceResult(SimOptions options, CacheUnderTest.Settings settings, String 
         if (cacheCounters.failures() > 0) {
             rows.add(row("cache failures", cacheCounters.failures() + " transfers failed inside the cache (rolled back)"));
         }
-        options.jfr().ifPresent(file -> rows.add(row("jfr recording", file + "  (kvtier events; jfr summary " + file + ")")));
+        options.jfr().ifPresent(file -> rows.add(row("jfr recording", file + "  (kvtier events" + (warmUp.isPresent()
+                ? ", the warm-up's included" : "") + "; jfr summary " + file + ")")));
         return SummaryTable.render("kvtier simulator summary (trace)", rows);
+    }
+
+    /**
+     * One row per quarter of the play: its wall refs/s and the playing thread's CPU per reference beside what the
+     * process spent meanwhile (page faults of the playing thread and of the process, CPU of the JIT compiler and GC
+     * threads, collections): where a cold first quarter's extra time goes. Worded without "block refs/s" and "cpu per
+     * ref", which scripts grep for the whole run.
+     */
+    private void quarterRows(List<String[]> rows) {
+        boolean first = true;
+        for (TraceCounters.Quarter q : counters.quarters) {
+            JvmActivity a = q.spent();
+            String cpu = a.threadCpuNanos() < 0 || q.references() == 0 ? "-"
+                    : String.format(Locale.ROOT, "%.2f", a.threadCpuNanos() / 1e3 / q.references());
+            rows.add(row(first ? "by quarter" : "", String.format(Locale.ROOT,
+                    "requests %,d-%,d (%,d refs): %,.0f refs/s, %s us CPU/ref; page faults %s here, %s in all threads;"
+                            + " CPU of JIT threads %s, of GC threads %s; %d collections (%,d ms)",
+                    q.fromRequest() + 1, q.toRequest(), q.references(), q.references() / (Math.max(a.wallNanos(), 1) / 1e9), cpu,
+                    count(a.threadMinorFaults()), count(a.processMinorFaults()), millis(a.compilerCpuNanos()),
+                    millis(a.gcCpuNanos()), a.collections(), a.collectionMillis())));
+            first = false;
+        }
+    }
+
+    private static String count(long n) {
+        return n < 0 ? "-" : String.format(Locale.ROOT, "%,d", n);
+    }
+
+    private static String millis(long nanos) {
+        return nanos < 0 ? "-" : String.format(Locale.ROOT, "%,d ms", nanos / 1_000_000);
     }
 
     private static String[] row(String name, String value) {

@@ -24,6 +24,11 @@ final class TraceRun {
     private final Progress.Sink progressSink;
     private final Optimum optimum;
     private final TraceCounters counters = new TraceCounters();
+    /** The quarter being played (0-3), where it started, the references before it and what was spent before it. */
+    private int quarter;
+    private int quarterStart;
+    private long quarterReferences;
+    private JvmActivity quarterActivity;
 
     private TraceRun(SimOptions options, BlockTrace trace, CacheUnderTest cache, CacheUnderTest.Settings settings,
                      Progress.Sink progressSink, Optimum optimum) {
@@ -58,6 +63,10 @@ final class TraceRun {
 
     private TraceResult play() {
         CacheUnderTest.Counters before = cache.counters();
+        // The first snapshot of the quarters is taken before the clocks start: its first call loads the management
+        // beans, which is no part of the play.
+        quarterActivity = JvmActivity.now();
+        int nextQuarterEdge = 0;
         java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
         long cpuStart = threads.isCurrentThreadCpuTimeSupported() ? threads.getCurrentThreadCpuTime() : -1;
         long start = System.nanoTime();
@@ -77,6 +86,11 @@ final class TraceRun {
             Progress progress = Progress.start(progressSink, this::progressLine);
             try {
                 while (requestsDone < trace.requests() && System.nanoTime() < deadline) {
+                    if (requestsDone == nextQuarterEdge) {
+                        // One compare per request: the bookkeeping is its own method, so the loop (which the JIT
+                        // compiles on stack with the player inlined) stays as small as it was without quarters.
+                        nextQuarterEdge = quarterEdge(requestsDone);
+                    }
                     if (requestsDone == steadyFrom) {
                         counters.steadyFromRequest = steadyFrom;
                         steadyReferencesStart = counters.references;
@@ -101,6 +115,7 @@ final class TraceRun {
             }
             long playEnd = System.nanoTime();
             long cpuEnd = cpuStart >= 0 ? threads.getCurrentThreadCpuTime() : -1;
+            closeQuarter(requestsDone);
             playedNanos = playEnd - start;
             if (cpuStart >= 0) {
                 counters.playCpuNanos = cpuEnd - cpuStart;
@@ -126,7 +141,37 @@ final class TraceRun {
         long optimumHits = optimum.hits(trace, played, capacity);
         return new TraceResult(options, settings, cache.backendDescription(), trace, playedNanos, requestsDone,
                 counters, afterPlay, Optional.ofNullable(counters.failure()), Optional.ofNullable(leftover),
-                requestsDone < trace.requests() && counters.failure() == null, capacity, optimumHits);
+                requestsDone < trace.requests() && counters.failure() == null, capacity, optimumHits, Optional.empty());
+    }
+
+    /**
+     * At request {@code requestsDone}, an edge of the quarters: closes the quarter that ends here (if it has requests;
+     * a trace of fewer than 4 requests has empty ones) and returns the next edge, or -1 after the third (the last
+     * quarter is closed when the play ends).
+     */
+    private int quarterEdge(int requestsDone) {
+        closeQuarter(requestsDone);
+        while (quarter < 3 && quarterEnd(quarter) <= requestsDone) {
+            quarter++;
+        }
+        return quarter < 3 ? quarterEnd(quarter) : -1;
+    }
+
+    /** Records the quarter from {@link #quarterStart} to {@code requestsDone}, if it has any request, and starts the next. */
+    private void closeQuarter(int requestsDone) {
+        if (requestsDone > quarterStart) {
+            JvmActivity now = JvmActivity.now();
+            counters.quarters.add(new TraceCounters.Quarter(quarterStart, requestsDone,
+                    counters.references - quarterReferences, now.since(quarterActivity)));
+            quarterStart = requestsDone;
+            quarterReferences = counters.references;
+            quarterActivity = now;
+        }
+    }
+
+    /** One past the last request of quarter {@code q} (0-3) of the trace. */
+    private int quarterEnd(int q) {
+        return (int) ((long) trace.requests() * (q + 1) / 4);
     }
 
     /** The player of {@code --trace-api}. */

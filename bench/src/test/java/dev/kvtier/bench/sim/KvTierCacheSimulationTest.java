@@ -113,6 +113,28 @@ class KvTierCacheSimulationTest {
         assertTrue(prefix.out().contains("disk -> GPU"), prefix.out());
     }
 
+    /**
+     * The real cache through the prefix API: a JVM warmed by another trace plays the measured trace on a fresh cold
+     * cache with exactly the cold run's hits, moves, transfers and verified bytes.
+     */
+    @Test
+    void aWarmUpLeavesTheMeasuredPrefixRunExactlyAsItWas() {
+        String[] args = {"--backend", "host", "--workload", "trace", "--generate-trace", "chat", "--requests", "200",
+                "--gpu-budget", "5%", "--cpu-budget", "10%", "--progress", "off"};
+        Outcome cold = simulate(args);
+        Outcome warm = simulate(with(args, "--warmup-requests", "120"));
+        for (Outcome o : List.of(cold, warm)) {
+            assertEquals(Simulate.OK, o.status(), o.err() + o.out());
+            assertTrue(o.out().contains("failures          0"), o.out());
+        }
+        assertTrue(warm.out().contains("warm-up           generated chat trace (120 requests, seed 43)"), warm.out());
+        Pattern measured = Pattern.compile("(?m)^  (block hit rate|prefix hit rate|prefix restores|GPU hit rate|bytes moved"
+                + "|transfers|bytes verified) .*$|^ {20}\\S.* -> .*$");
+        List<String> coldRows = measured.matcher(cold.out()).results().map(java.util.regex.MatchResult::group).toList();
+        assertTrue(coldRows.size() >= 8, coldRows.toString());
+        assertEquals(coldRows, measured.matcher(warm.out()).results().map(java.util.regex.MatchResult::group).toList());
+    }
+
     private static String[] with(String[] args, String... more) {
         String[] all = java.util.Arrays.copyOf(args, args.length + more.length);
         System.arraycopy(more, 0, all, args.length, more.length);

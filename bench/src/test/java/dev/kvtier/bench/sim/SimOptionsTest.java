@@ -218,6 +218,48 @@ class SimOptionsTest {
     }
 
     @Test
+    void warmupRequestsParseInBothSpellingsAndDefaultToNone() throws Exception {
+        assertEquals(0, SimOptions.defaults().warmupRequests(), "a cold JVM unless asked");
+        SimOptions spaced = SimOptions.parse("--workload", "trace", "--generate-trace", "doc-qa", "--seed", "7",
+                "--warmup-requests", "20_000");
+        assertEquals(spaced, SimOptions.parse("--workload=trace", "--generate-trace=doc-qa", "--seed=7",
+                "--warmup-requests=20000"));
+        assertEquals(20_000, spaced.warmupRequests());
+        assertEquals(0, SimOptions.parse("--workload", "trace", "--generate-trace", "chat", "--warmup-requests", "0")
+                .warmupRequests());
+        assertTrue(SimOptions.usage().contains("--warmup-requests"), SimOptions.usage());
+
+        SimOptions warm = spaced.forWarmUp();
+        assertEquals(20_000, warm.requests(), "the warm-up plays N requests");
+        assertEquals(8, warm.seed(), "of another trace than the measured one");
+        assertEquals(0, warm.warmupRequests(), "and warms nothing itself");
+        assertEquals(Optional.empty(), warm.diskDirectory());
+        assertEquals(Optional.empty(), warm.jfr());
+        assertEquals(SimOptions.ProgressMode.OFF, warm.progress());
+        assertEquals(spaced.generateTrace(), warm.generateTrace());
+        assertEquals(spaced.gpuBudget(), warm.gpuBudget());
+        assertEquals(spaced.cpuBudget(), warm.cpuBudget());
+        assertEquals(spaced.policy(), warm.policy());
+        assertEquals(spaced.traceApi(), warm.traceApi());
+        assertEquals(spaced.effectivePageSizeBytes(), warm.effectivePageSizeBytes());
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+            "--warmup-requests -1                                              | bad value for --warmup-requests: '-1' (expected a whole number from 0 to 100000000)",
+            "--warmup-requests 100000001                                       | bad value for --warmup-requests: '100000001' (expected a whole number from 0 to 100000000)",
+            "--warmup-requests many                                            | bad value for --warmup-requests: 'many' (expected a whole number from 0 to 100000000)",
+            "--warmup-requests                                                 | option --warmup-requests needs a value",
+            "--warmup-requests 10                                              | --warmup-requests 10 warms the JVM before one trace run in this process: it needs --workload trace",
+            "--warmup-requests 10 --workload trace --generate-trace chat --sweep | --warmup-requests 10 warms the JVM before one trace run",
+            "--warmup-requests 10 --workload trace --generate-trace chat --ranks 2 | --warmup-requests 10 warms the JVM before one trace run",
+    })
+    void badWarmupRequests(String commandLine, String expected) {
+        UsageException e = assertThrows(UsageException.class, () -> SimOptions.parse(commandLine.trim().split(" +")));
+        assertTrue(e.getMessage().startsWith(expected), e.getMessage());
+    }
+
+    @Test
     void theLastValueOfARepeatedOptionCounts() throws Exception {
         assertEquals(9, SimOptions.parse("--sessions", "3", "--sessions=9").sessions());
         assertEquals(1_000_000, SimOptions.parse("--requests", "1_000_000").requests());

@@ -136,6 +136,143 @@ class SimulateTraceTest {
     }
 
     /**
+     * The quarters' rows cover the play in four runs of requests (a quarter of the trace each, rounded down at the
+     * edges as the steady state's start is) whose references add up to the whole run's.
+     */
+    @Test
+    void theQuarterRowsCoverThePlayAndAddUpToTheWholeRun() throws Exception {
+        Path file = temp.resolve("chat.jsonl");
+        List<TraceRequest> requests = TraceGenerator.generate(TraceGenerator.Kind.CHAT, 203, 5);
+        MooncakeTrace.writeAll(file, requests);
+        Outcome o = simulate(FakeCache::new, "--workload", "trace", "--trace-api", "segments", "--trace", file.toString(),
+                "--gpu-budget", "5%", "--cpu-budget", "10%", "--progress", "off");
+        assertEquals(Simulate.OK, o.status(), o.err() + o.out());
+        BlockTrace trace = BlockTrace.of(requests, "t");
+        Matcher q = Pattern.compile("(by quarter|          )\\s+requests ([0-9,]+)-([0-9,]+) \\(([0-9,]+) refs\\): ([0-9,]+) refs/s,"
+                + " ([0-9.]+|-) us CPU/ref; page faults ([0-9,]+|-) here, ([0-9,]+|-) in all threads; CPU of JIT threads"
+                + " ([0-9,]+ ms|-), of GC threads ([0-9,]+ ms|-); ([0-9]+) collections \\(([0-9,]+) ms\\)").matcher(o.out());
+        int[][] expected = {{1, 50}, {51, 101}, {102, 152}, {153, 203}};
+        for (int[] quarter : expected) {
+            assertTrue(q.find(), "quarter " + quarter[0] + "-" + quarter[1] + " in " + o.out());
+            assertEquals(quarter[0], number(q.group(2)), q.group());
+            assertEquals(quarter[1], number(q.group(3)), q.group());
+            assertEquals(trace.referencesOfFirst(quarter[1]) - trace.referencesOfFirst(quarter[0] - 1), number(q.group(4)),
+                    q.group());
+        }
+        assertFalse(q.find(), "four quarters, no more: " + o.out());
+        assertEquals(1, o.out().split("by quarter", -1).length - 1, o.out());
+        assertEquals(1, o.out().split("block refs/s", -1).length - 1, "scripts' whole-run line stays unique: " + o.out());
+        assertEquals(1, o.out().split("cpu per ref", -1).length - 1, "scripts' whole-run line stays unique: " + o.out());
+        assertEquals(1, o.out().split("steady state", -1).length - 1, "scripts' steady line stays unique: " + o.out());
+    }
+
+    /** A trace of fewer than four requests has empty quarters: they are left out, the requests each have one. */
+    @Test
+    void aTraceOfThreeRequestsHasThreeQuarterRows() throws Exception {
+        Path file = temp.resolve("three.jsonl");
+        MooncakeTrace.writeAll(file, List.of(new TraceRequest(0, 1024, 1, new long[] {0, 1}),
+                new TraceRequest(1, 1024, 1, new long[] {2, 1}), new TraceRequest(2, 1024, 1, new long[] {0, 1})));
+        Outcome o = simulate(FakeCache::new, "--workload", "trace", "--trace-api", "segments", "--trace", file.toString(),
+                "--gpu-budget", "8KiB", "--cpu-budget", "8KiB", "--progress", "off");
+        assertEquals(Simulate.OK, o.status(), o.err() + o.out());
+        Matcher q = Pattern.compile("requests ([0-9]+)-([0-9]+) \\(2 refs\\)").matcher(o.out());
+        for (int r = 1; r <= 3; r++) {
+            assertTrue(q.find(), "request " + r + ": " + o.out());
+            assertEquals(r + "-" + r, q.group(1) + "-" + q.group(2), o.out());
+        }
+        assertFalse(q.find(), o.out());
+    }
+
+    private static long number(String text) {
+        return Long.parseLong(text.replace(",", ""));
+    }
+
+    /** The rows of the summary that a warm-up must leave exactly as they are: what the measured run did. */
+    private static final Pattern MEASURED = Pattern.compile("(?m)^  (trace|blocks|budgets|api|block hit rate|prefix hit rate"
+            + "|prefix restores|GPU hit rate|bytes moved|transfers|bytes verified|failures) .*$|^ {20}\\S.* -> .*$");
+
+    private static List<String> measuredRows(String summary) {
+        return MEASURED.matcher(summary).results().map(java.util.regex.MatchResult::group).toList();
+    }
+
+    /**
+     * {@code --warmup-requests}: a throwaway cache plays another generated trace of the same kind (seed + 1) and is
+     * closed before the measured run's own cache opens; the measured run's hits, moves and transfers are exactly
+     * those of the cold run, and the summary says the JVM was warmed and by what.
+     */
+    @Test
+    void aWarmUpPlaysAnotherTraceOnAThrowawayCacheAndLeavesTheMeasuredRunAsItWas() {
+        List<String> events = new java.util.ArrayList<>();
+        List<CacheUnderTest.Settings> opened = new java.util.ArrayList<>();
+        CacheUnderTest.Factory recording = settings -> {
+            int n = opened.size();
+            opened.add(settings);
+            events.add("open " + n);
+            return new FakeCache(settings) {
+                @Override
+                public synchronized void close() {
+                    events.add("close " + n);
+                    super.close();
+                }
+            };
+        };
+        Outcome cold = simulate(FakeCache::new, with(SMALL, "--generate-trace", "tool-agent"));
+        Outcome warm = simulate(recording, with(SMALL, "--generate-trace", "tool-agent", "--warmup-requests", "150"));
+        assertEquals(Simulate.OK, cold.status(), cold.err() + cold.out());
+        assertEquals(Simulate.OK, warm.status(), warm.err() + warm.out());
+        assertEquals(List.of("open 0", "close 0", "open 1", "close 1"), events, "the warm-up's cache is closed first");
+
+        List<TraceRequest> warmRequests = TraceGenerator.generate(TraceGenerator.Kind.TOOL_AGENT, 150, 43);
+        BlockTrace warmTrace = BlockTrace.of(warmRequests, "w");
+        assertTrue(warm.out().contains(String.format(Locale.ROOT, "warm-up           generated tool-agent trace"
+                + " (150 requests, seed 43), %,d block references, played through a throwaway cache", warmTrace.references())),
+                warm.out());
+        assertTrue(warm.out().matches("(?s).*\\n  jvm .* CPUs; warmed first \\(warm-up\\)\\n.*"), warm.out());
+        assertTrue(warm.out().matches("(?s).*warm-up .*; [0-9.]+ s, ([0-9.]+|-) us CPU/ref, 0 failures\\n.*"), warm.out());
+        assertTrue(warm.err().contains("simulate: warming the JVM first: generated tool-agent trace (150 requests, seed 43)"),
+                warm.err());
+        assertFalse(cold.out().contains("  warm-up ") || cold.out().contains("warmed"), "a cold run's summary is today's: "
+                + cold.out());
+        // The warm-up's budgets are the same shares of its own trace's unique blocks.
+        long footprint = 4096;
+        assertEquals(Math.max(footprint, new Budget.ShareOfWorkingSet(0.05).resolve(4096L * warmTrace.uniqueBlocks())),
+                opened.get(0).gpuBudgetBytes());
+        assertEquals(Math.max(footprint, new Budget.ShareOfWorkingSet(0.10).resolve(4096L * warmTrace.uniqueBlocks())),
+                opened.get(0).cpuBudgetBytes());
+        assertFalse(opened.get(0).diskDirectory().equals(opened.get(1).diskDirectory()), "a disk directory of its own");
+
+        List<String> coldRows = measuredRows(cold.out());
+        assertTrue(coldRows.size() >= 12, coldRows.toString());
+        assertEquals(coldRows, measuredRows(warm.out()), "the measured run does not depend on the warm-up");
+    }
+
+    /** A trace read from a file has no kind: the warm-up generates chat. */
+    @Test
+    void aFileTraceIsWarmedByAGeneratedChatTrace() throws Exception {
+        Path file = temp.resolve("doc.jsonl");
+        MooncakeTrace.writeAll(file, TraceGenerator.generate(TraceGenerator.Kind.DOC_QA, 120, 4));
+        Outcome o = simulate(FakeCache::new, "--workload", "trace", "--trace-api", "segments", "--trace", file.toString(),
+                "--gpu-budget", "5%", "--cpu-budget", "10%", "--progress", "off", "--seed", "9", "--warmup-requests", "40");
+        assertEquals(Simulate.OK, o.status(), o.err() + o.out());
+        assertTrue(o.out().contains("warm-up           generated chat trace (40 requests, seed 10), "), o.out());
+        assertTrue(o.out().contains("trace             " + file + ": 120 requests"), o.out());
+    }
+
+    /** A warm-up that fails is the run's failure: the measured run is not started on a JVM that just lost bytes. */
+    @Test
+    void aFailedWarmUpFailsTheRunAndStartsNoMeasuredRun() {
+        int[] opens = {0};
+        CacheUnderTest.Factory damagedFirst = settings -> opens[0]++ == 0
+                ? new FakeCache(settings, Tier.DISK, FakeCache.Damage.FLIP_BYTE) : new FakeCache(settings);
+        Outcome o = simulate(damagedFirst, with(SMALL, "--generate-trace", "chat", "--warmup-requests", "300"));
+        assertEquals(Simulate.FAILED, o.status(), o.out());
+        assertEquals(1, opens[0], "no measured run after a failed warm-up");
+        assertTrue(o.err().contains("simulate: FAILED in the warm-up: block b"), o.err());
+        assertTrue(o.err().contains("the warm-up failed; the measured run was not started"), o.err());
+        assertTrue(o.out().contains("generated chat trace (300 requests, seed 43)"), "the warm-up's own summary: " + o.out());
+    }
+
+    /**
      * Prefix counting on a hand-checked trace over the fake's LRU with room for 2 blocks. Request 1 [0, 1]:
      * both new. Request 2 [2, 1]: 2 is new and pushes 0 to CPU; 1 is on GPU. Request 3 [0, 1]: 0 comes from
      * CPU (pushing 2 out, the least recently used), 1 is still on GPU. So 2 of 6 references hit the GPU, but
