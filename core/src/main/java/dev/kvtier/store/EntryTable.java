@@ -41,7 +41,9 @@ final class EntryTable {
     /**
      * The entry registered under {@code key}, or null (also for a null key). The one method that
      * may run without the lock, racing a writer (the store's optimistic reads, validated
-     * afterwards): it then may answer wrongly, but it never throws and never loops unboundedly. Why
+     * afterwards, and its look-ups before taking the lock, checked under it): it then may answer
+     * wrongly (null, or an entry with an equal key that has left), but it never throws, never
+     * answers an entry with another key, and never loops unboundedly. Why
      * that holds: the two arrays are read once into locals and must have one length (a writer
      * growing the table replaces one before the other), the home slot is derived from that length
      * rather than from a separately written field, and at most that many slots are probed.

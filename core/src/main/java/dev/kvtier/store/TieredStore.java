@@ -60,7 +60,9 @@ import java.util.function.Function;
  * Thread-safe. Every public method is atomic: other threads see all of its effect or none, and a
  * refused call (false / empty / exception) changes nothing. Every change runs entirely under one
  * exclusive lock (the policy's tracker is called under it, and must not call back into its store:
- * the lock is not reentrant), which costs one compare-and-set (see StoreLock). The reads
+ * the lock is not reentrant), which costs one compare-and-set (see StoreLock). The changes by key
+ * look the key up before taking the lock and check under it that the entry found is still registered
+ * (its misses then do not wait for the lock's atomic instruction). The reads
  * {@link #get}, {@link #tierOf}, {@link #numSegments} and the usage queries take no lock in the
  * common case: they read optimistically and keep the answer only if no change ran meanwhile, else
  * they read again under the lock. Why: a lock acquisition is an atomic read-modify-write, a full
@@ -268,9 +270,10 @@ public final class TieredStore {
     /** {@link #demote} or {@link #promote}: only a promotion counts as an access and a use. */
     private Optional<TierTransfer> book(String key, Tier to, boolean promotion) {
         requireTier(to, "to");
+        SegmentEntry found = entries.get(key); // before the lock: see confirmed
         long stamp = lock.lock();
         try {
-            return booked(lookup(key), to, promotion);
+            return booked(confirmed(found, key), to, promotion);
         } finally {
             lock.unlock(stamp);
         }
@@ -537,9 +540,10 @@ public final class TieredStore {
      * @throws IllegalArgumentException if {@code key} is null or blank
      */
     public boolean touch(String key) {
+        SegmentEntry found = entries.get(key); // before the lock: see confirmed
         long stamp = lock.lock();
         try {
-            return touched(lookup(key));
+            return touched(confirmed(found, key));
         } finally {
             lock.unlock(stamp);
         }
@@ -618,9 +622,10 @@ public final class TieredStore {
     }
 
     private boolean holding(String key, boolean held) {
+        SegmentEntry found = entries.get(key); // before the lock: see confirmed
         long stamp = lock.lock(); // the tracker's state is guarded by the store's lock, as for every event
         try {
-            return held(lookup(key), held);
+            return held(confirmed(found, key), held);
         } finally {
             lock.unlock(stamp);
         }
@@ -849,6 +854,21 @@ public final class TieredStore {
             SegmentMeta.requireKey(key, "key");
         }
         return entry;
+    }
+
+    /**
+     * The entry registered under {@code key}, under the lock, given {@code found}: what {@link EntryTable#get}
+     * answered for {@code key} before the lock was taken, racing any writer. A found entry still registered is
+     * the answer (the table holds one entry per key, and a racing get only ever answers an entry with an equal
+     * key); anything else is looked up again. Why look up before the lock: taking it is an atomic
+     * read-modify-write, which on x86 keeps every later load from starting until it completes, so the lookup's
+     * chain of cache misses (key, slot, entry) at 10^5-10^6 segments ran strictly after it; before it, they
+     * may overlap the previous call's tail. Measured gain within this machine's noise (session7-storekey.md);
+     * kept because it costs nothing. A just-built entry cannot be found before it is registered: the table
+     * gets it only once its registration has gone through, and the check here runs under the lock.
+     */
+    private SegmentEntry confirmed(SegmentEntry found, String key) {
+        return found != null && found.registered() ? found : lookup(key);
     }
 
     /** The entry behind {@code handle}, which must be this store's (stale or not). */

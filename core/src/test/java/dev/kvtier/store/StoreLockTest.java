@@ -174,6 +174,70 @@ class StoreLockTest {
         assertTrue(store.touch("a"), "the store stays usable");
     }
 
+    /**
+     * touch, demote and hold by key look the key up before taking the lock (TieredStore#confirmed), racing the
+     * writer that holds it: here a removal of that very key, stopped inside its tracker call while the entry is
+     * still in the table. The callers find that entry, wait for the lock, and must then see that it left: they
+     * answer as for an unknown key and tell the tracker nothing. Used blindly, the entry found before the lock
+     * would be touched, moved and held after its removal.
+     */
+    @Test
+    void aKeyLookedUpBeforeTheLockIsCheckedAgainUnderItAfterARemovalThatHeldIt() throws InterruptedException {
+        CountDownLatch removing = new CountDownLatch(1);
+        CountDownLatch finishRemoval = new CountDownLatch(1);
+        List<String> events = java.util.Collections.synchronizedList(new ArrayList<>());
+        DemotionPolicy blocksOnRemove = policy("blocks-on-remove", () -> new SilentTracker() {
+            @Override
+            public void used(DemotionPolicy.Segment segment, Tier tier) {
+                events.add("used " + segment.key());
+            }
+
+            @Override
+            public void demoted(DemotionPolicy.Segment segment, Tier from, Tier to) {
+                events.add("demoted " + segment.key());
+            }
+
+            @Override
+            public void held(DemotionPolicy.Segment segment, Tier tier) {
+                events.add("held " + segment.key());
+            }
+
+            @Override
+            public void removed(DemotionPolicy.Segment segment, Tier tier) {
+                removing.countDown();
+                awaitQuietly(finishRemoval); // holds the store's lock, the entry still in the table
+            }
+        });
+        TieredStore store = new TieredStore(1_000, 1_000, blocksOnRemove);
+        assertTrue(store.register(SegmentMeta.of("a", PositionRange.of(0, 1), 10), Tier.GPU));
+        Thread remover = Thread.ofPlatform().start(() -> store.remove("a"));
+        removing.await();
+        AtomicReference<Object> touched = new AtomicReference<>();
+        AtomicReference<Object> demoted = new AtomicReference<>();
+        AtomicReference<Object> held = new AtomicReference<>();
+        List<Thread> callers = List.of(
+                Thread.ofPlatform().start(() -> touched.set(store.touch("a"))),
+                Thread.ofPlatform().start(() -> demoted.set(store.demote("a", Tier.CPU))),
+                Thread.ofPlatform().start(() -> held.set(store.hold("a"))));
+        for (Thread caller : callers) { // each has looked "a" up and waits for the lock
+            while (caller.getState() == Thread.State.RUNNABLE || caller.getState() == Thread.State.NEW) {
+                Thread.onSpinWait();
+            }
+        }
+        finishRemoval.countDown();
+        remover.join();
+        for (Thread caller : callers) {
+            caller.join();
+        }
+        assertEquals(Boolean.FALSE, touched.get(), "touch of a key removed before it got the lock");
+        assertEquals(java.util.Optional.empty(), demoted.get(), "demote of a key removed before it got the lock");
+        assertEquals(Boolean.FALSE, held.get(), "hold of a key removed before it got the lock");
+        assertEquals(List.of(), events, "the tracker heard of a removed segment");
+        assertEquals(0, store.numSegments());
+        assertEquals(0, store.gpuUsed());
+        assertEquals(0, store.cpuUsed());
+    }
+
     /** A policy named {@code name} whose stores get trackers from {@code trackers}. */
     private static DemotionPolicy policy(String name, Supplier<DemotionPolicy.Tracker> trackers) {
         return new DemotionPolicy() {

@@ -29,12 +29,16 @@ public class SeedPortBenchmark {
     @Param({"1000", "100000", "1000000"})
     public int segments;
 
+    /** The names of the segments, one of {@link StoreWorkload#KEY_STYLES}: see there why both. */
+    @Param({"sequential", "random"})
+    public String keys;
+
     private StoreWorkload workload;
     private SeedPortStore store;
 
     @Setup(Level.Trial)
     public void fill() {
-        workload = new StoreWorkload(segments);
+        workload = new StoreWorkload(segments, keys);
         store = new SeedPortStore(workload.budget(), workload.budget());
         for (String key : workload.keys) {
             store.register(new SeedPortStore.Meta(key, 0, 16, StoreWorkload.SEGMENT_BYTES), Tier.GPU);

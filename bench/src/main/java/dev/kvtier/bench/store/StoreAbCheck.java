@@ -7,6 +7,7 @@ import dev.kvtier.store.SegmentMeta;
 import dev.kvtier.store.Tier;
 import dev.kvtier.store.TieredStore;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 
 /**
@@ -18,7 +19,9 @@ import java.util.Locale;
  * quiet machine (no forks, no JMH blackhole): every result is stored in a static field, so, as under JMH's
  * blackhole, no call is dead code and no returned object is scalar-replaced (with results only tested, the
  * JIT sometimes eliminated {@code get}'s snapshot allocation and sometimes not, from run to run).
- * Usage: {@code java -Xmx4g -cp benchmarks.jar dev.kvtier.bench.store.StoreAbCheck [policy] [sizes] [pairs] [sliceMs]}.
+ * Usage: {@code java -Xmx4g -cp benchmarks.jar dev.kvtier.bench.store.StoreAbCheck [policy] [sizes] [pairs] [sliceMs]
+ * [keyStyle] [ops]}: {@code keyStyle} one of {@link StoreWorkload#KEY_STYLES} (default sequential), {@code ops} a
+ * comma-separated subset of the operation names (default all).
  * The policy {@value #NO_POLICY} (not a real policy: its tracker ignores every event and names no candidates)
  * measures what the store costs without any policy, to tell the store's own share of a gap from the policy's.
  */
@@ -42,10 +45,13 @@ public final class StoreAbCheck {
         String sizes = args.length > 1 ? args[1] : "1000,100000,1000000";
         int pairs = args.length > 2 ? Integer.parseInt(args[2]) : 15;
         long sliceNanos = (args.length > 3 ? Long.parseLong(args[3]) : 20) * 1_000_000;
+        String keyStyle = args.length > 4 ? args[4] : "sequential";
+        List<String> only = args.length > 5 ? List.of(args[5].split(",")) : List.of(OPS);
+        System.out.println("policy " + policy + ", keys " + keyStyle);
         System.out.println("| operation | segments | ours ns/op | seed port ns/op | seed / ours (median of " + pairs + " pairs) |");
         for (String size : sizes.split(",")) {
             int n = Integer.parseInt(size.strip());
-            StoreWorkload workload = new StoreWorkload(n);
+            StoreWorkload workload = new StoreWorkload(n, keyStyle);
             TieredStore ours = new TieredStore(workload.budget(), workload.budget(),
                     policy.equals(NO_POLICY) ? new NoPolicy() : DemotionPolicy.named(policy));
             SeedPortStore seed = new SeedPortStore(workload.budget(), workload.budget());
@@ -61,6 +67,9 @@ public final class StoreAbCheck {
                 spares[i] = SegmentMeta.of(workload.spareKeys[i], positions, StoreWorkload.SEGMENT_BYTES);
             }
             for (int op = 0; op < OPS.length; op++) {
+                if (!only.contains(OPS[op])) {
+                    continue;
+                }
                 double[] oursNs = new double[pairs];
                 double[] seedNs = new double[pairs];
                 double[] ratios = new double[pairs];

@@ -1,11 +1,18 @@
 package dev.kvtier.bench.store;
 
+import java.util.HexFormat;
 import java.util.SplittableRandom;
 
 /**
  * What both store benchmarks share: {@code n} segments of {@link #SEGMENT_BYTES} each, all on the
  * GPU tier with budgets roomy enough for every move, and a fixed pseudo-random key sequence so the
  * two stores see the same accesses.
+ *
+ * <p>Two key styles ({@link #KEY_STYLES}): {@code sequential} names {@code "seg-0", "seg-1", ...}, whose String
+ * hashes are nearly consecutive, so a {@code HashMap} (which masks the low bits) files them almost in key order;
+ * {@code random} names {@code "kvblock:"} and 32 random hex digits, the shape of the prefix cache's block keys, whose
+ * hashes are scattered. Why both: a store can win or lose on the first through placement alone (the order of the
+ * table decides the order in which the collector copies the entries), which says nothing about real keys.
  */
 final class StoreWorkload {
     static final long SEGMENT_BYTES = 4_096;
@@ -15,25 +22,49 @@ final class StoreWorkload {
     static final int SPARE_KEYS = 1_024;
     private static final int RANDOM_INDICES = 1 << 16;
 
+    /** The key styles, by name: see the class comment. */
+    static final String[] KEY_STYLES = {"sequential", "random"};
+
     final String[] keys;
     final String[] spareKeys;
     private final int[] randomIndices = new int[RANDOM_INDICES];
     private int cursor;
     private int spareCursor;
 
+    /** {@code segments} keys of the {@code sequential} style. */
     StoreWorkload(int segments) {
+        this(segments, "sequential");
+    }
+
+    /**
+     * {@code segments} keys of {@code keyStyle}, one of {@link #KEY_STYLES}.
+     *
+     * @throws IllegalArgumentException if {@code keyStyle} is none of them
+     */
+    StoreWorkload(int segments, String keyStyle) {
+        boolean randomKeys = switch (keyStyle) {
+            case "sequential" -> false;
+            case "random" -> true;
+            default -> throw new IllegalArgumentException("key style must be sequential or random, was " + keyStyle);
+        };
+        SplittableRandom names = new SplittableRandom(7);
         keys = new String[segments];
         for (int i = 0; i < segments; i++) {
-            keys[i] = "seg-" + i;
+            keys[i] = randomKeys ? randomKey(names) : "seg-" + i;
         }
         spareKeys = new String[SPARE_KEYS];
         for (int i = 0; i < SPARE_KEYS; i++) {
-            spareKeys[i] = "spare-" + i;
+            spareKeys[i] = randomKeys ? randomKey(names) : "spare-" + i;
         }
         SplittableRandom random = new SplittableRandom(42);
         for (int i = 0; i < RANDOM_INDICES; i++) {
             randomIndices[i] = random.nextInt(segments);
         }
+    }
+
+    /** A key shaped like the prefix cache's block keys (PrefixBlockCache.keyOf): "kvblock:" and 32 hex digits (a collision is as unlikely as there). */
+    private static String randomKey(SplittableRandom names) {
+        return "kvblock:" + HexFormat.of().toHexDigits(names.nextLong()) + HexFormat.of().toHexDigits(names.nextLong());
     }
 
     /** Bytes every budget gets: all segments plus the spares fit on any tier. */

@@ -37,6 +37,10 @@ public class TieredStoreBenchmark {
     @Param({"1000", "100000", "1000000"})
     public int segments;
 
+    /** The names of the segments, one of {@link StoreWorkload#KEY_STYLES}: see there why both. */
+    @Param({"sequential", "random"})
+    public String keys;
+
     /**
      * The policy by {@link DemotionPolicy#named} name: the store's default ({@link DemotionPolicy#defaultPolicy()},
      * adaptive-s3-fifo) and the one before it. Pass {@code -p policy=least-accessed-first,s3-fifo,w-tinylfu} to
@@ -53,7 +57,7 @@ public class TieredStoreBenchmark {
 
     @Setup(Level.Trial)
     public void fill() {
-        workload = new StoreWorkload(segments);
+        workload = new StoreWorkload(segments, keys);
         store = new TieredStore(workload.budget(), workload.budget(), DemotionPolicy.named(policy));
         PositionRange positions = PositionRange.of(0, 16);
         handles = new SegmentHandle[workload.keys.length];
