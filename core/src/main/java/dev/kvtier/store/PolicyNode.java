@@ -10,15 +10,11 @@ package dev.kvtier.store;
  * to another (a cache miss at 10^6 segments). A store has exactly one tracker, so the fields are
  * never shared.
  */
-abstract class PolicyNode {
+abstract class PolicyNode extends LinkedFifo.Link<PolicyNode, PolicyNode.Queue> {
     final String key;
     final long sizeBytes;
     /** The key's hash, spread, for frequency sketches. */
     final int hash;
-    PolicyNode previous;
-    PolicyNode next;
-    /** The queue holding this node, or null while it is in none. */
-    Queue queue;
     /** S3-FIFO's use counter (0..3). */
     int uses;
     /** W-TinyLFU: entered probation from the window and not used since (an admission candidate). */
@@ -38,64 +34,15 @@ abstract class PolicyNode {
         return (PolicyNode) segment;
     }
 
-    /**
-     * An intrusive doubly linked FIFO of nodes with their byte total: oldest at {@link #head},
-     * newest at {@link #tail}. O(1) append and unlink.
-     */
-    static final class Queue {
-        final String name;
-        PolicyNode head;
-        PolicyNode tail;
-        long bytes;
-        int size;
+    @Override
+    final long queuedBytes() {
+        return sizeBytes;
+    }
 
+    /** A tracker's queue of segments (see {@link LinkedFifo}). */
+    static final class Queue extends LinkedFifo<PolicyNode, Queue> {
         Queue(String name) {
-            this.name = name;
-        }
-
-        void append(PolicyNode node) {
-            node.queue = this;
-            node.previous = tail;
-            node.next = null;
-            if (tail == null) {
-                head = node;
-            } else {
-                tail.next = node;
-            }
-            tail = node;
-            bytes += node.sizeBytes;
-            size++;
-        }
-
-        void unlink(PolicyNode node) {
-            if (node.previous == null) {
-                head = node.next;
-            } else {
-                node.previous.next = node.next;
-            }
-            if (node.next == null) {
-                tail = node.previous;
-            } else {
-                node.next.previous = node.previous;
-            }
-            node.previous = null;
-            node.next = null;
-            node.queue = null;
-            bytes -= node.sizeBytes;
-            size--;
-        }
-
-        /** Moves {@code node}, which is in this queue, to the newest end. */
-        void moveToTail(PolicyNode node) {
-            if (tail != node) {
-                unlink(node);
-                append(node);
-            }
-        }
-
-        @Override
-        public String toString() {
-            return name + "[size=" + size + ", bytes=" + bytes + "]";
+            super(name);
         }
     }
 }

@@ -173,17 +173,19 @@ final class RetentionShadows {
     }
 
     /** A key's state in one simulation: resident there while {@link #queue} is not null. */
-    private static final class Node {
+    private static final class Node extends LinkedFifo.Link<Node, Fifo> {
         final Key key;
         long size;
-        Node previous;
-        Node next;
-        Fifo queue;
         int uses;
         long last;
 
         Node(Key key) {
             this.key = key;
+        }
+
+        @Override
+        long queuedBytes() {
+            return size;
         }
     }
 
@@ -256,40 +258,10 @@ final class RetentionShadows {
         }
     }
 
-    /** A doubly linked FIFO of simulated keys with their byte total. */
-    private static final class Fifo {
-        Node head;
-        Node tail;
-        long bytes;
-
-        void append(Node node) {
-            node.queue = this;
-            node.previous = tail;
-            node.next = null;
-            if (tail == null) {
-                head = node;
-            } else {
-                tail.next = node;
-            }
-            tail = node;
-            bytes += node.size;
-        }
-
-        void unlink(Node node) {
-            if (node.previous == null) {
-                head = node.next;
-            } else {
-                node.previous.next = node.next;
-            }
-            if (node.next == null) {
-                tail = node.previous;
-            } else {
-                node.next.previous = node.previous;
-            }
-            node.previous = null;
-            node.next = null;
-            node.queue = null;
-            bytes -= node.size;
+    /** A FIFO of simulated keys with their byte total. */
+    private static final class Fifo extends LinkedFifo<Node, Fifo> {
+        Fifo(String name) {
+            super(name);
         }
     }
 
@@ -298,8 +270,8 @@ final class RetentionShadows {
         private final Keys keys;
         private final int index;
         private int size;
-        final Fifo first = new Fifo();
-        final Fifo second = new Fifo();
+        final Fifo first = new Fifo("first");
+        final Fifo second = new Fifo("second");
 
         Sim(Keys keys, int index) {
             this.keys = keys;

@@ -332,27 +332,29 @@ final class S3FifoPolicy implements DemotionPolicy {
             referenced(segment, node, tier);
         }
 
+        /** Moves {@code segment}'s node from {@code from}'s queues to {@code to}'s; an eviction leaves a ghost. */
+        private PolicyNode move(Segment segment, Tier from, Tier to, boolean evicted) {
+            PolicyNode node = PolicyNode.of(segment);
+            tiers[from.ordinal()].leave(node, evicted);
+            tiers[to.ordinal()].arrive(node, retention(to) > 0);
+            return node;
+        }
+
         @Override
         public void demoted(Segment segment, Tier from, Tier to) {
-            PolicyNode node = PolicyNode.of(segment);
-            tiers[from.ordinal()].leave(node, true);
-            tiers[to.ordinal()].arrive(node, retention(to) > 0);
+            move(segment, from, to, true);
         }
 
         @Override
         public void promoted(Segment segment, Tier from, Tier to) {
-            PolicyNode node = PolicyNode.of(segment);
-            tiers[from.ordinal()].leave(node, false);
-            tiers[to.ordinal()].arrive(node, retention(to) > 0);
+            PolicyNode node = move(segment, from, to, false);
             accessed(segment, node, null, false);
             referenced(segment, node, to);
         }
 
         @Override
         public void rolledBack(Segment segment, Tier from, Tier to) {
-            PolicyNode node = PolicyNode.of(segment);
-            tiers[from.ordinal()].leave(node, false);
-            tiers[to.ordinal()].arrive(node, retention(to) > 0);
+            move(segment, from, to, false);
         }
 
         @Override
@@ -394,11 +396,7 @@ final class S3FifoPolicy implements DemotionPolicy {
             for (PolicyNode node = q.tails.head; node != null && stillNeeded > 0; ) {
                 PolicyNode next = node.next;
                 if (node.uses > 0 && tailMovesLeft-- > 0) { // a tail after all: keep it, in main
-                    q.tails.unlink(node);
-                    main.append(node);
-                    if (inMain == null) {
-                        inMain = node;
-                    }
+                    inMain = keepInMain(q.tails, main, node, inMain);
                 } else if (node.held) {
                     heldPassed = true;
                 } else {
@@ -416,11 +414,7 @@ final class S3FifoPolicy implements DemotionPolicy {
                         inSmall = node.next;
                         smallLeft -= node.sizeBytes;
                         if (node.uses > 0 && movesLeft-- > 0) { // used while on probation: keep it, in main
-                            small.unlink(node);
-                            main.append(node);
-                            if (inMain == null) {
-                                inMain = node;
-                            }
+                            inMain = keepInMain(small, main, node, inMain);
                         } else if (node.held) {
                             heldPassed = true;
                         } else {
@@ -433,11 +427,7 @@ final class S3FifoPolicy implements DemotionPolicy {
                     PolicyNode node = inMain;
                     inMain = node.next;
                     if (node.uses > 0 && movesLeft-- > 0) { // reinserted; terminates: each pass lowers the counter
-                        node.uses--;
-                        main.moveToTail(node);
-                        if (inMain == null) {
-                            inMain = node;
-                        }
+                        inMain = reinsert(main, node, inMain);
                     } else if (node.held) {
                         heldPassed = true;
                     } else {
@@ -450,14 +440,7 @@ final class S3FifoPolicy implements DemotionPolicy {
                 }
             }
             if (heldPassed && stillNeeded > 0) {
-                for (PolicyNode.Queue queue : new PolicyNode.Queue[] {q.tails, small, main}) {
-                    for (PolicyNode node = queue.head; node != null && stillNeeded > 0; node = node.next) {
-                        if (node.held) {
-                            keys.add(node.key);
-                            stillNeeded -= node.sizeBytes;
-                        }
-                    }
-                }
+                nameHeld(q, keys, stillNeeded);
             }
         }
 
@@ -481,9 +464,7 @@ final class S3FifoPolicy implements DemotionPolicy {
             for (PolicyNode node = q.tails.head; node != null && stillNeeded[0] > 0; ) {
                 PolicyNode next = node.next;
                 if (node.uses > 0 && movesLeft-- > 0) {
-                    q.tails.unlink(node);
-                    main.append(node);
-                    inMain = inMain == null ? node : inMain;
+                    inMain = keepInMain(q.tails, main, node, inMain);
                 } else if (node.held) {
                     heldPassed = true;
                 } else {
@@ -497,9 +478,7 @@ final class S3FifoPolicy implements DemotionPolicy {
                 PolicyNode node = inSmall;
                 if (node.uses > 0 && movesLeft-- > 0) {
                     inSmall = node.next;
-                    small.unlink(node);
-                    main.append(node);
-                    inMain = inMain == null ? node : inMain;
+                    inMain = keepInMain(small, main, node, inMain);
                     continue;
                 }
                 if (lastUse(node) > staleBefore) {
@@ -518,9 +497,7 @@ final class S3FifoPolicy implements DemotionPolicy {
                 if (lastUse(node) > staleBefore) {
                     if (node.uses > 0 && movesLeft-- > 0) {
                         inMain = node.next;
-                        node.uses--;
-                        main.moveToTail(node);
-                        inMain = inMain == null ? node : inMain;
+                        inMain = reinsert(main, node, inMain);
                         continue;
                     }
                     break;
@@ -537,9 +514,7 @@ final class S3FifoPolicy implements DemotionPolicy {
             for (PolicyNode node = stop == null ? null : small.tail; node != null && stillNeeded[0] > 0; ) {
                 PolicyNode previous = node.previous;
                 if (node.uses > 0 && movesLeft-- > 0) {
-                    small.unlink(node);
-                    main.append(node);
-                    inMain = inMain == null ? node : inMain;
+                    inMain = keepInMain(small, main, node, inMain);
                 } else if (node.held) {
                     heldPassed = true;
                 } else {
@@ -551,9 +526,7 @@ final class S3FifoPolicy implements DemotionPolicy {
                 PolicyNode node = inMain;
                 inMain = node.next;
                 if (node.uses > 0 && movesLeft-- > 0) {
-                    node.uses--;
-                    main.moveToTail(node);
-                    inMain = inMain == null ? node : inMain;
+                    inMain = reinsert(main, node, inMain);
                 } else if (node.held) {
                     heldPassed = true;
                 } else {
@@ -561,14 +534,41 @@ final class S3FifoPolicy implements DemotionPolicy {
                 }
             }
             if (heldPassed && stillNeeded[0] > 0) {
-                for (PolicyNode.Queue queue : new PolicyNode.Queue[] {q.tails, small, main}) {
-                    for (PolicyNode node = queue.head; node != null && stillNeeded[0] > 0; node = node.next) {
-                        if (node.held) {
-                            name(node, keys, stillNeeded);
-                        }
+                nameHeld(q, keys, stillNeeded[0]);
+            }
+        }
+
+        /** Names the held segments, tails then small then main, oldest first, until {@code stillNeeded} is met. */
+        private static void nameHeld(TierQueues q, List<String> keys, long stillNeeded) {
+            for (PolicyNode.Queue queue : new PolicyNode.Queue[] {q.tails, q.small, q.main}) {
+                for (PolicyNode node = queue.head; node != null && stillNeeded > 0; node = node.next) {
+                    if (node.held) {
+                        keys.add(node.key);
+                        stillNeeded -= node.sizeBytes;
                     }
                 }
             }
+        }
+
+        /**
+         * Moves {@code node}, used while on {@code from} (tails or small), to main's newest end; returns main's
+         * cursor, which starts at the node if it had run off the end.
+         */
+        private static PolicyNode keepInMain(PolicyNode.Queue from, PolicyNode.Queue main, PolicyNode node,
+                PolicyNode inMain) {
+            from.unlink(node);
+            main.append(node);
+            return inMain == null ? node : inMain;
+        }
+
+        /**
+         * Reinserts {@code node}, used while on main, at main's newest end with its counter decremented, as S3-FIFO
+         * does; returns main's cursor, which starts at the node if it had run off the end.
+         */
+        private static PolicyNode reinsert(PolicyNode.Queue main, PolicyNode node, PolicyNode inMain) {
+            node.uses--;
+            main.moveToTail(node);
+            return inMain == null ? node : inMain;
         }
 
         /** Adds {@code node} to the candidates; returns the moves the next candidate may cost. */
