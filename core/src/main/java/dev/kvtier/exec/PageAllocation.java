@@ -20,10 +20,18 @@ public final class PageAllocation {
     private final List<MemorySegment> runs;
     /** The memory that owns these pages; null for external memory. */
     final PagedMemory owner;
-    /** Per run: chunk index, first page, page count (owned allocations only). */
+    /**
+     * Per run: chunk index, first page, page count (owned allocations of two or more runs; null otherwise). A
+     * one-run allocation (every small segment) keeps its run in {@link #chunk}, {@link #firstPage} and
+     * {@link #pageCount} instead: releasing it then reads this object's own line, not three arrays more.
+     */
     final int[] runChunk;
     final int[] runFirstPage;
     final int[] runPageCount;
+    /** The run of a one-run owned allocation (see {@link #runChunk}); 0 otherwise. */
+    final int chunk;
+    final int firstPage;
+    final int pageCount;
     private volatile boolean released;
     /** Written by a copy that timed out and may still run: its pages are never reused. */
     private volatile boolean quarantined;
@@ -37,6 +45,29 @@ public final class PageAllocation {
         this.runChunk = runChunk;
         this.runFirstPage = runFirstPage;
         this.runPageCount = runPageCount;
+        this.chunk = 0;
+        this.firstPage = 0;
+        this.pageCount = 0;
+    }
+
+    /** An owned allocation of one run: {@code pageCount} pages from {@code firstPage} of chunk slot {@code chunk}. */
+    PageAllocation(StorageKind storage, long sizeBytes, MemorySegment run, PagedMemory owner, int chunk, int firstPage,
+                   int pageCount) {
+        this.storage = storage;
+        this.sizeBytes = sizeBytes;
+        this.runs = List.of(run);
+        this.owner = owner;
+        this.runChunk = null;
+        this.runFirstPage = null;
+        this.runPageCount = null;
+        this.chunk = chunk;
+        this.firstPage = firstPage;
+        this.pageCount = pageCount;
+    }
+
+    /** Whether this owned allocation keeps its one run in fields rather than arrays. */
+    boolean isOneRun() {
+        return owner != null && runChunk == null;
     }
 
     /** Memory the caller owns, referenced as one run and never freed by the executor. */
@@ -73,26 +104,28 @@ public final class PageAllocation {
      * @throws IllegalStateException for external memory, which has no pages
      */
     public int chunkOf(int run) {
-        return ownedRuns()[run];
+        return isOneRun(run) ? chunk : runChunk[run];
     }
 
     /** The first page of run {@code run} within its chunk; see {@link #chunkOf}. */
     public int firstPageOf(int run) {
-        ownedRuns();
-        return runFirstPage[run];
+        return isOneRun(run) ? firstPage : runFirstPage[run];
     }
 
     /** The pages run {@code run} spans; see {@link #chunkOf}. */
     public int pageCountOf(int run) {
-        ownedRuns();
-        return runPageCount[run];
+        return isOneRun(run) ? pageCount : runPageCount[run];
     }
 
-    private int[] ownedRuns() {
+    /** Whether the run is kept in fields; throws for external memory and for a run out of range. */
+    private boolean isOneRun(int run) {
         if (owner == null) {
             throw new IllegalStateException("external memory has no pages: " + this);
         }
-        return runChunk;
+        if (run < 0 || run >= runs.size()) {
+            throw new IndexOutOfBoundsException("run " + run + " of " + runs.size() + " in " + this);
+        }
+        return runChunk == null;
     }
 
     /** Whether this is caller-owned memory (adopted) that the executor never frees. */

@@ -325,7 +325,7 @@ final class PagedMemory implements AutoCloseable {
         bytesInUse += bytes;
         freePageCount -= needed;
         MemorySegment run = chunk.memory.memory().asSlice((long) first * pageSize, bytes);
-        return new PageAllocation(kind, bytes, List.of(run), this, new int[] {slot}, new int[] {first}, new int[] {needed});
+        return new PageAllocation(kind, bytes, run, this, slot, first, needed);
     }
 
     /** Remembers a run just freed (see {@link #recentChunk}); the oldest is forgotten when all entries are taken. */
@@ -500,20 +500,33 @@ final class PagedMemory implements AutoCloseable {
             quarantinedBytes += allocation.sizeBytes(); // a timed-out copy may still write them: never reused
             return;
         }
-        long pages = 0;
-        for (int i = 0; i < allocation.runChunk.length; i++) {
-            chunks.get(allocation.runChunk[i]).free(allocation.runFirstPage[i], allocation.runPageCount[i]);
-            freedRecently(allocation.runChunk[i], allocation.runFirstPage[i], allocation.runPageCount[i]);
-            pages += allocation.runPageCount[i];
+        if (allocation.isOneRun()) {
+            freeRun(allocation.chunk, allocation.firstPage, allocation.pageCount);
+            bytesInUse -= allocation.sizeBytes();
+            giveBackIfSpare(allocation.chunk);
+            return;
         }
-        pagesInUse -= pages;
-        freePageCount += pages;
+        for (int i = 0; i < allocation.runChunk.length; i++) {
+            freeRun(allocation.runChunk[i], allocation.runFirstPage[i], allocation.runPageCount[i]);
+        }
         bytesInUse -= allocation.sizeBytes();
         for (int i = 0; i < allocation.runChunk.length; i++) {
-            int slot = allocation.runChunk[i];
-            if (capacityPages != Long.MAX_VALUE && chunks.get(slot) != null && isFullyFree(slot) && anotherFullyFree(slot)) {
-                giveBack(slot);
-            }
+            giveBackIfSpare(allocation.runChunk[i]);
+        }
+    }
+
+    /** Frees one run's pages and counts them free. */
+    private void freeRun(int slot, int first, int pages) {
+        chunks.get(slot).free(first, pages);
+        freedRecently(slot, first, pages);
+        pagesInUse -= pages;
+        freePageCount += pages;
+    }
+
+    /** In a capped memory, gives the chunk in {@code slot} back when all its pages are free and another such is kept. */
+    private void giveBackIfSpare(int slot) {
+        if (capacityPages != Long.MAX_VALUE && chunks.get(slot) != null && isFullyFree(slot) && anotherFullyFree(slot)) {
+            giveBack(slot);
         }
     }
 

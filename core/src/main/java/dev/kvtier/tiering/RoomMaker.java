@@ -253,6 +253,7 @@ final class RoomMaker {
                                 if (heldByChild) {
                                     // Held here by a child until that child leaves (see releaseParent): the policy
                                     // names others meanwhile, or every later round reads and refuses it again.
+                                    victim.heldForChildren = true; // before the hold: see releaseParent
                                     store.hold(victim.handle);
                                 }
                                 waitingForChildren.add(candidate);
@@ -443,13 +444,17 @@ final class RoomMaker {
 
     /**
      * A block left {@code tier}: when that was its parent's last child there or faster, the parent may leave too
-     * ({@link TieredStore#release}, ending a {@link TieredStore#hold} from an earlier refusal). Reads the parent's
+     * ({@link TieredStore#release}, ending a {@link TieredStore#hold} from an earlier refusal; asked only when
+     * there was one, {@link Segment#heldForChildren}). Reads the parent's
      * counts without its lock: a release that comes too early only gets the parent named, refused and held again,
      * and the policy names held segments when nothing else is left.
      */
     void releaseParent(Segment block, Tier tier) {
         Segment parent = block.parent;
-        if (parent != null && !parent.holdsChildFasterThan(slowerThan(tier))) {
+        if (parent != null && parent.heldForChildren && !parent.holdsChildFasterThan(slowerThan(tier))) {
+            // A hold racing with this (its flag set before our read, its hold after our release) stays, as a
+            // release that came too early always did: see above.
+            parent.heldForChildren = false;
             store.release(parent.handle);
         }
     }

@@ -54,6 +54,13 @@ final class Segment extends AbstractQueuedSynchronizer {
      * checked against {@link #crc32c}: its first use checks them (and drops it when they do not match).
      */
     boolean verified = true;
+    /**
+     * Whether {@link RoomMaker} has {@linkplain dev.kvtier.store.TieredStore#hold held} this block in the policy
+     * for a child on its tier and not yet released it: a child leaving asks the store to release its parent only
+     * then (most demoted blocks have a parent that was never held, and the release took the store's lock and a
+     * look-up for nothing). Read and written without the lock, as the children counts it goes with.
+     */
+    volatile boolean heldForChildren;
 
     /**
      * The block this one continues (a prefix block's parent), or null: a plain segment, or the first

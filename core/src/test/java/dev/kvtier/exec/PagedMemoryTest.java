@@ -196,6 +196,44 @@ class PagedMemoryTest {
         }
     }
 
+    /**
+     * A one-run allocation (its run kept in fields) and a many-run one (arrays) report their runs alike, reject a run
+     * out of range, and give back exactly their pages: the pages of each are taken again, and a second release fails.
+     */
+    @Test
+    void oneRunAndManyRunAllocationsReportAndGiveBackTheirPages() throws IOException {
+        try (PagedMemory memory = new PagedMemory(StorageKind.DEVICE, PAGE, 4 * PAGE, new CountingAllocator())) {
+            List<PageAllocation> singles = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                singles.add(memory.allocate(PAGE));
+            }
+            memory.release(singles.get(0));
+            memory.release(singles.get(2));
+            PageAllocation split = memory.allocate(2L * PAGE - 1); // pages 0 and 2: no run of two is free
+            assertEquals(2, split.runs().size(), "two runs: " + split);
+            assertEquals(List.of(0, 0), List.of(split.chunkOf(0), split.chunkOf(1)));
+            assertEquals(List.of(0, 2), List.of(split.firstPageOf(0), split.firstPageOf(1)));
+            assertEquals(List.of(1, 1), List.of(split.pageCountOf(0), split.pageCountOf(1)));
+            PageAllocation one = singles.get(3);
+            assertEquals(List.of(0, 3, 1), List.of(one.chunkOf(0), one.firstPageOf(0), one.pageCountOf(0)));
+            assertThrows(IndexOutOfBoundsException.class, () -> one.chunkOf(1));
+            assertThrows(IndexOutOfBoundsException.class, () -> one.pageCountOf(-1));
+            assertThrows(IndexOutOfBoundsException.class, () -> split.firstPageOf(2));
+            assertEquals(4, memory.pagesInUse());
+
+            memory.release(one);
+            assertThrows(IllegalStateException.class, () -> memory.release(one));
+            assertEquals(3, memory.pagesInUse());
+            assertEquals(3, memory.allocate(PAGE).firstPageOf(0), "the one run's page is free again");
+            memory.release(split);
+            assertEquals(2, memory.pagesInUse());
+            PageAllocation again = memory.allocate(PAGE);
+            assertTrue(again.firstPageOf(0) == 0 || again.firstPageOf(0) == 2, "a page of the split one: " + again);
+        }
+        assertThrows(IllegalStateException.class, () -> PageAllocation.external(StorageKind.DEVICE,
+                MemorySegment.ofArray(new byte[8])).chunkOf(0), "external memory has no pages");
+    }
+
     /** The chunks' free-page bits answer as a {@link java.util.BitSet} does, across word boundaries and at the end. */
     @Test
     void pageBitsAnswerAsABitSet() {
