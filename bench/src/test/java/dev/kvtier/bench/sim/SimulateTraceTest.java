@@ -43,6 +43,16 @@ class SimulateTraceTest {
     private record Outcome(int status, String out, String err) {
     }
 
+    /** Plays the 203-request chat trace of seed 5 (written to a file) through the segment API of a fake cache. */
+    private Outcome playChat203OnSegments() throws Exception {
+        Path file = temp.resolve("chat.jsonl");
+        MooncakeTrace.writeAll(file, TraceGenerator.generate(TraceGenerator.Kind.CHAT, 203, 5));
+        Outcome o = simulate(FakeCache::new, "--workload", "trace", "--trace-api", "segments", "--trace", file.toString(),
+                "--gpu-budget", "5%", "--cpu-budget", "10%", "--progress", "off");
+        assertEquals(Simulate.OK, o.status(), o.err() + o.out());
+        return o;
+    }
+
     private static Outcome simulate(CacheUnderTest.Factory factory, String... args) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
@@ -113,13 +123,8 @@ class SimulateTraceTest {
      */
     @Test
     void theSteadyStateLineCoversTheRequestsAfterTheFirstQuarter() throws Exception {
-        Path file = temp.resolve("chat.jsonl");
-        List<TraceRequest> requests = TraceGenerator.generate(TraceGenerator.Kind.CHAT, 203, 5);
-        MooncakeTrace.writeAll(file, requests);
-        Outcome o = simulate(FakeCache::new, "--workload", "trace", "--trace-api", "segments", "--trace", file.toString(),
-                "--gpu-budget", "5%", "--cpu-budget", "10%", "--progress", "off");
-        assertEquals(Simulate.OK, o.status(), o.err() + o.out());
-        BlockTrace trace = BlockTrace.of(requests, "t");
+        BlockTrace trace = BlockTrace.of(TraceGenerator.generate(TraceGenerator.Kind.CHAT, 203, 5), "t");
+        Outcome o = playChat203OnSegments();
         Matcher whole = Pattern.compile("block refs/s\\s+([0-9,.]+)  \\(whole run; ([0-9,]+) references").matcher(o.out());
         assertTrue(whole.find(), o.out());
         assertEquals(String.format(Locale.ROOT, "%,d", trace.references()), whole.group(2), o.out());
@@ -141,13 +146,8 @@ class SimulateTraceTest {
      */
     @Test
     void theQuarterRowsCoverThePlayAndAddUpToTheWholeRun() throws Exception {
-        Path file = temp.resolve("chat.jsonl");
-        List<TraceRequest> requests = TraceGenerator.generate(TraceGenerator.Kind.CHAT, 203, 5);
-        MooncakeTrace.writeAll(file, requests);
-        Outcome o = simulate(FakeCache::new, "--workload", "trace", "--trace-api", "segments", "--trace", file.toString(),
-                "--gpu-budget", "5%", "--cpu-budget", "10%", "--progress", "off");
-        assertEquals(Simulate.OK, o.status(), o.err() + o.out());
-        BlockTrace trace = BlockTrace.of(requests, "t");
+        BlockTrace trace = BlockTrace.of(TraceGenerator.generate(TraceGenerator.Kind.CHAT, 203, 5), "t");
+        Outcome o = playChat203OnSegments();
         Matcher q = Pattern.compile("(by quarter|          )\\s+requests ([0-9,]+)-([0-9,]+) \\(([0-9,]+) refs\\): ([0-9,]+) refs/s,"
                 + " ([0-9.]+|-) us CPU/ref; page faults ([0-9,]+|-) here, ([0-9,]+|-) in all threads; CPU of JIT threads"
                 + " ([0-9,]+ ms|-), of GC threads ([0-9,]+ ms|-); ([0-9]+) collections \\(([0-9,]+) ms\\)").matcher(o.out());
