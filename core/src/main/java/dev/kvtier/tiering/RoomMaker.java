@@ -318,7 +318,7 @@ final class RoomMaker {
 
     /**
      * Whether {@code candidate} is the key a call making room excludes. Hash codes first: they are cached in the key
-     * strings, whose lines the table's look-up has just read, while an equal-length key's bytes are one more cold
+     * strings (one line each), while an equal-length key's bytes are one more cold
      * line per candidate (every block key has the same length and, under one namespace, the same first 16 digits).
      */
     private static boolean isExcluded(String candidate, String excludeKey) {
