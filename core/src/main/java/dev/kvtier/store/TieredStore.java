@@ -54,7 +54,10 @@ import java.util.function.Function;
  * {@code get}, {@code demote}, {@code promote}, {@code hold}, {@code release} and {@code remove} take one
  * in place of the key and answer as their key-based twins, treating a stale handle (its segment removed)
  * as an unknown key. Why: a caller that keeps its own record per segment (the tiering layer) then finds the
- * segment with no second hash lookup, which at 10^6 segments is a chain of cache misses per call.
+ * segment with no second hash lookup, which at 10^6 segments is a chain of cache misses per call. For the same
+ * reason {@link #candidatesForDemotion(Tier, long, List)} names candidates by handle, and
+ * {@link #registerHandle(SegmentMeta, Tier, Object)} keeps the caller's record in the handle
+ * ({@link SegmentHandle#attachment()}), so a caller goes from a candidate to its own record with no lookup.
  *
  * <h2>Thread safety</h2>
  * Thread-safe. Every public method is atomic: other threads see all of its effect or none, and a
