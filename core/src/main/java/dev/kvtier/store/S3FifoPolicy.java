@@ -400,7 +400,7 @@ final class S3FifoPolicy implements DemotionPolicy {
                 } else if (node.held) {
                     heldPassed = true;
                 } else {
-                    keys.add(node.key);
+                    CandidateList.add(keys, node);
                     stillNeeded -= node.sizeBytes;
                 }
                 node = next;
@@ -435,7 +435,7 @@ final class S3FifoPolicy implements DemotionPolicy {
                     }
                 }
                 if (victim != null) {
-                    keys.add(victim.key);
+                    CandidateList.add(keys, victim);
                     stillNeeded -= victim.sizeBytes;
                 }
             }
@@ -543,7 +543,7 @@ final class S3FifoPolicy implements DemotionPolicy {
             for (PolicyNode.Queue queue : new PolicyNode.Queue[] {q.tails, q.small, q.main}) {
                 for (PolicyNode node = queue.head; node != null && stillNeeded > 0; node = node.next) {
                     if (node.held) {
-                        keys.add(node.key);
+                        CandidateList.add(keys, node);
                         stillNeeded -= node.sizeBytes;
                     }
                 }
@@ -573,7 +573,7 @@ final class S3FifoPolicy implements DemotionPolicy {
 
         /** Adds {@code node} to the candidates; returns the moves the next candidate may cost. */
         private static int name(PolicyNode node, List<String> keys, long[] stillNeeded) {
-            keys.add(node.key);
+            CandidateList.add(keys, node);
             stillNeeded[0] -= node.sizeBytes;
             return MOVES_PER_CANDIDATE;
         }

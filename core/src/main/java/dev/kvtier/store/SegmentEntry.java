@@ -44,11 +44,16 @@ final class SegmentEntry extends PolicyNode implements DemotionPolicy.Segment, S
     /**
      * Its place in registration order (EntryTable), for TieredStore.segments(); {@link #REMOVED} once it
      * left the table, which makes it, as a {@link SegmentHandle}, stale. An int (renumbered when the
-     * counter would wrap) so that, with {@link #owner}, the entry stays within 96 bytes.
+     * counter would wrap) so that, with {@link #owner} and {@link #attachment}, the entry stays within 104 bytes (96 before the attachment).
      */
     int registration;
     /** The store this entry belongs to: a {@link SegmentHandle} from another store is refused. */
     final TieredStore owner;
+    /**
+     * The registering caller's object for this segment (see {@link SegmentHandle#attachment()}), or null; set
+     * before the entry is published (under the store's lock), never changed.
+     */
+    Object attachment;
 
     /** {@link #registration} of an entry removed from its store. */
     static final int REMOVED = -1;
@@ -145,6 +150,11 @@ final class SegmentEntry extends PolicyNode implements DemotionPolicy.Segment, S
     @Override
     public String key() {
         return key;
+    }
+
+    @Override
+    public Object attachment() {
+        return attachment;
     }
 
     @Override

@@ -25,4 +25,12 @@ public sealed interface SegmentHandle permits SegmentEntry {
 
     /** The key the segment was registered under; stays readable when the handle is stale. */
     String key();
+
+    /**
+     * The object given to {@link TieredStore#registerHandle(SegmentMeta, Tier, Object)} for this registration,
+     * or null: the caller's own record of the segment, so that a handle from
+     * {@link TieredStore#candidatesForDemotion(Tier, long, java.util.List)} leads to it with no lookup of the
+     * caller's own by key. Set once at registration, never changed; stays readable when the handle is stale.
+     */
+    Object attachment();
 }

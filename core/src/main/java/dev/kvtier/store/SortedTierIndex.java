@@ -89,7 +89,7 @@ final class SortedTierIndex implements TierIndex {
         // Counting down from a positive value by non-negative sizes cannot overflow.
         long stillNeeded = needed;
         for (Node node : nodes) {
-            keys.add(node.entry.key);
+            CandidateList.add(keys, node.entry);
             stillNeeded -= node.entry.sizeBytes;
             if (stillNeeded <= 0) {
                 return;

@@ -54,7 +54,10 @@ import java.util.function.Function;
  * {@code get}, {@code demote}, {@code promote}, {@code hold}, {@code release} and {@code remove} take one
  * in place of the key and answer as their key-based twins, treating a stale handle (its segment removed)
  * as an unknown key. Why: a caller that keeps its own record per segment (the tiering layer) then finds the
- * segment with no second hash lookup, which at 10^6 segments is a chain of cache misses per call.
+ * segment with no second hash lookup, which at 10^6 segments is a chain of cache misses per call. For the same
+ * reason {@link #candidatesForDemotion(Tier, long, List)} names candidates by handle, and
+ * {@link #registerHandle(SegmentMeta, Tier, Object)} keeps the caller's record in the handle
+ * ({@link SegmentHandle#attachment()}), so a caller goes from a candidate to its own record with no lookup.
  *
  * <h2>Thread safety</h2>
  * Thread-safe. Every public method is atomic: other threads see all of its effect or none, and a
@@ -180,7 +183,7 @@ public final class TieredStore {
      * @throws IllegalArgumentException if {@code meta} or {@code tier} is null
      */
     public boolean register(SegmentMeta meta, Tier tier) {
-        return registerEntry(meta, tier) != null;
+        return registerEntry(meta, tier, null) != null;
     }
 
     /**
@@ -191,11 +194,25 @@ public final class TieredStore {
      * @throws IllegalArgumentException if {@code meta} or {@code tier} is null
      */
     public SegmentHandle registerHandle(SegmentMeta meta, Tier tier) {
-        return registerEntry(meta, tier);
+        return registerEntry(meta, tier, null);
+    }
+
+    /**
+     * {@link #registerHandle(SegmentMeta, Tier)}, keeping {@code attachment} (the caller's own record of the
+     * segment, or null) in the handle's {@link SegmentHandle#attachment()} from the start: a caller that keeps
+     * one record per segment then gets from a candidate of {@link #candidatesForDemotion(Tier, long, List)} to
+     * it without looking the key up. The store only keeps the reference (it never reads the object), as long as
+     * the handle is reachable.
+     *
+     * @return the handle, or null, changing nothing, if the key is already registered or {@code tier} lacks room
+     * @throws IllegalArgumentException if {@code meta} or {@code tier} is null
+     */
+    public SegmentHandle registerHandle(SegmentMeta meta, Tier tier, Object attachment) {
+        return registerEntry(meta, tier, attachment);
     }
 
     /** {@link #register}; returns the new entry, or null if refused. */
-    private SegmentEntry registerEntry(SegmentMeta meta, Tier tier) {
+    private SegmentEntry registerEntry(SegmentMeta meta, Tier tier, Object attachment) {
         if (meta == null) {
             throw new IllegalArgumentException("meta must not be null");
         }
@@ -208,6 +225,7 @@ public final class TieredStore {
                 return null;
             }
             SegmentEntry entry = new SegmentEntry(this, meta, tier, clock + 1);
+            entry.attachment = attachment; // before the entry is published (by addAt, under the lock)
             try {
                 tracker.registered(entry, tier); // first, so a failing tracker leaves nothing behind
             } catch (RuntimeException e) {
@@ -682,6 +700,39 @@ public final class TieredStore {
             lock.unlock(stamp);
         }
         return keys;
+    }
+
+    /**
+     * {@link #candidatesForDemotion(Tier, long)}, appending the candidates' handles to {@code out} instead of
+     * answering their keys: the same segments in the same order. Why: a caller that keeps its own record per
+     * segment reaches it through {@link SegmentHandle#attachment()} rather than by a lookup of each key (a
+     * hash, a probe and a cold key compare at 10^5-10^6 segments). A handle may be stale by the time it is
+     * used, exactly as a key may have been removed (see Thread safety): the handle-taking methods then
+     * answer as for an unknown key.
+     *
+     * @param out the list to append to; the caller's, not kept
+     * @throws IllegalArgumentException if {@code tier} or {@code out} is null
+     */
+    public void candidatesForDemotion(Tier tier, long needed, List<SegmentHandle> out) {
+        requireTier(tier, "tier");
+        if (out == null) {
+            throw new IllegalArgumentException("out must not be null");
+        }
+        if (needed <= 0) {
+            return;
+        }
+        long stamp = lock.lock(); // not a read: the policy reorganises its queues or index
+        try {
+            if (out instanceof ArrayList<SegmentHandle> list) {
+                list.ensureCapacity(out.size() + tiers[tier.ordinal()].expectedCandidates(needed));
+            }
+            tracker.collectCandidates(tier, needed, new CandidateList(out, this::lookup));
+        } catch (RuntimeException e) {
+            throw new IllegalStateException("demotion policy " + policy.name()
+                    + " failed to name candidates on " + tier + " for " + needed + " bytes: " + e, e);
+        } finally {
+            lock.unlock(stamp);
+        }
     }
 
     /** The GPU byte budget given at construction. */

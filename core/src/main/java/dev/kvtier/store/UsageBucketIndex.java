@@ -347,7 +347,7 @@ final class UsageBucketIndex implements TierIndex {
                     }
                     continue;
                 }
-                keys.add(entry.key);
+                CandidateList.add(keys, entry);
                 stillNeeded -= entry.sizeBytes;
                 if (stillNeeded <= 0) {
                     return;

@@ -173,7 +173,7 @@ final class WTinyLfuPolicy implements DemotionPolicy {
                     named = victim;
                     victim = victim == lastUnnamed ? null : victim.next;
                 }
-                keys.add(named.key);
+                CandidateList.add(keys, named);
                 stillNeeded -= named.sizeBytes;
             }
             stillNeeded = nameOldestFirst(q.protectedQueue.head, stillNeeded, keys);
@@ -183,7 +183,7 @@ final class WTinyLfuPolicy implements DemotionPolicy {
         /** Names {@code from} and the nodes after it until {@code stillNeeded} is met; returns what is left. */
         private static long nameOldestFirst(PolicyNode from, long stillNeeded, List<String> keys) {
             for (PolicyNode node = from; node != null && stillNeeded > 0; node = node.next) {
-                keys.add(node.key);
+                CandidateList.add(keys, node);
                 stillNeeded -= node.sizeBytes;
             }
             return stillNeeded;

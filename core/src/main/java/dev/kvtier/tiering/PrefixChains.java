@@ -269,7 +269,7 @@ final class PrefixChains {
             return null; // they cannot all fit: say so before registering some only to take them back
         }
         for (int k = metas.length - 1; k >= 0; k--) {
-            run[k].handle = store.registerHandle(metas[k], tier);
+            run[k].handle = store.registerHandle(metas[k], tier, run[k]);
             if (run[k].handle == null) {
                 for (int j = k + 1; j < metas.length; j++) {
                     store.discard(run[j].handle);

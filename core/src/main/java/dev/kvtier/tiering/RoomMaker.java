@@ -101,17 +101,19 @@ final class RoomMaker {
 
     /** Registers a new segment on {@code tier}, making room there as needed. */
     void register(SegmentMeta meta, Tier tier) {
-        register(meta, tier, ROUNDS);
+        register(meta, tier, ROUNDS, null);
     }
 
     /**
      * {@link #register(SegmentMeta, Tier)} in at most {@code rounds} rounds: a caller with somewhere else to put
      * the segment (a new prefix block, which may go to a slower tier) asks with few rounds, so a tier whose
-     * every candidate is held (its own chain, pins) fails fast instead of backing off for long.
+     * every candidate is held (its own chain, pins) fails fast instead of backing off for long. {@code segment}, the
+     * engine's record of it (or null), is attached to the handle: room making then reaches it from a candidate
+     * with no key lookup (see {@link #segmentOf}).
      */
-    SegmentHandle register(SegmentMeta meta, Tier tier, int rounds) {
+    SegmentHandle register(SegmentMeta meta, Tier tier, int rounds, Segment segment) {
         return makingRoomUntil(meta.key(), tier, meta.sizeBytes(), rounds, () -> {
-            SegmentHandle handle = store.registerHandle(meta, tier);
+            SegmentHandle handle = store.registerHandle(meta, tier, segment);
             if (handle != null) {
                 return handle;
             }
@@ -203,15 +205,16 @@ final class RoomMaker {
     private boolean demote(Tier tier, long needed, String excludeKey, Failed failed, long free, int[] victims) {
         // Built for a second round only: a first round's candidates are all fresh (the policy names each once), and
         // most calls need one round.
-        Set<String> tried = null;
+        Set<SegmentHandle> tried = null; // handles are compared by identity: one per registration
         // Prefix blocks refused while a child of theirs was still here: once this call has moved victims (their
         // children among them, a chain's tail first), they are asked again, so one call peels a chain layer by
         // layer instead of backing off between layers.
-        List<String> waitingForChildren = new ArrayList<>();
+        List<SegmentHandle> waitingForChildren = new ArrayList<>();
         // One pair of lists for all rounds of the call (emptied at the start of each): most calls have one round,
         // and a call nests inside another only through bookDemotion, which makes its own.
         List<Segment> locked = new ArrayList<>();
         List<Mover.Move> booked = new ArrayList<>();
+        List<SegmentHandle> candidates = new ArrayList<>();
         long skipped = 0;
         // Bytes asked for beyond the need and the skipped: doubled after a round that booked nothing but refused a
         // block for its children (plain segments never are: their rounds are as before), so a run of
@@ -220,7 +223,8 @@ final class RoomMaker {
         // policy's order and taking stops once there is room: asking further changes only how far a round looks.
         long lookFurther = 0;
         while (true) {
-            List<String> candidates = store.candidatesForDemotion(tier, needed - free + skipped + lookFurther);
+            candidates.clear();
+            store.candidatesForDemotion(tier, needed - free + skipped + lookFurther, candidates);
             int waitingBefore = waitingForChildren.size();
             boolean fresh = false;
             locked.clear();
@@ -229,14 +233,14 @@ final class RoomMaker {
             try {
                 try {
                     while (iterated < candidates.size()) {
-                        String candidate = candidates.get(iterated++);
+                        SegmentHandle candidate = candidates.get(iterated++);
                         if (tried != null && !tried.add(candidate)) {
                             continue;
                         }
                         fresh = true;
-                        Segment victim = table.peek(candidate);
+                        Segment victim = segmentOf(candidate);
                         // A lock this thread holds (reentrantly) marks a segment this very call is moving.
-                        if (victim == null || isExcluded(candidate, excludeKey) || victim.isHeldByCurrentThread()
+                        if (victim == null || isExcluded(victim.key, excludeKey) || victim.isHeldByCurrentThread()
                                 || !victim.tryLock()) {
                             skipped += victim == null ? 0 : victim.sizeBytes;
                             continue;
@@ -304,8 +308,17 @@ final class RoomMaker {
     }
 
     /**
+     * The engine's segment of a candidate: the one registered with it (see {@link #register}), found with no key
+     * lookup; by key for a handle registered without one. It may have been removed or moved since the store named
+     * it: the caller checks, under its lock, that it is live and still on the tier.
+     */
+    private Segment segmentOf(SegmentHandle candidate) {
+        return candidate.attachment() instanceof Segment segment ? segment : table.peek(candidate.key());
+    }
+
+    /**
      * Whether {@code candidate} is the key a call making room excludes. Hash codes first: they are cached in the key
-     * strings, whose lines the table's look-up has just read, while an equal-length key's bytes are one more cold
+     * strings (one line each), while an equal-length key's bytes are one more cold
      * line per candidate (every block key has the same length and, under one namespace, the same first 16 digits).
      */
     private static boolean isExcluded(String candidate, String excludeKey) {

@@ -260,7 +260,7 @@ public final class TieringEngine {
                 segment.verified = false;
                 table.publish(segment); // keys are unique in a replayed journal
                 segment.handle = store.registerHandle(SegmentMeta.of(segment.key, segment.positions, segment.sizeBytes)
-                        .withAccessCount(r.accessCount()), Tier.DISK);
+                        .withAccessCount(r.accessCount()), Tier.DISK, segment);
                 segment.live = true;
                 segment.countOn(Tier.DISK); // nothing else runs yet: no lock needed
                 restored.put(r.key(), segment);
@@ -444,7 +444,7 @@ public final class TieringEngine {
         }
         boolean registered = false;
         try {
-            segment.handle = roomMaker.register(meta, tier, quickly ? 2 : RoomMaker.ROUNDS);
+            segment.handle = roomMaker.register(meta, tier, quickly ? 2 : RoomMaker.ROUNDS, segment);
             registered = true;
             segment.placement = filler.apply(segment);
             segment.live = true;

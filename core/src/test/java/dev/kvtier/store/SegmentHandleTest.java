@@ -209,4 +209,131 @@ class SegmentHandleTest {
                     "accesses that succeeded on the registration behind " + seen.getKey());
         }
     }
+
+    /** A custom order (a comparator: the store's sorted index) and a tracker that names keys by string. */
+    private static List<DemotionPolicy> everyKindOfPolicy() {
+        DemotionPolicy byKey = new DemotionPolicy() {
+            @Override
+            public String name() {
+                return "by-key";
+            }
+
+            @Override
+            public java.util.Comparator<Usage> demotionOrder() {
+                return java.util.Comparator.comparing(Usage::key);
+            }
+        };
+        // A tracker of its own that names keys as strings (here: S3-FIFO's, copied over one by one).
+        DemotionPolicy byString = new DemotionPolicy() {
+            @Override
+            public String name() {
+                return "by-string";
+            }
+
+            @Override
+            public Tracker newTracker(long gpuBudget, long cpuBudget) {
+                Tracker inner = DemotionPolicy.s3Fifo().newTracker(gpuBudget, cpuBudget);
+                return new Tracker() {
+                    public void registered(Segment segment, Tier tier) {
+                        inner.registered(segment, tier);
+                    }
+
+                    public void used(Segment segment, Tier tier) {
+                        inner.used(segment, tier);
+                    }
+
+                    public void demoted(Segment segment, Tier from, Tier to) {
+                        inner.demoted(segment, from, to);
+                    }
+
+                    public void promoted(Segment segment, Tier from, Tier to) {
+                        inner.promoted(segment, from, to);
+                    }
+
+                    public void rolledBack(Segment segment, Tier from, Tier to) {
+                        inner.rolledBack(segment, from, to);
+                    }
+
+                    public void removed(Segment segment, Tier tier) {
+                        inner.removed(segment, tier);
+                    }
+
+                    public void collectCandidates(Tier tier, long needed, List<String> keys) {
+                        List<String> named = new ArrayList<>();
+                        inner.collectCandidates(tier, needed, named);
+                        for (String key : named) {
+                            keys.add(key);
+                        }
+                    }
+                };
+            }
+        };
+        return List.of(DemotionPolicy.leastAccessedFirst(), DemotionPolicy.leastRecentlyUsed(), DemotionPolicy.s3Fifo(),
+                DemotionPolicy.wTinyLfu(), DemotionPolicy.chainAwareS3Fifo(), DemotionPolicy.adaptiveS3Fifo(), byKey,
+                byString);
+    }
+
+    @Test
+    void candidateHandlesAreTheCandidateKeysRegistrationsWithTheirAttachments() {
+        for (DemotionPolicy policy : everyKindOfPolicy()) {
+            // Two stores with one history, one asked for keys and one for handles: a query is part of the history
+            // (S3-FIFO reorganises its queues while answering), so one store asked both ways would differ.
+            TieredStore byKey = new TieredStore(400, 400, policy);
+            TieredStore byHandle = new TieredStore(400, 400, policy);
+            Map<String, Object> attached = new java.util.HashMap<>();
+            SplittableRandom random = new SplittableRandom(11);
+            for (int step = 0; step < 3000; step++) {
+                String key = "k" + random.nextInt(60);
+                switch (random.nextInt(5)) {
+                    case 0 -> {
+                        SegmentMeta meta = seg(key, 1 + random.nextInt(20));
+                        Object mine = new Object();
+                        boolean registered = byKey.register(meta, Tier.GPU);
+                        assertEquals(registered, byHandle.registerHandle(meta, Tier.GPU, mine) != null);
+                        if (registered) {
+                            attached.put(key, mine);
+                        }
+                    }
+                    case 1 -> assertEquals(byKey.touch(key), byHandle.touch(key));
+                    case 2 -> {
+                        Tier to = random.nextBoolean() ? Tier.CPU : Tier.DISK;
+                        assertEquals(byKey.demote(key, to), byHandle.demote(key, to));
+                    }
+                    case 3 -> assertEquals(byKey.promote(key, Tier.GPU), byHandle.promote(key, Tier.GPU));
+                    default -> {
+                        if (random.nextInt(4) == 0) {
+                            assertEquals(byKey.remove(key), byHandle.remove(key));
+                            attached.remove(key);
+                        }
+                    }
+                }
+                for (Tier tier : List.of(Tier.GPU, Tier.CPU)) {
+                    long needed = random.nextInt(120);
+                    List<String> keys = byKey.candidatesForDemotion(tier, needed);
+                    List<SegmentHandle> handles = new ArrayList<>();
+                    byHandle.candidatesForDemotion(tier, needed, handles);
+                    assertEquals(keys, handles.stream().map(SegmentHandle::key).toList(), policy.name() + " step " + step);
+                    for (SegmentHandle handle : handles) {
+                        assertSame(byHandle.handle(handle.key()), handle, "the registration itself");
+                        assertSame(attached.get(handle.key()), handle.attachment(), "its attachment");
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void candidateHandlesAppendAndRefuseANullList() {
+        TieredStore store = new TieredStore(100, 100, DemotionPolicy.defaultPolicy());
+        SegmentHandle first = store.registerHandle(seg("a", 10), Tier.GPU);
+        assertNull(first.attachment(), "registered without one");
+        List<SegmentHandle> out = new ArrayList<>(List.of(first));
+        store.candidatesForDemotion(Tier.GPU, 1, out);
+        assertEquals(List.of(first, first), out, "appended after what was there");
+        store.candidatesForDemotion(Tier.GPU, 0, out);
+        assertEquals(2, out.size(), "nothing needed, nothing named");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> store.candidatesForDemotion(Tier.GPU, 1, (List<SegmentHandle>) null));
+        assertTrue(e.getMessage().contains("out"), e.getMessage());
+    }
 }
