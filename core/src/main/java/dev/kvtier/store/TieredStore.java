@@ -688,18 +688,14 @@ public final class TieredStore {
         if (needed <= 0) {
             return new ArrayList<>();
         }
-        List<String> keys;
         long stamp = lock.lock(); // not a read: the policy reorganises its queues or index
         try {
-            keys = new ArrayList<>(tiers[tier.ordinal()].expectedCandidates(needed));
-            tracker.collectCandidates(tier, needed, keys);
-        } catch (RuntimeException e) {
-            throw new IllegalStateException("demotion policy " + policy.name()
-                    + " failed to name candidates on " + tier + " for " + needed + " bytes: " + e, e);
+            List<String> keys = new ArrayList<>(tiers[tier.ordinal()].expectedCandidates(needed));
+            collectCandidates(tier, needed, keys);
+            return keys;
         } finally {
             lock.unlock(stamp);
         }
-        return keys;
     }
 
     /**
@@ -726,12 +722,19 @@ public final class TieredStore {
             if (out instanceof ArrayList<SegmentHandle> list) {
                 list.ensureCapacity(out.size() + tiers[tier.ordinal()].expectedCandidates(needed));
             }
-            tracker.collectCandidates(tier, needed, new CandidateList(out, this::lookup));
+            collectCandidates(tier, needed, new CandidateList(out, this::lookup));
+        } finally {
+            lock.unlock(stamp);
+        }
+    }
+
+    /** Asks the tracker for {@code tier}'s candidates into {@code keys}, under the lock; its failure named as such. */
+    private void collectCandidates(Tier tier, long needed, List<String> keys) {
+        try {
+            tracker.collectCandidates(tier, needed, keys);
         } catch (RuntimeException e) {
             throw new IllegalStateException("demotion policy " + policy.name()
                     + " failed to name candidates on " + tier + " for " + needed + " bytes: " + e, e);
-        } finally {
-            lock.unlock(stamp);
         }
     }
 

@@ -99,17 +99,12 @@ final class RoomMaker {
         return null;
     }
 
-    /** Registers a new segment on {@code tier}, making room there as needed. */
-    void register(SegmentMeta meta, Tier tier) {
-        register(meta, tier, ROUNDS, null);
-    }
-
     /**
-     * {@link #register(SegmentMeta, Tier)} in at most {@code rounds} rounds: a caller with somewhere else to put
-     * the segment (a new prefix block, which may go to a slower tier) asks with few rounds, so a tier whose
-     * every candidate is held (its own chain, pins) fails fast instead of backing off for long. {@code segment}, the
-     * engine's record of it (or null), is attached to the handle: room making then reaches it from a candidate
-     * with no key lookup (see {@link #segmentOf}).
+     * Registers a new segment on {@code tier}, making room there as needed, in at most {@code rounds} rounds
+     * ({@link #ROUNDS} for most callers): a caller with somewhere else to put the segment (a new prefix block, which
+     * may go to a slower tier) asks with few rounds, so a tier whose every candidate is held (its own chain, pins)
+     * fails fast instead of backing off for long. {@code segment}, the engine's record of it (or null), is attached to
+     * the handle: room making then reaches it from a candidate with no key lookup (see {@link #segmentOf}).
      */
     SegmentHandle register(SegmentMeta meta, Tier tier, int rounds, Segment segment) {
         return makingRoomUntil(meta.key(), tier, meta.sizeBytes(), rounds, () -> {
