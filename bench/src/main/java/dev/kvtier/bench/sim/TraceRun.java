@@ -77,7 +77,7 @@ final class TraceRun {
         CacheUnderTest.Counters afterPlay;
         // Where the steady-state figure starts: after the first quarter of the trace (session 4 measured ~25% of
         // the whole-run figure as JIT warm-up inside the timed window).
-        int steadyFrom = trace.requests() / 4;
+        int steadyFrom = quarterEnd(0); // the steady state is the last three quarters
         long steadyStart = 0;
         long steadyCpuStart = -1;
         long steadyReferencesStart = 0;
