@@ -1,6 +1,7 @@
 package dev.kvtier;
 
 import dev.kvtier.exec.ExecutionBackend;
+import dev.kvtier.store.DemotionPolicy;
 import dev.kvtier.store.PositionRange;
 import dev.kvtier.store.SegmentMeta;
 import dev.kvtier.store.Tier;
@@ -262,6 +263,55 @@ abstract class KvTierCacheContract {
                 String key = new String[] {"g0", "g1", "c0", "c1", "d0"}[i];
                 assertArrayEquals(randomBytes(i + 1, seg), readAll(cache, key), key);
             }
+        }
+    }
+
+    @Test
+    void aFullTierMakesRoomForABatchAtOnceAndTheRoomBelowInBatchesToo() {
+        // GPU 16 pages, CPU 8, a quarter of each per round: the GPU frees 4 pages, the CPU 2 per nested round.
+        try (KvTierCache cache = open(config(16, 8).policy(DemotionPolicy.leastRecentlyUsed()).roomBatchFraction(0.25))) {
+            for (int i = 0; i < 8; i++) {
+                cache.put("c-" + i, PositionRange.of(i, i + 1), MemorySegment.ofArray(randomBytes(100 + i, PAGE)), Tier.CPU);
+            }
+            for (int i = 0; i < 17; i++) {
+                cache.put("g-" + i, PositionRange.of(i, i + 1), MemorySegment.ofArray(randomBytes(i, PAGE)), Tier.GPU);
+            }
+            CacheStats stats = cache.stats();
+            assertEquals(4L * PAGE, stats.bytesMoved(Tier.GPU, Tier.CPU), "one round freed a quarter of the GPU");
+            assertEquals(4L * PAGE, stats.bytesMoved(Tier.CPU, Tier.DISK), "two nested rounds, a quarter of the CPU each");
+            for (int i = 0; i < 17; i++) {
+                assertEquals(i < 4 ? Tier.CPU : Tier.GPU, tierOf(cache, "g-" + i), "g-" + i);
+            }
+            for (int i = 0; i < 8; i++) {
+                assertEquals(i < 4 ? Tier.DISK : Tier.CPU, tierOf(cache, "c-" + i), "c-" + i);
+            }
+            for (int i = 17; i < 20; i++) {
+                cache.put("g-" + i, PositionRange.of(i, i + 1), MemorySegment.ofArray(randomBytes(i, PAGE)), Tier.GPU);
+            }
+            assertEquals(4L * PAGE, cache.stats().bytesMoved(Tier.GPU, Tier.CPU), "the room made is used before more is made");
+            assertEquals(16L * PAGE, cache.stats().gpuUsed());
+            for (int i = 0; i < 20; i++) {
+                assertArrayEquals(randomBytes(i, PAGE), readAll(cache, "g-" + i), "g-" + i);
+            }
+            for (int i = 0; i < 8; i++) {
+                assertArrayEquals(randomBytes(100 + i, PAGE), readAll(cache, "c-" + i), "c-" + i);
+            }
+        }
+    }
+
+    @Test
+    void withoutABatchAFullTierMakesRoomForTheArrivalOnly() {
+        try (KvTierCache cache = open(config(16, 8).policy(DemotionPolicy.leastRecentlyUsed()).roomBatchFraction(0))) {
+            for (int i = 0; i < 8; i++) {
+                cache.put("c-" + i, PositionRange.of(i, i + 1), MemorySegment.ofArray(randomBytes(100 + i, PAGE)), Tier.CPU);
+            }
+            for (int i = 0; i < 17; i++) {
+                cache.put("g-" + i, PositionRange.of(i, i + 1), MemorySegment.ofArray(randomBytes(i, PAGE)), Tier.GPU);
+            }
+            assertEquals(PAGE, cache.stats().bytesMoved(Tier.GPU, Tier.CPU));
+            assertEquals(PAGE, cache.stats().bytesMoved(Tier.CPU, Tier.DISK));
+            assertEquals(Tier.CPU, tierOf(cache, "g-0"));
+            assertEquals(Tier.DISK, tierOf(cache, "c-0"));
         }
     }
 
