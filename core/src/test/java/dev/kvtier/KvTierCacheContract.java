@@ -10,6 +10,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -1077,15 +1078,18 @@ abstract class KvTierCacheContract {
      * 8 threads of random put / ensureResident / demote / read / remove on shared keys. Each
      * segment's bytes describe themselves (seed and size in a header, the rest generated from the
      * seed), so any reader can verify every byte it gets; the thread that owns a key also checks
-     * it reads exactly what it last put. Bounded by operation count, not time.
+     * it reads exactly what it last put. Bounded by operation count, not time. Once with the default
+     * batch of room (under one segment at these budgets) and once with a quarter of each tier per round, so
+     * rounds of many victims race with each other too.
      */
-    @Test
-    void concurrentStressNeverLosesOrCorruptsAByte() throws Exception {
+    @ParameterizedTest
+    @ValueSource(doubles = {KvTierConfig.DEFAULT_ROOM_BATCH_FRACTION, 0.25})
+    void concurrentStressNeverLosesOrCorruptsAByte(double roomBatch) throws Exception {
         int threads = 8;
         int opsPerThread = 400;
         int keysPerThread = 4;
         int maxSize = 5 * PAGE + 100;
-        KvTierConfig.Builder builder = config(24, 40).maxBytesInFlight(3L * PAGE);
+        KvTierConfig.Builder builder = config(24, 40).maxBytesInFlight(3L * PAGE).roomBatchFraction(roomBatch);
         try (KvTierCache cache = open(builder)) {
             ExecutorService pool = Executors.newFixedThreadPool(threads);
             CountDownLatch start = new CountDownLatch(1);
