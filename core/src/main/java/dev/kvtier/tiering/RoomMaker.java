@@ -186,7 +186,8 @@ final class RoomMaker {
     }
 
     /**
-     * Demotes the policy's candidates off {@code tier} until {@code needed} bytes are free. Skips
+     * Demotes the policy's candidates off {@code tier} until {@code needed} bytes are free, or the tier's batch
+     * ({@link #batchBytes}) when that is more and the candidates allow. Skips
      * {@code excludeKey} and every segment whose lock is held (being moved or made resident). The
      * victims of one round are booked first and their bytes moved together; their locks are held
      * until their bytes are in place.
