@@ -301,6 +301,35 @@ abstract class KvTierCacheContract {
     }
 
     @Test
+    void aBatchCutShortByPinsStillMakesRoomForTheArrival() {
+        // A batch of 4 pages asked of a GPU whose 8 pages hold 6 pinned segments: the round takes the 2 it can.
+        try (KvTierCache cache = open(config(8, 64).policy(DemotionPolicy.leastRecentlyUsed()).roomBatchFraction(0.5))) {
+            for (int i = 0; i < 8; i++) {
+                cache.put("g-" + i, PositionRange.of(i, i + 1), MemorySegment.ofArray(randomBytes(i, PAGE)), Tier.GPU);
+            }
+            List<SegmentPin> pins = new ArrayList<>();
+            try {
+                for (int i = 2; i < 8; i++) {
+                    pins.add(cache.pin("g-" + i, Tier.GPU));
+                }
+                cache.put("g-8", PositionRange.of(8, 9), MemorySegment.ofArray(randomBytes(8, PAGE)), Tier.GPU);
+                assertEquals(Tier.GPU, tierOf(cache, "g-8"));
+                assertEquals(2L * PAGE, cache.stats().bytesMoved(Tier.GPU, Tier.CPU), "both unpinned ones, no more");
+                assertEquals(Tier.CPU, tierOf(cache, "g-0"));
+                assertEquals(Tier.CPU, tierOf(cache, "g-1"));
+                for (int i = 2; i < 8; i++) {
+                    assertEquals(Tier.GPU, tierOf(cache, "g-" + i), "g-" + i + " is pinned");
+                }
+            } finally {
+                pins.forEach(SegmentPin::close);
+            }
+            for (int i = 0; i < 9; i++) {
+                assertArrayEquals(randomBytes(i, PAGE), readAll(cache, "g-" + i), "g-" + i);
+            }
+        }
+    }
+
+    @Test
     void withoutABatchAFullTierMakesRoomForTheArrivalOnly() {
         try (KvTierCache cache = open(config(16, 8).policy(DemotionPolicy.leastRecentlyUsed()).roomBatchFraction(0))) {
             for (int i = 0; i < 8; i++) {
