@@ -1,6 +1,7 @@
 package dev.kvtier;
 
 import dev.kvtier.exec.ExecutionBackend;
+import dev.kvtier.store.DemotionPolicy;
 import dev.kvtier.store.PositionRange;
 import dev.kvtier.store.SegmentMeta;
 import dev.kvtier.store.Tier;
@@ -9,6 +10,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -262,6 +264,84 @@ abstract class KvTierCacheContract {
                 String key = new String[] {"g0", "g1", "c0", "c1", "d0"}[i];
                 assertArrayEquals(randomBytes(i + 1, seg), readAll(cache, key), key);
             }
+        }
+    }
+
+    @Test
+    void aFullTierMakesRoomForABatchAtOnceAndTheRoomBelowInBatchesToo() {
+        // GPU 16 pages, CPU 8, a quarter of each per round: the GPU frees 4 pages, the CPU 2 per nested round.
+        try (KvTierCache cache = open(config(16, 8).policy(DemotionPolicy.leastRecentlyUsed()).roomBatchFraction(0.25))) {
+            for (int i = 0; i < 8; i++) {
+                cache.put("c-" + i, PositionRange.of(i, i + 1), MemorySegment.ofArray(randomBytes(100 + i, PAGE)), Tier.CPU);
+            }
+            for (int i = 0; i < 17; i++) {
+                cache.put("g-" + i, PositionRange.of(i, i + 1), MemorySegment.ofArray(randomBytes(i, PAGE)), Tier.GPU);
+            }
+            CacheStats stats = cache.stats();
+            assertEquals(4L * PAGE, stats.bytesMoved(Tier.GPU, Tier.CPU), "one round freed a quarter of the GPU");
+            assertEquals(4L * PAGE, stats.bytesMoved(Tier.CPU, Tier.DISK), "two nested rounds, a quarter of the CPU each");
+            for (int i = 0; i < 17; i++) {
+                assertEquals(i < 4 ? Tier.CPU : Tier.GPU, tierOf(cache, "g-" + i), "g-" + i);
+            }
+            for (int i = 0; i < 8; i++) {
+                assertEquals(i < 4 ? Tier.DISK : Tier.CPU, tierOf(cache, "c-" + i), "c-" + i);
+            }
+            for (int i = 17; i < 20; i++) {
+                cache.put("g-" + i, PositionRange.of(i, i + 1), MemorySegment.ofArray(randomBytes(i, PAGE)), Tier.GPU);
+            }
+            assertEquals(4L * PAGE, cache.stats().bytesMoved(Tier.GPU, Tier.CPU), "the room made is used before more is made");
+            assertEquals(16L * PAGE, cache.stats().gpuUsed());
+            for (int i = 0; i < 20; i++) {
+                assertArrayEquals(randomBytes(i, PAGE), readAll(cache, "g-" + i), "g-" + i);
+            }
+            for (int i = 0; i < 8; i++) {
+                assertArrayEquals(randomBytes(100 + i, PAGE), readAll(cache, "c-" + i), "c-" + i);
+            }
+        }
+    }
+
+    @Test
+    void aBatchCutShortByPinsStillMakesRoomForTheArrival() {
+        // A batch of 4 pages asked of a GPU whose 8 pages hold 6 pinned segments: the round takes the 2 it can.
+        try (KvTierCache cache = open(config(8, 64).policy(DemotionPolicy.leastRecentlyUsed()).roomBatchFraction(0.5))) {
+            for (int i = 0; i < 8; i++) {
+                cache.put("g-" + i, PositionRange.of(i, i + 1), MemorySegment.ofArray(randomBytes(i, PAGE)), Tier.GPU);
+            }
+            List<SegmentPin> pins = new ArrayList<>();
+            try {
+                for (int i = 2; i < 8; i++) {
+                    pins.add(cache.pin("g-" + i, Tier.GPU));
+                }
+                cache.put("g-8", PositionRange.of(8, 9), MemorySegment.ofArray(randomBytes(8, PAGE)), Tier.GPU);
+                assertEquals(Tier.GPU, tierOf(cache, "g-8"));
+                assertEquals(2L * PAGE, cache.stats().bytesMoved(Tier.GPU, Tier.CPU), "both unpinned ones, no more");
+                assertEquals(Tier.CPU, tierOf(cache, "g-0"));
+                assertEquals(Tier.CPU, tierOf(cache, "g-1"));
+                for (int i = 2; i < 8; i++) {
+                    assertEquals(Tier.GPU, tierOf(cache, "g-" + i), "g-" + i + " is pinned");
+                }
+            } finally {
+                pins.forEach(SegmentPin::close);
+            }
+            for (int i = 0; i < 9; i++) {
+                assertArrayEquals(randomBytes(i, PAGE), readAll(cache, "g-" + i), "g-" + i);
+            }
+        }
+    }
+
+    @Test
+    void withoutABatchAFullTierMakesRoomForTheArrivalOnly() {
+        try (KvTierCache cache = open(config(16, 8).policy(DemotionPolicy.leastRecentlyUsed()).roomBatchFraction(0))) {
+            for (int i = 0; i < 8; i++) {
+                cache.put("c-" + i, PositionRange.of(i, i + 1), MemorySegment.ofArray(randomBytes(100 + i, PAGE)), Tier.CPU);
+            }
+            for (int i = 0; i < 17; i++) {
+                cache.put("g-" + i, PositionRange.of(i, i + 1), MemorySegment.ofArray(randomBytes(i, PAGE)), Tier.GPU);
+            }
+            assertEquals(PAGE, cache.stats().bytesMoved(Tier.GPU, Tier.CPU));
+            assertEquals(PAGE, cache.stats().bytesMoved(Tier.CPU, Tier.DISK));
+            assertEquals(Tier.CPU, tierOf(cache, "g-0"));
+            assertEquals(Tier.DISK, tierOf(cache, "c-0"));
         }
     }
 
@@ -1027,15 +1107,18 @@ abstract class KvTierCacheContract {
      * 8 threads of random put / ensureResident / demote / read / remove on shared keys. Each
      * segment's bytes describe themselves (seed and size in a header, the rest generated from the
      * seed), so any reader can verify every byte it gets; the thread that owns a key also checks
-     * it reads exactly what it last put. Bounded by operation count, not time.
+     * it reads exactly what it last put. Bounded by operation count, not time. Once with the default
+     * batch of room (under one segment at these budgets) and once with a quarter of each tier per round, so
+     * rounds of many victims race with each other too.
      */
-    @Test
-    void concurrentStressNeverLosesOrCorruptsAByte() throws Exception {
+    @ParameterizedTest
+    @ValueSource(doubles = {KvTierConfig.DEFAULT_ROOM_BATCH_FRACTION, 0.25})
+    void concurrentStressNeverLosesOrCorruptsAByte(double roomBatch) throws Exception {
         int threads = 8;
         int opsPerThread = 400;
         int keysPerThread = 4;
         int maxSize = 5 * PAGE + 100;
-        KvTierConfig.Builder builder = config(24, 40).maxBytesInFlight(3L * PAGE);
+        KvTierConfig.Builder builder = config(24, 40).maxBytesInFlight(3L * PAGE).roomBatchFraction(roomBatch);
         try (KvTierCache cache = open(builder)) {
             ExecutorService pool = Executors.newFixedThreadPool(threads);
             CountDownLatch start = new CountDownLatch(1);

@@ -34,6 +34,7 @@ class KvTierConfigTest {
         assertEquals(DiskTransferMode.AUTO, config.diskTransferMode());
         assertEquals(KvTierConfig.DEFAULT_BOUNCE_BUFFER_BYTES, config.bounceBufferBytes());
         assertEquals(KvTierConfig.DEFAULT_BOUNCE_BUFFER_PAIRS, config.bounceBufferPairs());
+        assertEquals(KvTierConfig.DEFAULT_ROOM_BATCH_FRACTION, config.roomBatchFraction());
     }
 
     @Test
@@ -41,7 +42,8 @@ class KvTierConfigTest {
         KvTierConfig config = budgets().diskDirectory(Path.of("/tmp/kv")).pageSizeBytes(4096)
                 .policy(DemotionPolicy.leastRecentlyUsed()).backend(Backend.HOST).maxBytesInFlight(5)
                 .diskExtentBytes(7).copyThreads(3).cudaLibrary(Path.of("/opt/libcudart.so"))
-                .diskTransferMode(DiskTransferMode.STAGED).bounceBufferBytes(1 << 16).bounceBufferPairs(3).build();
+                .diskTransferMode(DiskTransferMode.STAGED).bounceBufferBytes(1 << 16).bounceBufferPairs(3)
+                .roomBatchFraction(0.25).build();
         assertEquals(Path.of("/tmp/kv"), config.diskDirectory().orElseThrow());
         assertEquals(4096, config.pageSizeBytes());
         assertEquals(DemotionPolicy.leastRecentlyUsed().name(), config.policy().name());
@@ -53,7 +55,12 @@ class KvTierConfigTest {
         assertEquals(DiskTransferMode.STAGED, config.diskTransferMode());
         assertEquals(1 << 16, config.bounceBufferBytes());
         assertEquals(3, config.bounceBufferPairs());
+        assertEquals(0.25, config.roomBatchFraction());
         assertTrue(config.toString().contains("bounceBuffers=3x2x65536"), config.toString());
+        assertTrue(config.toString().contains("roomBatchFraction=0.25"), config.toString());
+        assertEquals(0.0, budgets().roomBatchFraction(0).build().roomBatchFraction());
+        assertEquals(KvTierConfig.MAX_ROOM_BATCH_FRACTION,
+                budgets().roomBatchFraction(KvTierConfig.MAX_ROOM_BATCH_FRACTION).build().roomBatchFraction());
     }
 
     @Test
@@ -72,6 +79,9 @@ class KvTierConfigTest {
                 Map.entry("diskTransferMode must not be null", () -> KvTierConfig.builder().diskTransferMode(null)),
                 Map.entry("bounceBufferBytes must be > 0, was 0", () -> KvTierConfig.builder().bounceBufferBytes(0)),
                 Map.entry("bounceBufferPairs must be >= 1, was 0", () -> KvTierConfig.builder().bounceBufferPairs(0)),
+                Map.entry("roomBatchFraction must be in [0, 0.5], was -0.1", () -> KvTierConfig.builder().roomBatchFraction(-0.1)),
+                Map.entry("roomBatchFraction must be in [0, 0.5], was 0.6", () -> KvTierConfig.builder().roomBatchFraction(0.6)),
+                Map.entry("roomBatchFraction must be in [0, 0.5], was NaN", () -> KvTierConfig.builder().roomBatchFraction(Double.NaN)),
                 Map.entry("gpuBudgetBytes must be set", () -> KvTierConfig.builder().cpuBudgetBytes(1).build()),
                 Map.entry("cpuBudgetBytes must be set", () -> KvTierConfig.builder().gpuBudgetBytes(1).build()));
         bad.forEach((message, call) ->

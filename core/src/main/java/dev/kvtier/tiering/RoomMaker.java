@@ -28,6 +28,14 @@ import java.util.function.Supplier;
  * one per victim, which is what makes room for a large segment among many small ones cheap). A
  * segment being moved or made resident (its lock is held) or pinned is never chosen.
  *
+ * <p><b>Room is made in batches.</b> A round that must make room at all frees, if it can, a configured share of the
+ * tier's budget ({@link dev.kvtier.KvTierConfig#roomBatchFraction()}) rather than only the arrival's bytes, so the
+ * arrivals after it find room with no round: one candidates query, one booking pass and one batched copy per tier
+ * pair serve many arrivals, and the room its victims need below (CPU to DISK, a nested round) is batched the same
+ * way. What a round costs beyond its victims is mostly the wait for its copies (one event per batch on the CUDA
+ * backend; on the host backend, which copies on the calling thread, little: bench/results/session8-batch.md).
+ * The batch is best effort: a round cut short by pins or refusals succeeds once the arrival's own bytes are free.
+ *
  * <p><b>Prefix blocks leave from the tail.</b> A prefix block (see {@code Segment#parent}) is never chosen
  * to leave a tier while one of its children has its bytes on that tier or a faster one (the candidate is
  * skipped and the store asked for more), nor sent down the cascade past a tier where a child of it is (a
@@ -56,13 +64,25 @@ final class RoomMaker {
     private final Mover mover;
     private final DemotionCascade cascade;
     private final ChangeListeners listeners;
+    /**
+     * Per tier (by ordinal), the bytes a round of making room aims to leave free once it must make room at all: the
+     * tier's budget times the configured batch fraction (0 for DISK, which is never full).
+     */
+    private final long[] batchBytes = new long[Tier.values().length];
 
-    RoomMaker(TieredStore store, SegmentTable table, Mover mover, DemotionCascade cascade, ChangeListeners listeners) {
+    /**
+     * @param batchFraction the share of a bounded tier's budget one round of making room frees at least
+     *                      ({@link dev.kvtier.KvTierConfig#roomBatchFraction()}, validated there); 0: only what is needed
+     */
+    RoomMaker(TieredStore store, SegmentTable table, Mover mover, DemotionCascade cascade, ChangeListeners listeners,
+              double batchFraction) {
         this.store = store;
         this.table = table;
         this.mover = mover;
         this.cascade = cascade;
         this.listeners = listeners;
+        batchBytes[Tier.GPU.ordinal()] = (long) (store.gpuBudget() * batchFraction);
+        batchBytes[Tier.CPU.ordinal()] = (long) (store.cpuBudget() * batchFraction);
     }
 
     /**
@@ -166,7 +186,8 @@ final class RoomMaker {
     }
 
     /**
-     * Demotes the policy's candidates off {@code tier} until {@code needed} bytes are free. Skips
+     * Demotes the policy's candidates off {@code tier} until {@code needed} bytes are free, or the tier's batch
+     * ({@link #batchBytes}) when that is more and the candidates allow. Skips
      * {@code excludeKey} and every segment whose lock is held (being moved or made resident). The
      * victims of one round are booked first and their bytes moved together; their locks are held
      * until their bytes are in place.
@@ -217,9 +238,12 @@ final class RoomMaker {
         // one round per block, each re-reading every candidate before it. Candidates are still tried in the
         // policy's order and taking stops once there is room: asking further changes only how far a round looks.
         long lookFurther = 0;
+        // What a round aims at: the batch, when more than the need (see batchBytes). Whether the call succeeded is
+        // still whether the need is met: a batch cut short by pins, refusals or a small tier costs no further round.
+        long goal = Math.max(needed, batchBytes[tier.ordinal()]);
         while (true) {
             candidates.clear();
-            store.candidatesForDemotion(tier, needed - free + skipped + lookFurther, candidates);
+            store.candidatesForDemotion(tier, goal - free + skipped + lookFurther, candidates);
             int waitingBefore = waitingForChildren.size();
             boolean fresh = false;
             locked.clear();
@@ -263,7 +287,7 @@ final class RoomMaker {
                         if (victims != null) {
                             victims[0]++;
                         }
-                        if (free(tier) >= needed) { // the store counts booked moves as gone
+                        if (free(tier) >= goal) { // the store counts booked moves as gone
                             break;
                         }
                     }

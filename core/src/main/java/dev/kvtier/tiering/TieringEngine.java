@@ -82,14 +82,15 @@ public final class TieringEngine {
     private final Path createdDiskDirectory;
     private final PersistedDisk persisted;
 
-    private TieringEngine(TieredStore store, TierMemories memories, Path createdDiskDirectory, PersistedDisk persisted) {
+    private TieringEngine(TieredStore store, TierMemories memories, Path createdDiskDirectory, PersistedDisk persisted,
+                          double roomBatchFraction) {
         this.store = store;
         this.memories = memories;
         this.createdDiskDirectory = createdDiskDirectory;
         this.persisted = persisted;
         this.table = new SegmentTable(store, memories, persisted);
         this.mover = new Mover(memories, counters, listeners, persisted);
-        this.roomMaker = new RoomMaker(store, table, mover, DemotionCascade.STANDARD, listeners);
+        this.roomMaker = new RoomMaker(store, table, mover, DemotionCascade.STANDARD, listeners, roomBatchFraction);
         this.residencies = new Residencies(gate, this::makeResident);
         this.chains = new PrefixChains(this, store, table, roomMaker, mover, memories, gate);
     }
@@ -139,7 +140,7 @@ public final class TieringEngine {
                 }
                 persisted = new PersistedDisk(journal.journal(), store);
             }
-            TieringEngine engine = new TieringEngine(store, memories, created, persisted);
+            TieringEngine engine = new TieringEngine(store, memories, created, persisted, config.roomBatchFraction());
             LOG.log(System.Logger.Level.INFO, "kvtier backend: " + memories.description());
             if (journal != null) {
                 engine.recover(journal, config.persistence().get(), diskDirectory, recoveryStart);

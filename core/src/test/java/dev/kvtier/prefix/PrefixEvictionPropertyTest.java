@@ -51,7 +51,7 @@ import static org.junit.jupiter.api.Assertions.fail;
  * scarce);
  * demote a random block through the segment API (refused for a parent whose child is on its tier or
  * faster); remove a random block (refused while it has children). Budgets are a few blocks, so nearly every
- * step makes room.
+ * step makes room; with and without room made in batches ({@code KvTierConfig.Builder#roomBatchFraction}).
  */
 class PrefixEvictionPropertyTest {
     private static final int PAGE = 4096;
@@ -65,7 +65,8 @@ class PrefixEvictionPropertyTest {
             @ForAll("operations") List<Op> ops,
             @ForAll @IntRange(min = 1, max = 6) int gpuBlocks,
             @ForAll @IntRange(min = 1, max = 8) int cpuBlocks,
-            @ForAll("policies") String policy) {
+            @ForAll("policies") String policy,
+            @ForAll("batchFractions") double roomBatch) {
         Path directory;
         try {
             directory = Files.createTempDirectory("kvtier-prefix-property-");
@@ -74,7 +75,8 @@ class PrefixEvictionPropertyTest {
         }
         KvTierConfig config = KvTierConfig.builder().backend(Backend.HOST).pageSizeBytes(PAGE)
                 .gpuBudgetBytes((long) gpuBlocks * PAGE).cpuBudgetBytes((long) cpuBlocks * PAGE)
-                .diskExtentBytes(16L * PAGE).diskDirectory(directory).policy(DemotionPolicy.named(policy)).build();
+                .diskExtentBytes(16L * PAGE).diskDirectory(directory).policy(DemotionPolicy.named(policy))
+                .roomBatchFraction(roomBatch).build();
         try (KvTierCache cache = KvTierCache.open(config)) {
             new Run(cache, cache.prefixBlocks(LAYOUT)).play(ops);
         } finally {
@@ -100,6 +102,12 @@ class PrefixEvictionPropertyTest {
                 Arbitraries.integers().between(1, 4),
                 Arbitraries.integers().between(0, 2)).as(Op::new);
         return op.list().ofMinSize(1).ofMaxSize(40);
+    }
+
+    /** None, and batches of a quarter and a half of each tier (one to four blocks at these budgets). */
+    @Provide
+    Arbitrary<Double> batchFractions() {
+        return Arbitraries.of(0.0, 0.25, 0.5);
     }
 
     @Provide
