@@ -89,12 +89,14 @@ final class UsageBucketIndex implements TierIndex {
      */
     static final int DEFAULT_EMPTY_BUCKET_SLACK = 1_024;
     /**
-     * A bucket tree's order. The registration number breaks ties, which only touches racing without the lock can
-     * make (two stamped alike): without it the tree would take two records for one and lose one. Single-threaded,
-     * no two records share a filed last use and the order is that of last use alone.
+     * A bucket tree's order. The key breaks ties, which only touches racing without the lock can make (two stamped
+     * alike): without it the tree would take two records for one and lose one, and a removal could unlink the other.
+     * The key because it never changes while a record is filed and no two records of one tier share it (the
+     * registration number is set only after the tracker has filed a new segment). Single-threaded no two records
+     * share a filed last use, the key is never compared, and the order is that of last use alone.
      */
     private static final Comparator<Record> BY_FILED_LAST_USE = Comparator.<Record>comparingLong(r -> r.filedLastUse)
-            .thenComparingInt(r -> r.entry.registration);
+            .thenComparing(r -> r.entry.key);
 
     private final boolean bucketByAccessCount;
     private final int emptyBucketSlack;
