@@ -52,6 +52,45 @@ class ConcurrentTouchTest {
     }
 
     /**
+     * The adaptive default's simulations must see every use of a key they sample, under the lock: a fresh tracker
+     * samples every key (rate 1), so a use on GPU is refused without the lock and nothing changes; a use on CPU (no
+     * simulation there) is taken.
+     */
+    @Test
+    void theAdaptiveTrackerAsksForTheLockForAKeyItsSimulationsSample() {
+        TieredStore owner = new TieredStore(1_000, 1_000);
+        DemotionPolicy.Tracker adaptive = DemotionPolicy.adaptiveS3Fifo().newTracker(1_000, 1_000);
+        SegmentEntry onGpu = new SegmentEntry(owner, SegmentMeta.of("a", POSITIONS, 10), Tier.GPU, 1);
+        adaptive.registered(onGpu, Tier.GPU);
+        assertFalse(adaptive.usedConcurrently(onGpu, Tier.GPU));
+        assertEquals(0, onGpu.uses, "a refused use changes nothing");
+        SegmentEntry onCpu = new SegmentEntry(owner, SegmentMeta.of("b", PositionRange.of(100, 116), 10), Tier.CPU, 2);
+        adaptive.registered(onCpu, Tier.CPU);
+        assertTrue(adaptive.usedConcurrently(onCpu, Tier.CPU));
+        assertEquals(1, onCpu.uses);
+    }
+
+    /**
+     * The chain-tail rule moves a segment that ended its walk when its window of accesses has passed, a queue move
+     * that needs the lock: uses without the lock are taken until then, the one that would move it is refused, and
+     * once a use under the lock has made the move they are taken again.
+     */
+    @Test
+    void aChainTrackerAsksForTheLockWhenAPendingSegmentIsDueToLeaveItsRing() {
+        TieredStore owner = new TieredStore(1_000, 1_000);
+        DemotionPolicy.Tracker chain = DemotionPolicy.chainAwareS3Fifo().newTracker(1_000, 1_000);
+        SegmentEntry a = new SegmentEntry(owner, SegmentMeta.of("a", POSITIONS, 10), Tier.GPU, 1);
+        chain.registered(a, Tier.GPU);
+        int taken = 0;
+        while (taken < 1_000 && chain.usedConcurrently(a, Tier.GPU)) {
+            taken++;
+        }
+        assertTrue(taken >= 1 && taken < 1_000, "uses taken before the pending segment was due: " + taken);
+        chain.used(a, Tier.GPU); // under the lock: drops it from the ring
+        assertTrue(chain.usedConcurrently(a, Tier.GPU));
+    }
+
+    /**
      * A thread holding the store's lock (as a long change would) does not hold up touches by key or by handle of a
      * least-accessed-first store: they complete, and count. Without the lock-free path they would wait until the
      * lock is released, which here happens only after they were checked.
