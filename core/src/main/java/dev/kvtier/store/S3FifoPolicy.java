@@ -354,8 +354,9 @@ final class S3FifoPolicy implements DemotionPolicy {
          * lock. What it writes is a counter and two clocks: the use counter (0..3: read, checked, written, so a racing
          * write can lose an increment but never leave it above 3), the access count of the chain-tail window and the
          * latest use seen (each may lose a racing update, or fall back by one: a window a little longer, a stale
-         * segment named a little later). Single-threaded it writes exactly what {@link #used} writes. (The longs are
-         * written whole: a 64-bit JVM, which FFM needs, does not split them.)
+         * segment named a little later). Single-threaded it writes exactly what {@link #used} writes. (The two longs are
+         * plain fields: HotSpot on the 64-bit platforms this library runs on, x86-64 and AArch64, never splits a
+         * long write, so a racing reader sees one value or the other.)
          */
         @Override
         public boolean usedConcurrently(Segment segment, Tier tier) {
