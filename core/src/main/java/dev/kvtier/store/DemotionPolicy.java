@@ -22,7 +22,8 @@ import java.util.List;
  *       {@link #s3Fifo()} and {@link #wTinyLfu()}.</li>
  * </ul>
  * A policy object itself must be immutable and thread-safe (one may serve many stores); a tracker
- * belongs to one store and is only ever called under that store's lock, one call at a time.
+ * belongs to one store and is called under that store's lock, one call at a time, except for the uses it
+ * declares it takes concurrently ({@link Tracker#takesConcurrentUses()}).
  *
  * @see #defaultPolicy()
  * @see #leastAccessedFirst()
@@ -49,7 +50,9 @@ public interface DemotionPolicy {
         /**
          * When the segment was last registered, touched or promoted, on the store's monotonic
          * logical clock: larger is more recent, and no two segments in one store share a value.
-         * (Demotion is not a use: it is the store's decision, not the caller's demand.)
+         * (Demotion is not a use: it is the store's decision, not the caller's demand.) Exception: where the
+         * tracker takes uses without the lock ({@link Tracker#takesConcurrentUses()}), touches racing each other
+         * or a change may be stamped with one value, or with one a little below the newest.
          */
         long lastUse();
 
@@ -76,7 +79,8 @@ public interface DemotionPolicy {
 
     /**
      * One store's policy state. The store calls every method under its lock, one at a time, after it
-     * has checked the operation is valid; a tracker is never shared between stores.
+     * has checked the operation is valid; a tracker is never shared between stores. The one exception is
+     * {@link #usedConcurrently}, called without the lock if and only if {@link #takesConcurrentUses()} says so.
      *
      * <p>Contract (checked for the built-in trackers by property tests): {@link #collectCandidates}
      * names only segments that are on the asked tier, each once, never a removed one, in the order
@@ -96,6 +100,36 @@ public interface DemotionPolicy {
 
         /** {@code segment}, which stays on {@code tier}, was touched (an access and a use). */
         void used(Segment segment, Tier tier);
+
+        /**
+         * Whether this tracker takes some uses without the store's lock, through {@link #usedConcurrently}: asked
+         * once, when the store is built. The default, false, keeps every call under the lock (a tracker written
+         * for that contract keeps it). Why a tracker would: a touch is the store's most frequent operation, and
+         * the lock's atomic instruction costs as much as the rest of a touch at 10^3 segments (issue 12).
+         */
+        default boolean takesConcurrentUses() {
+            return false;
+        }
+
+        /**
+         * A touch of {@code segment}, reported <b>without the store's lock</b> (only if {@link #takesConcurrentUses()}):
+         * either record it and answer true, or change nothing and answer false, and the store then takes its lock
+         * and reports the same use through {@link #used} (the segment's usage is not raised a second time). Called
+         * after the store raised the segment's {@link Usage#accessCount()} and {@link Usage#lastUse()} (without the
+         * lock too), with the tier it was on when the store looked.
+         *
+         * <p>It may run at the same time as any other call of this tracker, under the lock or not, including another
+         * use of the same segment, its removal or its move off {@code tier} (it may then be called for a segment the
+         * tracker already forgot). So it must never block, never throw, and leave every structure of the tracker
+         * consistent whatever it races with: it may read state the lock guards, racily (a read may be stale), and
+         * may only write fields whose lost or late update cannot break an invariant (a counter, a bit), never a
+         * link or a queue. A use it records may be lost, or counted once for two racing uses; with no race it must
+         * record exactly what {@link #used} would (single-threaded answers do not change). The default answers
+         * false.
+         */
+        default boolean usedConcurrently(Segment segment, Tier tier) {
+            return false;
+        }
 
         /** {@code segment} was booked from {@code from} down to {@code to} (not a use). */
         void demoted(Segment segment, Tier from, Tier to);

@@ -7,15 +7,22 @@ import java.util.List;
  * The comparator adapter: a {@link DemotionPolicy.Tracker} that keeps each tier's segments in an
  * order policy's {@link DemotionPolicy#demotionOrder()} (ties by last use). The two built-in orders
  * get the O(1) {@link UsageBucketIndex}, any other order a {@link SortedTierIndex}. Not
- * thread-safe: called under its store's lock. The segments it is given are the store's
+ * thread-safe: called under its store's lock, but for the uses the bucket index takes without it
+ * ({@link #usedConcurrently}, which writes nothing). The segments it is given are the store's
  * {@link SegmentEntry} records (only {@link TieredStore} calls it).
  */
 final class OrderTracker implements DemotionPolicy.Tracker {
     private final String policyName;
     private final TierIndex[] indexes = new TierIndex[Tier.values().length];
+    /**
+     * Whether its indexes are the built-in bucket indexes, which a use leaves alone in the common case (lazy
+     * repair) and so can take without the lock; a custom order's tree re-files on every use and cannot.
+     */
+    private final boolean concurrentUses;
 
-    private OrderTracker(String policyName) {
+    private OrderTracker(String policyName, boolean concurrentUses) {
         this.policyName = policyName;
+        this.concurrentUses = concurrentUses;
     }
 
     /**
@@ -24,7 +31,7 @@ final class OrderTracker implements DemotionPolicy.Tracker {
      * @throws IllegalArgumentException if {@code policy} has no order and no tracker of its own
      */
     static OrderTracker of(DemotionPolicy policy, int emptyBucketSlack) {
-        OrderTracker tracker = new OrderTracker(policy.name());
+        OrderTracker tracker = new OrderTracker(policy.name(), policy instanceof StandardDemotionPolicy);
         if (policy instanceof StandardDemotionPolicy standard) {
             for (Tier tier : Tier.values()) {
                 tracker.indexes[tier.ordinal()] = standard.newTierIndex(emptyBucketSlack, tier);
@@ -52,6 +59,17 @@ final class OrderTracker implements DemotionPolicy.Tracker {
         if (!indexes[tier.ordinal()].used((SegmentEntry) segment)) {
             throw lost(segment);
         }
+    }
+
+    @Override
+    public boolean takesConcurrentUses() {
+        return concurrentUses;
+    }
+
+    /** A use the bucket index need not see now (see UsageBucketIndex#usedConcurrently); false for a custom order. */
+    @Override
+    public boolean usedConcurrently(DemotionPolicy.Segment segment, Tier tier) {
+        return concurrentUses && indexes[tier.ordinal()].usedConcurrently((SegmentEntry) segment);
     }
 
     @Override

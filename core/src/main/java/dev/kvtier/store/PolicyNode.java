@@ -15,7 +15,7 @@ abstract class PolicyNode extends LinkedFifo.Link<PolicyNode, PolicyNode.Queue> 
     final long sizeBytes;
     /** The key's hash, spread, for frequency sketches. */
     final int hash;
-    /** S3-FIFO's use counter (0..3). */
+    /** S3-FIFO's use counter (0..3); also raised without the store's lock (S3FifoTracker#usedConcurrently). */
     int uses;
     /** W-TinyLFU: entered probation from the window and not used since (an admission candidate). */
     boolean fromWindow;

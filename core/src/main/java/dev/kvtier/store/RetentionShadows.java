@@ -91,10 +91,18 @@ final class RetentionShadows {
         return keys.size;
     }
 
+    /**
+     * Whether a reference of the key with {@code hash} would reach the simulations now (else {@link #reference}
+     * returns at once). Reads one int, so it may be asked without the store's lock (a touch deciding whether it needs
+     * the lock); an answer racing a halving of the rate may be stale, which only sends one touch the other way.
+     */
+    boolean samples(int hash) {
+        return sampled(hash, threshold);
+    }
+
     /** The key with {@code hash} and {@code size} bytes was referenced on the tier (registered, used or promoted). */
     void reference(int hash, long size) {
-        int sample = (hash * 0x2C1B3C6D) >>> 16;
-        if (sample >= threshold) {
+        if (!sampled(hash, threshold)) {
             return;
         }
         Key key = keys.find(hash);

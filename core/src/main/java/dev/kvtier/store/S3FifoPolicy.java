@@ -7,7 +7,7 @@ import java.util.List;
  * SOSP 2023), one instance per tier; reached through {@link DemotionPolicy#s3Fifo()} (the paper's
  * parameters), {@link DemotionPolicy#chainAwareS3Fifo()} (tuned parameters and the chain-tail rule below)
  * and {@link DemotionPolicy#adaptiveS3Fifo()} (the default: the latter with the learned retention below). Immutable and thread-safe; its trackers are not (each belongs to one store
- * and runs under its lock).
+ * and runs under its lock, but for the touches it takes without it: {@link S3FifoTracker#usedConcurrently}).
  *
  * <p>Per tier: a small FIFO that segments arriving on the tier enter, a main FIFO, and a ghost FIFO
  * of the keys most recently demoted out of the small queue. A use raises the segment's counter
@@ -245,10 +245,7 @@ final class S3FifoPolicy implements DemotionPolicy {
                 return;
             }
             long now = ++accesses;
-            // A continued slot is dropped early, but not the newest: its start may still be continued by the next
-            // registration of a run registered tail first.
-            while (pendingCount > 0 && ((pending[pendingOldest] == null && pendingCount > 1)
-                    || now - pendingSince[pendingOldest] > CONTINUATION_WINDOW)) {
+            while (pendingDue(now)) {
                 dropOldestPending();
             }
             if (registration) {
@@ -278,6 +275,18 @@ final class S3FifoPolicy implements DemotionPolicy {
                 pendingOn[slot] = on;
                 pendingCount++;
             }
+        }
+
+        /**
+         * Whether the oldest pending segment is due to leave the ring at access {@code now}. A continued slot is
+         * dropped early, but not the newest: its start may still be continued by the next registration of a run
+         * registered tail first. Reads only (also without the lock, from {@link #usedConcurrently}, where a stale
+         * answer only moves a drop to the next access).
+         */
+        private boolean pendingDue(long now) {
+            int oldest = pendingOldest; // read once: always a valid index, whatever it races with
+            int count = pendingCount;
+            return count > 0 && ((pending[oldest] == null && count > 1) || now - pendingSince[oldest] > CONTINUATION_WINDOW);
         }
 
         /** Takes the oldest pending segment off the ring; if it was not continued, it is a chain tail. */
@@ -330,6 +339,45 @@ final class S3FifoPolicy implements DemotionPolicy {
             }
             accessed(segment, node, null, false);
             referenced(segment, node, tier);
+        }
+
+        /** Every S3-FIFO variant takes a use without the lock unless it needs a queue or its simulations (below). */
+        @Override
+        public boolean takesConcurrentUses() {
+            return true;
+        }
+
+        /**
+         * {@link #used} without the store's lock, where that touches no queue and no simulation: when no pending chain
+         * segment is due to leave the ring (the chain-tail rule's moves) and the tier's simulations do not sample the
+         * key (adaptive variant, GPU tier); else false, changing nothing, and the store reports the use under the
+         * lock. What it writes is a counter and two clocks: the use counter (0..3: read, checked, written, so a racing
+         * write can lose an increment but never leave it above 3), the access count of the chain-tail window and the
+         * latest use seen (each may lose a racing update, or fall back by one: a window a little longer, a stale
+         * segment named a little later). Single-threaded it writes exactly what {@link #used} writes. (The two longs are
+         * plain fields: HotSpot on the 64-bit platforms this library runs on, x86-64 and AArch64, never splits a
+         * long write, so a racing reader sees one value or the other.)
+         */
+        @Override
+        public boolean usedConcurrently(Segment segment, Tier tier) {
+            PolicyNode node = PolicyNode.of(segment);
+            if (chainTails && pendingDue(accesses + 1)) {
+                return false;
+            }
+            if (shadows != null && tier == Tier.GPU && shadows.samples(node.hash)) {
+                return false;
+            }
+            int uses = node.uses;
+            if (uses < MAX_USES) {
+                node.uses = uses + 1;
+            }
+            if (chainTails) {
+                accesses++;
+            }
+            if (shadows != null) {
+                now = Math.max(now, segment.lastUse());
+            }
+            return true;
         }
 
         /** Moves {@code segment}'s node from {@code from}'s queues to {@code to}'s; an eviction leaves a ghost. */

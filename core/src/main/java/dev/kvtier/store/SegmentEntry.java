@@ -1,7 +1,11 @@
 package dev.kvtier.store;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
 /**
- * The store's mutable record of one registered segment; written only under the store's lock, and
+ * The store's mutable record of one registered segment; written under the store's lock (but for its usage,
+ * which a touch may also raise without it: {@link #usedWithoutLock}), and
  * read either under it or by the store's optimistic reads, which discard what they read if a change
  * ran meanwhile (so a torn or stale read is never used). The tracker
  * is told of every change of its usage ({@link #accessCount}, {@link #lastUse}) or tier after
@@ -57,6 +61,18 @@ final class SegmentEntry extends PolicyNode implements DemotionPolicy.Segment, S
 
     /** {@link #registration} of an entry removed from its store. */
     static final int REMOVED = -1;
+    private static final VarHandle ACCESS_COUNT;
+    private static final VarHandle LAST_USE;
+
+    static {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            ACCESS_COUNT = lookup.findVarHandle(SegmentEntry.class, "accessCount", long.class);
+            LAST_USE = lookup.findVarHandle(SegmentEntry.class, "lastUse", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     SegmentEntry(TieredStore owner, SegmentMeta meta, Tier tier, long lastUse) {
         super(meta.key(), meta.sizeBytes());
@@ -65,6 +81,15 @@ final class SegmentEntry extends PolicyNode implements DemotionPolicy.Segment, S
         this.tierOrdinal = (byte) tier.ordinal();
         this.accessCount = meta.accessCount();
         this.lastUse = lastUse;
+    }
+
+    /**
+     * Sets the usage for a touch taken without the store's lock (TieredStore's touchedWithoutLock): opaque writes,
+     * so that each long is written whole whatever it races with; a racing writer's value may win.
+     */
+    void usedWithoutLock(long newAccessCount, long newLastUse) {
+        ACCESS_COUNT.setOpaque(this, newAccessCount);
+        LAST_USE.setOpaque(this, newLastUse);
     }
 
     /** Whether it is still registered (read under the store's lock, or optimistically and validated). */

@@ -29,6 +29,15 @@ interface TierIndex {
      */
     boolean used(SegmentEntry entry);
 
+    /**
+     * {@code entry} was just used, as for {@link #used}, but reported without the store's lock (see
+     * {@link DemotionPolicy.Tracker#usedConcurrently}): true if the index needs nothing done now; false, changing
+     * nothing, if it must re-file the entry under the lock. Must not write anything. The default: false.
+     */
+    default boolean usedConcurrently(SegmentEntry entry) {
+        return false;
+    }
+
     /** {@code entry} is being removed from the store: drop anything still kept for it. */
     default void forget(SegmentEntry entry) {
     }

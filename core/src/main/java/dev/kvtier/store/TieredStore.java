@@ -1,5 +1,7 @@
 package dev.kvtier.store;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -60,7 +62,7 @@ import java.util.function.Function;
  * ({@link SegmentHandle#attachment()}), so a caller goes from a candidate to its own record with no lookup.
  *
  * <h2>Thread safety</h2>
- * Thread-safe. Every public method is atomic: other threads see all of its effect or none, and a
+ * Thread-safe. Every public method is atomic (but touches without the lock, below): other threads see all of its effect or none, and a
  * refused call (false / empty / exception) changes nothing. Every change runs entirely under one
  * exclusive lock (the policy's tracker is called under it, and must not call back into its store:
  * the lock is not reentrant), which costs one compare-and-set (see StoreLock). The changes by key
@@ -71,6 +73,20 @@ import java.util.function.Function;
  * they read again under the lock. Why: a lock acquisition is an atomic read-modify-write, a full
  * fence on x86, which also keeps the cache misses of consecutive lookups at 10^6 segments from
  * overlapping; an optimistic read costs two plain reads of the lock's version.
+ *
+ * <p><b>Touches without the lock.</b> Where the policy's tracker says it can take a use concurrently
+ * ({@link DemotionPolicy.Tracker#takesConcurrentUses()}: the built-in least-accessed-first, least-recently-used
+ * and S3-FIFO family, not W-TinyLFU or a custom policy unless it says so), {@code touch} by key or handle takes no
+ * lock: it raises the segment's count and last use with plain writes and tells the tracker, which takes the lock
+ * only for the few uses it cannot record without (the default's sampled keys; a record of the order index to
+ * re-file), so a touch never waits for a change otherwise. The price, as in Caffeine's lossy read buffer: touches
+ * of one segment racing each other may count once, two racing touches may get one last-use stamp (or one a little
+ * below the newest), and a touch racing the segment's removal or demotion is either applied or lost; such a
+ * touch answers true. Nothing else changes: with no touch racing, every answer is what the locked touch gives
+ * (the same counts, stamps and candidates), and no race corrupts an index (the order index names a segment whose
+ * count a racing touch left below where it was filed in place rather than re-filing it, and re-files at most as
+ * many records per query as it holds). A touch's effect is seen by other threads without a happens-before edge:
+ * a {@code get} right after may still see the count before it.
  * Separate calls are separate atomic steps: {@code gpuUsed()} then {@code cpuUsed()} may see two
  * different states, and a key returned by {@code candidatesForDemotion} may have been removed by
  * the time it is demoted (demote then simply returns empty).
@@ -119,8 +135,22 @@ public final class TieredStore {
     /** Registration order, so {@link #segments()} is deterministic too. */
     private final EntryTable entries = new EntryTable();
     private final TierState[] tiers = new TierState[Tier.values().length];
-    /** The logical clock behind {@link DemotionPolicy.Usage#lastUse()}. */
+    /**
+     * The logical clock behind {@link DemotionPolicy.Usage#lastUse()}: written under the lock, and also by touches
+     * without it ({@link #touchedWithoutLock}, through {@link #CLOCK}).
+     */
     private long clock;
+    /** Whether the tracker takes touches without the lock ({@link DemotionPolicy.Tracker#takesConcurrentUses()}). */
+    private final boolean concurrentUses;
+    private static final VarHandle CLOCK;
+
+    static {
+        try {
+            CLOCK = MethodHandles.lookup().findVarHandle(TieredStore.class, "clock", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     /**
      * A store with the default policy, {@link DemotionPolicy#defaultPolicy()}.
@@ -170,6 +200,7 @@ public final class TieredStore {
         this.cpuBudget = cpuBudget;
         this.policy = policy;
         this.tracker = newTracker;
+        this.concurrentUses = newTracker.takesConcurrentUses();
         tiers[Tier.GPU.ordinal()] = new TierState(gpuBudget);
         tiers[Tier.CPU.ordinal()] = new TierState(cpuBudget);
         tiers[Tier.DISK.ordinal()] = new TierState(Long.MAX_VALUE);
@@ -559,6 +590,9 @@ public final class TieredStore {
      */
     public boolean touch(String key) {
         SegmentEntry found = entries.get(key); // before the lock: see confirmed
+        if (concurrentUses && found != null && found.registered()) {
+            return touchedWithoutLock(found);
+        }
         long stamp = lock.lock();
         try {
             return touched(confirmed(found, key));
@@ -575,9 +609,63 @@ public final class TieredStore {
      */
     public boolean touch(SegmentHandle handle) {
         SegmentEntry entry = own(handle);
+        if (concurrentUses && entry.registered()) {
+            return touchedWithoutLock(entry);
+        }
         long stamp = lock.lock();
         try {
             return touched(entry.registered() ? entry : null);
+        } finally {
+            lock.unlock(stamp);
+        }
+    }
+
+    /**
+     * The touch of {@link #touch} without the lock, for a tracker that takes uses concurrently: {@code entry} was
+     * registered when looked up (racing any writer). Raises its usage with plain (opaque) writes and a tick of the
+     * clock read and written the same way, then offers the use to the tracker; only if the tracker needs the lock
+     * for this one (a sampled key, a record to re-file) is it taken, the entry confirmed registered, and the use
+     * reported as under the lock ({@link #touched} without raising the usage twice). Single-threaded, the values
+     * and the tracker's events are exactly those of {@link #touched}. Racing other calls, the increment or the tick
+     * may be lost or shared (two touches stamped alike, or a tick a little below the newest), and a touch racing
+     * the segment's removal or move is applied to it or lost; see Thread safety in the class comment for why the
+     * indexes tolerate that. Never waits unless the tracker asks for the lock.
+     */
+    private boolean touchedWithoutLock(SegmentEntry entry) {
+        long accessCount = entry.accessCount;
+        long lastUse = entry.lastUse;
+        long tick = (long) CLOCK.getOpaque(this) + 1;
+        CLOCK.setOpaque(this, tick);
+        entry.usedWithoutLock(accessCount + 1, tick);
+        boolean recorded;
+        try {
+            recorded = tracker.usedConcurrently(entry, entry.tier());
+        } catch (RuntimeException e) {
+            entry.usedWithoutLock(accessCount, lastUse);
+            CLOCK.compareAndSet(this, tick, tick - 1); // only on this error path: a tick no one else took since
+            throw trackerFailed("touch", entry, e);
+        }
+        if (recorded) {
+            return true;
+        }
+        long stamp = lock.lock();
+        try {
+            if (!entry.registered()) {
+                // Removed since it was looked up: the use, applied to the entry, left with it (a removal's final
+                // snapshot may already count it, so the answer is true, as for every touch that raised a count).
+                return true;
+            }
+            try {
+                tracker.used(entry, entry.tier());
+            } catch (RuntimeException e) {
+                entry.accessCount = accessCount;
+                entry.lastUse = lastUse;
+                if (clock == tick) {
+                    clock--;
+                }
+                throw trackerFailed("touch", entry, e);
+            }
+            return true;
         } finally {
             lock.unlock(stamp);
         }

@@ -88,7 +88,15 @@ final class UsageBucketIndex implements TierIndex {
      * counts) does not free and re-create a bucket per visit; small enough to bound the garbage.
      */
     static final int DEFAULT_EMPTY_BUCKET_SLACK = 1_024;
-    private static final Comparator<Record> BY_FILED_LAST_USE = Comparator.comparingLong(r -> r.filedLastUse);
+    /**
+     * A bucket tree's order. The key breaks ties, which only touches racing without the lock can make (two stamped
+     * alike): without it the tree would take two records for one and lose one, and a removal could unlink the other.
+     * The key because it never changes while a record is filed and no two records of one tier share it (the
+     * registration number is set only after the tracker has filed a new segment). Single-threaded no two records
+     * share a filed last use, the key is never compared, and the order is that of last use alone.
+     */
+    private static final Comparator<Record> BY_FILED_LAST_USE = Comparator.<Record>comparingLong(r -> r.filedLastUse)
+            .thenComparing(r -> r.entry.key);
 
     private final boolean bucketByAccessCount;
     private final int emptyBucketSlack;
@@ -96,6 +104,8 @@ final class UsageBucketIndex implements TierIndex {
     /** Every linked bucket by count, for filings that have no neighbouring hint. */
     private final TreeMap<Long, Bucket> directory = new TreeMap<>();
     private Bucket lowest;
+    /** Records filed in the buckets (list or tree): bounds the re-filings of one query (collectCandidates). */
+    private long filedRecords;
     private int emptyBuckets;
     private int liveBuckets;
 
@@ -149,6 +159,16 @@ final class UsageBucketIndex implements TierIndex {
         return true;
     }
 
+    /**
+     * A use without the store's lock needs nothing from the index unless the entry's record is in a tree (keyed by
+     * filed last use, so it is re-filed at once, under the lock, as {@link #used} does). Reads the entry only, racily:
+     * a record that a query is re-filing meanwhile ends up filed at or below the entry's key, a valid lower bound.
+     */
+    @Override
+    public boolean usedConcurrently(SegmentEntry entry) {
+        return entry.record(tierOrdinal) != null && !entry.recordOutOfOrder(tierOrdinal);
+    }
+
     @Override
     public void forget(SegmentEntry entry) {
         Record record = entry.record(tierOrdinal);
@@ -161,17 +181,35 @@ final class UsageBucketIndex implements TierIndex {
         }
     }
 
+    /**
+     * Whether {@code record}'s entry was used since it was filed: its key (count and last use) is above the filed
+     * one, so it belongs further on. A key below the filed one is not stale: single-threaded a key never falls
+     * below where it was filed (the class comment), so only a touch without the lock that lost a racing touch's
+     * increment leaves it so, and such a record is named where it is, a little late, rather than re-filed behind
+     * the walk (where this query would miss it).
+     */
     private boolean isStale(Record record) {
-        return record.filedLastUse != record.entry.lastUse || record.filedCount != record.entry.accessCount;
+        SegmentEntry entry = record.entry;
+        long lastUse = entry.lastUse;
+        long count = entry.accessCount;
+        if (lastUse == record.filedLastUse && count == record.filedCount) {
+            return false;
+        }
+        if (bucketByAccessCount && count != record.filedCount) {
+            return count > record.filedCount;
+        }
+        return lastUse > record.filedLastUse || (lastUse == record.filedLastUse && count > record.filedCount);
     }
 
-    /** Files the detached {@code record} under its entry's current key. */
+    /** Files the detached {@code record} under its entry's current key (each part read once: touches may race). */
     private void file(Record record) {
         SegmentEntry entry = record.entry;
-        record.filedCount = entry.accessCount;
+        long count = entry.accessCount;
+        record.filedCount = count;
         record.filedLastUse = entry.lastUse;
-        Bucket bucket = bucketFor(bucketByAccessCount ? entry.accessCount : 0, record.bucket);
+        Bucket bucket = bucketFor(bucketByAccessCount ? count : 0, record.bucket);
         record.bucket = bucket;
+        filedRecords++;
         if (bucket.size++ == 0) {
             emptyBuckets--;
             liveBuckets++;
@@ -217,6 +255,7 @@ final class UsageBucketIndex implements TierIndex {
             record.next = null;
         }
         // record.bucket stays as the hint for the next filing.
+        filedRecords--;
         if (--bucket.size == 0) {
             liveBuckets--;
             emptyBuckets++;
@@ -305,6 +344,10 @@ final class UsageBucketIndex implements TierIndex {
     public void collectCandidates(long needed, List<String> keys) {
         // Counting down from a positive value by non-negative sizes cannot overflow.
         long stillNeeded = needed;
+        // Single-threaded a record is re-filed at most once per query (filed at its key, it stays current), so
+        // re-filings never exceed the records filed. Touches without the lock could raise one record again and
+        // again while a query walks: past this bound a stale record is named where it is, so the query ends.
+        long refilingsLeft = filedRecords;
         for (Bucket bucket = lowest; bucket != null; ) {
             if (bucket.size == 0) {
                 Bucket higher = bucket.higher;
@@ -332,7 +375,7 @@ final class UsageBucketIndex implements TierIndex {
                     entry.record(tierOrdinal, null);
                     continue;
                 }
-                if (isStale(next)) {
+                if (isStale(next) && refilingsLeft-- > 0) {
                     // Used since it was filed: its key grew, so it belongs further on.
                     detach(next);
                     file(next);

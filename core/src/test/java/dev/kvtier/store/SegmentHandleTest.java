@@ -132,9 +132,25 @@ class SegmentHandleTest {
      */
     @Test
     void accessesThroughHandlesRaceRemovalsWithoutLosingOrLeakingOne() throws InterruptedException {
+        // W-TinyLFU's tracker takes every touch under the lock: there no access may be lost.
+        accessesThroughHandlesRaceRemovals(DemotionPolicy.wTinyLfu());
+    }
+
+    /**
+     * The same race where touches take no lock (the default policy): racing touches may lose increments (their own
+     * or a promotion's) by contract, but an access never counts on a registration unless it succeeded there.
+     */
+    @Test
+    void touchesWithoutTheLockRacingRemovalsNeverCountOnARegistrationMoreThanSucceededThere()
+            throws InterruptedException {
+        accessesThroughHandlesRaceRemovals(DemotionPolicy.defaultPolicy());
+    }
+
+    private static void accessesThroughHandlesRaceRemovals(DemotionPolicy policy) throws InterruptedException {
         int keys = 64;
         int workers = 3;
-        TieredStore store = new TieredStore(keys * 10L, keys * 10L);
+        TieredStore store = new TieredStore(keys * 10L, keys * 10L, policy);
+        boolean lossy = policy.newTracker(1, 1).takesConcurrentUses();
         AtomicReferenceArray<SegmentHandle> current = new AtomicReferenceArray<>(keys);
         Map<SegmentHandle, AtomicLong> accessesSeen = new ConcurrentHashMap<>();
         Map<SegmentHandle, Long> countAtRemoval = new ConcurrentHashMap<>();
@@ -204,10 +220,21 @@ class SegmentHandleTest {
         assertEquals(0, store.numSegments());
         assertEquals(0, store.gpuUsed() + store.cpuUsed() + store.diskUsed());
         assertEquals(accessesSeen.keySet(), countAtRemoval.keySet());
+        long succeeded = 0;
+        long counted = 0;
         for (Map.Entry<SegmentHandle, AtomicLong> seen : accessesSeen.entrySet()) {
-            assertEquals(seen.getValue().get(), countAtRemoval.get(seen.getKey()),
-                    "accesses that succeeded on the registration behind " + seen.getKey());
+            long atRemoval = countAtRemoval.get(seen.getKey());
+            succeeded += seen.getValue().get();
+            counted += atRemoval;
+            if (lossy) {
+                assertTrue(atRemoval <= seen.getValue().get(), "accesses counted on the registration behind "
+                        + seen.getKey() + " that did not succeed there: " + atRemoval + " > " + seen.getValue().get());
+            } else {
+                assertEquals(seen.getValue().get(), atRemoval,
+                        "accesses that succeeded on the registration behind " + seen.getKey());
+            }
         }
+        assertTrue(counted > 0 && counted <= succeeded, policy.name() + ": counted " + counted + " of " + succeeded);
     }
 
     /** A custom order (a comparator: the store's sorted index) and a tracker that names keys by string. */

@@ -142,7 +142,10 @@ class TieredStoreStressTest {
             List<String> indexed = store.candidatesForDemotion(tier, Long.MAX_VALUE);
             assertEquals(new HashSet<>(onTier.get(tier)), new HashSet<>(indexed), tier + " index");
             assertEquals(onTier.get(tier).size(), indexed.size(), tier + " index size");
-            if (policy == DemotionPolicy.leastAccessedFirst()) {
+            // Where touches take no lock, one that lost a racing touch's increment can leave a segment's count below
+            // where its record was filed, and it is then named in place, out of count order (TieredStore's Thread
+            // safety): the order is exact only where every touch takes the lock (ConcurrentTouchTest covers the rest).
+            if (policy == DemotionPolicy.leastAccessedFirst() && !policy.newTracker(1, 1).takesConcurrentUses()) {
                 long previous = -1;
                 for (String key : indexed) {
                     long count = store.get(key).orElseThrow().accessCount();
@@ -156,11 +159,14 @@ class TieredStoreStressTest {
     /**
      * Touches and promotions by key race removals and re-registrations of the same keys: every one that
      * answered success must be in the access count of the registration removed later (a write that looked its
-     * entry up before taking the lock must not count on an entry removed meanwhile), and none may be lost.
+     * entry up before taking the lock must not count on an entry removed meanwhile), and none may be lost. Where
+     * touches take no lock (least-accessed-first, the S3-FIFO family) racing touches may lose increments (their own
+     * or a promotion's) by contract, so there only the bound holds: nothing counted that did not answer success.
      */
     @Test
     void accessesByKeyRacingRemovalsAreNeitherLostNorCountedOnARemovedEntry() throws InterruptedException {
-        for (DemotionPolicy policy : List.of(DemotionPolicy.leastAccessedFirst(), DemotionPolicy.chainAwareS3Fifo())) {
+        for (DemotionPolicy policy : List.of(DemotionPolicy.leastAccessedFirst(), DemotionPolicy.chainAwareS3Fifo(),
+                DemotionPolicy.wTinyLfu())) {
             int keys = 32;
             TieredStore store = new TieredStore(keys * 10L, keys * 10L, policy);
             for (int i = 0; i < keys; i++) {
@@ -220,7 +226,12 @@ class TieredStoreStressTest {
             for (int i = 0; i < keys; i++) {
                 countedAtRemoval.addAndGet(store.remove("k" + i).orElseThrow().accessCount());
             }
-            assertEquals(succeeded.get(), countedAtRemoval.get(), policy.name() + ": accesses answered true vs counted");
+            if (policy.newTracker(1, 1).takesConcurrentUses()) {
+                assertTrue(countedAtRemoval.get() <= succeeded.get() && countedAtRemoval.get() > 0, policy.name()
+                        + ": accesses counted " + countedAtRemoval.get() + " of " + succeeded.get() + " answered true");
+            } else {
+                assertEquals(succeeded.get(), countedAtRemoval.get(), policy.name() + ": accesses answered true vs counted");
+            }
             assertEquals(0, store.gpuUsed() + store.cpuUsed() + store.diskUsed(), policy.name());
         }
     }

@@ -9,6 +9,7 @@ import dev.kvtier.store.TieredStore;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The store's point operations against {@link SeedPortStore}, interleaved in one JVM for a machine too busy
@@ -24,6 +25,8 @@ import java.util.Locale;
  * comma-separated subset of the operation names (default all).
  * The policy {@value #NO_POLICY} (not a real policy: its tracker ignores every event and names no candidates)
  * measures what the store costs without any policy, to tell the store's own share of a gap from the policy's.
+ * Each round also runs the two floors of {@link LockedMapFloorBenchmark} and {@link ConcurrentMapFloorBenchmark} in
+ * slices of their own (seed, ours, locked map, concurrent map), printed beside ours as the seed's ns/op over theirs.
  */
 public final class StoreAbCheck {
     /** The policy argument that measures the store without a policy (see the class comment). */
@@ -48,19 +51,28 @@ public final class StoreAbCheck {
         String keyStyle = args.length > 4 ? args[4] : "sequential";
         List<String> only = args.length > 5 ? List.of(args[5].split(",")) : List.of(OPS);
         System.out.println("policy " + policy + ", keys " + keyStyle);
-        System.out.println("| operation | segments | ours ns/op | seed port ns/op | seed / ours (median of " + pairs + " pairs) |");
+        System.out.println("| operation | segments | ours ns/op | seed port ns/op | seed / ours (median of " + pairs
+                + " rounds) | locked map ns/op | seed / locked | concurrent map ns/op | seed / concurrent |");
         for (String size : sizes.split(",")) {
             int n = Integer.parseInt(size.strip());
             StoreWorkload workload = new StoreWorkload(n, keyStyle);
             TieredStore ours = new TieredStore(workload.budget(), workload.budget(),
                     policy.equals(NO_POLICY) ? new NoPolicy() : DemotionPolicy.named(policy));
             SeedPortStore seed = new SeedPortStore(workload.budget(), workload.budget());
+            lockedMap = new SeedPortStore(workload.budget(), workload.budget());
+            concurrentMap = new ConcurrentHashMap<>();
             PositionRange positions = PositionRange.of(0, 16);
             handles = new SegmentHandle[n];
+            lockedRecords = new SeedPortStore.Meta[n];
+            concurrentRecords = new SeedPortStore.Meta[n];
             for (int i = 0; i < n; i++) {
                 String key = workload.keys[i];
                 handles[i] = ours.registerHandle(SegmentMeta.of(key, positions, StoreWorkload.SEGMENT_BYTES), Tier.GPU);
                 seed.register(new SeedPortStore.Meta(key, 0, 16, StoreWorkload.SEGMENT_BYTES), Tier.GPU);
+                lockedRecords[i] = new SeedPortStore.Meta(key, 0, 16, StoreWorkload.SEGMENT_BYTES);
+                lockedMap.register(lockedRecords[i], Tier.GPU);
+                concurrentRecords[i] = new SeedPortStore.Meta(key, 0, 16, StoreWorkload.SEGMENT_BYTES);
+                concurrentMap.put(key, concurrentRecords[i]);
             }
             SegmentMeta[] spares = new SegmentMeta[workload.spareKeys.length];
             for (int i = 0; i < spares.length; i++) {
@@ -73,25 +85,54 @@ public final class StoreAbCheck {
                 double[] oursNs = new double[pairs];
                 double[] seedNs = new double[pairs];
                 double[] ratios = new double[pairs];
-                for (int round = -5; round < pairs; round++) { // 5 warm-up pairs
-                    double s = slice(op, null, seed, workload, spares, sliceNanos);
-                    double o = slice(op, ours, null, workload, spares, sliceNanos);
+                double[] lockedNs = new double[pairs];
+                double[] lockedRatios = new double[pairs];
+                double[] concurrentNs = new double[pairs];
+                double[] concurrentRatios = new double[pairs];
+                for (int round = -5; round < pairs; round++) { // 5 warm-up rounds
+                    double s = slice(op, null, seed, FloorKind.NONE, workload, spares, sliceNanos);
+                    double o = slice(op, ours, null, FloorKind.NONE, workload, spares, sliceNanos);
+                    double l = slice(op, null, null, FloorKind.LOCKED_MAP, workload, spares, sliceNanos);
+                    double c = hasConcurrentFloor(op)
+                            ? slice(op, null, null, FloorKind.CONCURRENT_MAP, workload, spares, sliceNanos) : Double.NaN;
                     if (round >= 0) {
                         seedNs[round] = s;
                         oursNs[round] = o;
                         ratios[round] = s / o;
+                        lockedNs[round] = l;
+                        lockedRatios[round] = s / l;
+                        concurrentNs[round] = c;
+                        concurrentRatios[round] = s / c;
                     }
                 }
-                System.out.printf(Locale.ROOT, "| %s | %d | %.1f | %.1f | %.2f |%n", OPS[op], n, median(oursNs),
-                        median(seedNs), median(ratios));
+                System.out.printf(Locale.ROOT, "| %s | %d | %.1f | %.1f | %.2f | %.1f | %.2f | %.1f | %.2f |%n", OPS[op], n,
+                        median(oursNs), median(seedNs), median(ratios), median(lockedNs), median(lockedRatios),
+                        median(concurrentNs), median(concurrentRatios));
             }
         }
         System.out.println("(checksum " + sink + ")");
     }
 
-    /** Runs one operation on one store for about {@code nanos}; returns ns per operation. */
-    private static double slice(int op, TieredStore ours, SeedPortStore seed, StoreWorkload w, SegmentMeta[] spares,
-                                long nanos) {
+    /**
+     * The floors of LockedMapFloorBenchmark and ConcurrentMapFloorBenchmark (see there), measured in the same
+     * slices: what thread safety by the store's lock alone, or by a concurrent map alone, costs the seed port.
+     */
+    private enum FloorKind { NONE, LOCKED_MAP, CONCURRENT_MAP }
+
+    private static SeedPortStore lockedMap;
+    private static final FloorLock FLOOR_LOCK = new FloorLock();
+    private static SeedPortStore.Meta[] lockedRecords;
+    private static ConcurrentHashMap<String, SeedPortStore.Meta> concurrentMap;
+    private static SeedPortStore.Meta[] concurrentRecords;
+
+    /** A concurrent map alone cannot book a move (see ConcurrentMapFloorBenchmark): no floor for demote+promote. */
+    private static boolean hasConcurrentFloor(int op) {
+        return op != 2 && op != 6;
+    }
+
+    /** Runs one operation on one store (or floor) for about {@code nanos}; returns ns per operation. */
+    private static double slice(int op, TieredStore ours, SeedPortStore seed, FloorKind floor, StoreWorkload w,
+                                SegmentMeta[] spares, long nanos) {
         long ops = 0;
         long sum = 0;
         long start = System.nanoTime();
@@ -99,7 +140,11 @@ public final class StoreAbCheck {
         long now;
         do {
             for (int i = 0; i < 256; i++) {
-                sum += ours != null ? oursOp(op, ours, w, spares) : seedOp(op, seed, w);
+                sum += switch (floor) {
+                    case LOCKED_MAP -> lockedOp(op, w);
+                    case CONCURRENT_MAP -> concurrentOp(op, w);
+                    case NONE -> ours != null ? oursOp(op, ours, w, spares) : seedOp(op, seed, w);
+                };
             }
             ops += 256;
             now = System.nanoTime();
@@ -154,6 +199,87 @@ public final class StoreAbCheck {
                 store.register(new SeedPortStore.Meta(key, 0, 16, StoreWorkload.SEGMENT_BYTES), Tier.GPU);
                 return escape(store.remove(key));
             }
+        }
+    }
+
+    /** The seed port's operation under the store's lock protocol: one acquisition per operation, two per pair. */
+    private static int lockedOp(int op, StoreWorkload w) {
+        switch (op) {
+            case 4: { // by handle: the record's increment under the lock
+                SeedPortStore.Meta record = lockedRecords[w.nextIndex()];
+                long stamp = FLOOR_LOCK.lock();
+                try {
+                    record.accessCount++;
+                    return 1;
+                } finally {
+                    FLOOR_LOCK.unlock(stamp);
+                }
+            }
+            case 2, 6: {
+                String key = w.nextKey();
+                long stamp = FLOOR_LOCK.lock();
+                int found;
+                try {
+                    found = escape(lockedMap.demote(key, Tier.CPU));
+                } finally {
+                    FLOOR_LOCK.unlock(stamp);
+                }
+                stamp = FLOOR_LOCK.lock();
+                try {
+                    return found + escape(lockedMap.promote(key, Tier.GPU));
+                } finally {
+                    FLOOR_LOCK.unlock(stamp);
+                }
+            }
+            case 3, 7: {
+                String key = w.spareKeys[w.nextSpare()];
+                SeedPortStore.Meta meta = new SeedPortStore.Meta(key, 0, 16, StoreWorkload.SEGMENT_BYTES);
+                long stamp = FLOOR_LOCK.lock();
+                try {
+                    lockedMap.register(meta, Tier.GPU);
+                } finally {
+                    FLOOR_LOCK.unlock(stamp);
+                }
+                stamp = FLOOR_LOCK.lock();
+                try {
+                    return escape(lockedMap.remove(key));
+                } finally {
+                    FLOOR_LOCK.unlock(stamp);
+                }
+            }
+            default: { // touch, get and get by handle (the port has no handles: the lookup)
+                String key = w.nextKey();
+                long stamp = FLOOR_LOCK.lock();
+                try {
+                    return op == 0 ? (lockedMap.touch(key) ? 1 : 0) : escape(lockedMap.get(key));
+                } finally {
+                    FLOOR_LOCK.unlock(stamp);
+                }
+            }
+        }
+    }
+
+    /** A ConcurrentHashMap of the port's records: lookup and plain increment, putIfAbsent then remove. */
+    private static int concurrentOp(int op, StoreWorkload w) {
+        switch (op) {
+            case 0: {
+                SeedPortStore.Meta record = concurrentMap.get(w.nextKey());
+                if (record == null) {
+                    return 0;
+                }
+                record.accessCount++;
+                return 1;
+            }
+            case 4:
+                concurrentRecords[w.nextIndex()].accessCount++;
+                return 1;
+            case 3, 7: {
+                String key = w.spareKeys[w.nextSpare()];
+                concurrentMap.putIfAbsent(key, new SeedPortStore.Meta(key, 0, 16, StoreWorkload.SEGMENT_BYTES));
+                return escape(concurrentMap.remove(key));
+            }
+            default: // get and get by handle (a lookup)
+                return escape(concurrentMap.get(w.nextKey()));
         }
     }
 
