@@ -69,9 +69,6 @@ final class RoomMaker {
      * tier's budget times the configured batch fraction (0 for DISK, which is never full).
      */
     private final long[] batchBytes = new long[Tier.values().length];
-    /** Where {@link #warm} leaves its value, so that its reads are not dropped as dead; never read. */
-    @SuppressWarnings("unused")
-    private int warmSink;
 
     /**
      * @param batchFraction the share of a bounded tier's budget one round of making room frees at least
@@ -247,7 +244,6 @@ final class RoomMaker {
         while (true) {
             candidates.clear();
             store.candidatesForDemotion(tier, goal - free + skipped + lookFurther, candidates);
-            warmSink = warm(candidates);
             int waitingBefore = waitingForChildren.size();
             boolean fresh = false;
             locked.clear();
@@ -328,33 +324,6 @@ final class RoomMaker {
                 tried = new HashSet<>(candidates.subList(0, iterated));
             }
         }
-    }
-
-    /**
-     * Reads, for every candidate of a round, the objects the round's later steps reach through it one after another
-     * (its segment, key, placement and first run, its parent), and answers a value made of them so that the reads
-     * are kept. Why: each of those is a cold cache line per victim, and the steps below reach them as a chain of
-     * dependent loads (a victim's segment, then its placement, then its run, ...), paid one miss after another and
-     * again for the next victim. Here the candidates' chains are independent of each other and the loop is short,
-     * so the processor overlaps the misses of several candidates (bench/results/session8-victims.md). Reads only,
-     * without the segments' locks: a value read stale costs nothing but a wasted read.
-     */
-    private static int warm(List<SegmentHandle> candidates) {
-        int sink = 0;
-        for (int i = 0; i < candidates.size(); i++) {
-            if (candidates.get(i).attachment() instanceof Segment segment) {
-                sink += segment.key.hashCode() + segment.pins;
-                PageAllocation placement = segment.placement;
-                if (placement != null && !placement.runs().isEmpty()) {
-                    sink += (int) placement.runs().get(0).byteSize();
-                }
-                Segment parent = segment.parent;
-                if (parent != null) {
-                    sink += parent.liveChildren();
-                }
-            }
-        }
-        return sink;
     }
 
     /**
