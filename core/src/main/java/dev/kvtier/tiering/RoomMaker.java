@@ -131,29 +131,23 @@ final class RoomMaker {
 
     /** {@link #makingRoomUntil(String, Tier, long, Supplier)} in at most {@code rounds} rounds. */
     <T> T makingRoomUntil(String key, Tier tier, long bytes, int rounds, Supplier<T> attempt) {
-        // The attempt is called from this one place: C2 inlines a caller's attempt (a registration, a booking of a
-        // whole prefix) into every call site of it, and a second site (a first try here, the rounds' tries in retry)
-        // compiled it twice into each caller's code (session 8: 6 of insertRun's ~13 KB of inlined bytecode).
-        // Same order as retry's: try, make room, try, ..., make room; then give up.
-        Failed failed = null;
-        for (int round = 0; round < rounds; round++) {
-            T done = attempt.get();
-            if (done != null) {
-                return done; // the first time: room there already, none of the machinery below
-            }
-            if (failed == null) {
-                failed = new Failed();
-            }
+        T done = attempt.get();
+        if (done != null) {
+            return done; // room there already: none of the machinery below
+        }
+        Failed failed = new Failed();
+        done = retry(rounds, attempt, () -> {
             requireFits(key, tier, bytes);
-            if (!makeRoom(tier, bytes, key, failed)) {
-                Backoff.ROOM_RETRY.idle(round);
+            return makeRoom(tier, bytes, key, failed);
+        }, true);
+        if (done == null) {
+            if (failed.last != null) {
+                throw new TierFullException(key, tier, bytes, free(tier), "moving the candidates out failed, last: "
+                        + failed.last.getMessage(), failed.last);
             }
+            throw new TierFullException(key, tier, bytes, free(tier), "every segment there is being moved, made resident or pinned; retry");
         }
-        if (failed != null && failed.last != null) {
-            throw new TierFullException(key, tier, bytes, free(tier), "moving the candidates out failed, last: "
-                    + failed.last.getMessage(), failed.last);
-        }
-        throw new TierFullException(key, tier, bytes, free(tier), "every segment there is being moved, made resident or pinned; retry");
+        return done;
     }
 
     /**
