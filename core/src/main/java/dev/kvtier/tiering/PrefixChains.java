@@ -240,39 +240,25 @@ final class PrefixChains {
         } catch (TierFullException notNow) {
             return null; // no pages for all of them soon: undone below
         } finally {
-            // javac copies a finally block into every exit of the try (three returns and the throw here): kept to a
-            // test and two calls, so the undo's loops and the store, table and memory calls below them are not
-            // compiled four times into this method's code (C2 compiles insertRun on its own: 1,174 bytes of bytecode
-            // and ~8 KB inlined into it before, its largest compile unit of the store path, session 8).
             if (!done) {
-                undoRun(run, pages, published, registered);
+                for (PageAllocation allocation : pages) {
+                    if (allocation != null) {
+                        memories.release(allocation);
+                    }
+                }
+                if (registered) {
+                    for (int k = n - 1; k >= 0; k--) {
+                        store.discard(run[k].handle);
+                    }
+                }
+                for (int k = 0; k < published; k++) {
+                    table.unpublish(run[k]);
+                }
             }
-            unlockRun(run, done ? n - 1 : n);
-        }
-    }
-
-    /** Takes back what a run that was not inserted did so far: its pages, its registrations, its publications. */
-    private void undoRun(Segment[] run, PageAllocation[] pages, int published, boolean registered) {
-        for (PageAllocation allocation : pages) {
-            if (allocation != null) {
-                memories.release(allocation);
-            }
-        }
-        if (registered) {
-            for (int k = run.length - 1; k >= 0; k--) {
-                store.discard(run[k].handle);
-            }
-        }
-        for (int k = 0; k < published; k++) {
-            table.unpublish(run[k]);
-        }
-    }
-
-    /** Unlocks the run's first {@code count} blocks (those created so far). */
-    private static void unlockRun(Segment[] run, int count) {
-        for (int k = 0; k < count; k++) {
-            if (run[k] != null) {
-                run[k].unlock();
+            for (int k = 0; k < (done ? n - 1 : n); k++) {
+                if (run[k] != null) {
+                    run[k].unlock();
+                }
             }
         }
     }
