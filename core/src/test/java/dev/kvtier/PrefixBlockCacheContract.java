@@ -216,6 +216,30 @@ abstract class PrefixBlockCacheContract {
     // ------------------------------------------------------------------ restore
 
     @Test
+    void aRestoreToCpuMovesOnlyTheSlowerBlocksAndSaysWhereEachIsAndWasFound() {
+        KvTierCache cache = open(8, 8);
+        PrefixBlockCache blocks = cache.prefixBlocks(LAYOUT);
+        List<BlockHash> a = chain("m", 6, 3);
+        blocks.storeBlocks(BlockHash.ROOT, a.subList(0, 1), contents(a.subList(0, 1), PAGE), Tier.GPU);
+        blocks.storeBlocks(a.get(0), a.subList(1, 2), contents(a.subList(1, 2), PAGE), Tier.CPU);
+        blocks.storeBlocks(a.get(1), a.subList(2, 3), contents(a.subList(2, 3), PAGE), Tier.DISK);
+        try (PrefixPin pin = blocks.ensurePrefixResident(a, Tier.CPU)) {
+            assertEquals(3, pin.size());
+            List<Tier> now = List.of(Tier.GPU, Tier.CPU, Tier.CPU);
+            List<Tier> found = List.of(Tier.GPU, Tier.CPU, Tier.DISK);
+            for (int i = 0; i < 3; i++) {
+                ResidentBlock block = pin.blocks().get(i);
+                assertEquals(now.get(i), block.tier(), "where block " + i + " is pinned (a faster block stays)");
+                assertEquals(found.get(i), block.foundOn(), "where the restore found block " + i);
+            }
+            assertEquals(now, tiers(blocks, a));
+        }
+        for (int i = 0; i < 3; i++) {
+            assertArrayEquals(content(a.get(i), PAGE), read(blocks, a.get(i)), "block " + i + " after the restore");
+        }
+    }
+
+    @Test
     void ensurePrefixResidentBringsTheCachedPrefixToGpuPinnedWithItsBytes() {
         KvTierCache cache = open(8, 8);
         PrefixBlockCache blocks = cache.prefixBlocks(LAYOUT);

@@ -225,10 +225,15 @@ public final class PrefixBlockCache {
     /** The words of {@code hashes}, checked: the list and every hash non-null. */
     private static Words words(List<BlockHash> hashes) {
         requireNonNull(hashes, "hashes");
-        long[] high = new long[hashes.size()];
+        // One bulk copy out of the list, then a loop over a plain array: the loop's shape does not depend on which
+        // List class the caller passed (a request's list, a subList of it, List.of), where per-element get calls
+        // had C2 hoist profiled checks out of the loop and throw the caller's compiled code away when another class
+        // came ("profile_predicate" traps, JFR jdk.Deoptimization, session 8).
+        Object[] given = hashes.toArray();
+        long[] high = new long[given.length];
         long[] low = new long[high.length];
         for (int i = 0; i < high.length; i++) {
-            BlockHash hash = hashes.get(i);
+            BlockHash hash = (BlockHash) given[i];
             if (hash == null) {
                 throw new IllegalArgumentException("hashes[" + i + "] must not be null");
             }

@@ -330,7 +330,7 @@ final class PrefixChains {
                     throw undoAll(moves, failure);
                 }
             }
-            return commitAndPin(chain, moves, tiers);
+            return commitAndPin(chain, moves, tier, tiers);
         } finally {
             unlockAll(chain);
         }
@@ -398,7 +398,7 @@ final class PrefixChains {
             List<ResidentSegment> view = Collections.unmodifiableList(resident);
             if (moves.isEmpty()) {
                 layers.forEach(layer -> layer.complete(view));
-                return commitAndPin(chain, moves, tiers);
+                return commitAndPin(chain, moves, tier, tiers);
             }
             List<PageAllocation> sources = new ArrayList<>(moves.size());
             List<PageAllocation> destinations = new ArrayList<>(moves.size());
@@ -415,7 +415,7 @@ final class PrefixChains {
             if (failure != null) {
                 throw undoAll(moves, failure);
             }
-            return commitAndPin(chain, moves, tiers);
+            return commitAndPin(chain, moves, tier, tiers);
         } finally {
             unlockAll(chain);
         }
@@ -669,35 +669,41 @@ final class PrefixChains {
      * Commits every move, counts an access for the blocks that were there already (tail first), pins the
      * whole chain and returns it.
      *
-     * @param tiers each block's tier before the moves (where the restore found it); a moved block is now on its
-     *              move's destination
+     * @param tier  the tier the chain was made resident on: a block slower than it was moved there (exactly the
+     *              blocks {@link #bookAndPrepare} moves), the others stayed where they were found
+     * @param tiers each block's tier before the moves (where the restore found it)
      */
-    private TieringEngine.PinnedChain commitAndPin(List<Segment> chain, List<Mover.Move> moves, Tier[] tiers) {
-        for (Mover.Move move : moves) {
-            mover.commit(move);
+    private TieringEngine.PinnedChain commitAndPin(List<Segment> chain, List<Mover.Move> moves, Tier tier, Tier[] tiers) {
+        if (!moves.isEmpty()) {
+            commitAll(moves);
         }
-        // The moves are in chain order: walk them backwards with the chain to skip the blocks that moved.
-        int m = moves.size() - 1;
+        // Whether a block moved is read from its own tier, not by walking the moves beside the chain: the loops then
+        // have one shape whether or not this restore moved anything. (Walked beside the moves, C2 hoisted checks it
+        // had profiled out of these loops and threw the whole restore's compiled code away when a run's restores
+        // began to move blocks, "profile_predicate" traps; JFR jdk.Deoptimization, session 8.)
         for (int i = chain.size() - 1; i >= 0; i--) {
-            if (m >= 0 && moves.get(m).segment() == chain.get(i)) {
-                m--;
-            } else {
+            if (!tier.isFasterThan(tiers[i])) {
                 store.touch(chain.get(i).handle);
             }
         }
-        // Then forwards, pinning: a moved block is on its move's destination now, the others where they were found.
         ResidentSegment[] resident = new ResidentSegment[chain.size()];
         Segment[] pinned = new Segment[chain.size()];
-        m = 0;
         for (int i = 0; i < resident.length; i++) {
             Segment segment = chain.get(i);
-            Tier now = m < moves.size() && moves.get(m).segment() == segment ? moves.get(m++).transfer().to() : tiers[i];
+            Tier found = tiers[i];
             segment.pins++;
             pinned[i] = segment;
-            resident[i] = segment.resident(now, tiers[i]);
+            resident[i] = segment.resident(tier.isFasterThan(found) ? tier : found, found);
         }
         List<Segment> pins = List.of(pinned);
         return new TieringEngine.PinnedChain(List.of(resident), () -> engine.unpinAll(pins));
+    }
+
+    /** Commits the moves of a restore: its own method, run only by restores that moved blocks. */
+    private void commitAll(List<Mover.Move> moves) {
+        for (int i = 0; i < moves.size(); i++) {
+            mover.commit(moves.get(i));
+        }
     }
 
     /** After the gate closed (no work in flight): stops the restore threads. */
