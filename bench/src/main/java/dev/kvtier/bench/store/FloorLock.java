@@ -5,7 +5,7 @@ import java.lang.invoke.VarHandle;
 
 /**
  * The uncontended path of the store's lock ({@code dev.kvtier.store.StoreLock}, package-private there), copied
- * instruction for instruction for {@link LockedMapFloorBenchmark}: one compare-and-set to take it, a release store to
+ * instruction for instruction for {@link LockedSeedPort}: one compare-and-set to take it, a release store to
  * give it back, the holder's id written in between. A benchmark baseline only: it never waits (the benchmarks run
  * one thread, so the lock is always free) and throws if it is ever found held. Not reentrant.
  */

@@ -17,7 +17,7 @@ import org.openjdk.jmh.infra.Blackhole;
 
 /**
  * A floor for the store's point operations (issue 12): the seed port ({@link SeedPortStore}, a {@code HashMap} of
- * mutable records) with every operation taken under the store's lock protocol ({@link FloorLock}), as
+ * mutable records) with every operation taken under the store's lock protocol ({@link LockedSeedPort}), as
  * {@code TieredStore} takes it: one acquisition per operation, two per pair. What thread safety by one exclusive
  * lock costs with no index, no policy and no snapshot. Same workload and method names as {@link SeedPortBenchmark}
  * and {@link TieredStoreBenchmark}; run them in one JMH invocation.
@@ -36,15 +36,14 @@ public class LockedMapFloorBenchmark {
     public String keys;
 
     private StoreWorkload workload;
-    private SeedPortStore store;
-    private final FloorLock lock = new FloorLock();
+    private LockedSeedPort store;
     /** Each resident key's record, by its index in the workload's keys: the "handle" of touchByHandle. */
     private SeedPortStore.Meta[] records;
 
     @Setup(Level.Trial)
     public void fill() {
         workload = new StoreWorkload(segments, keys);
-        store = new SeedPortStore(workload.budget(), workload.budget());
+        store = new LockedSeedPort(workload.budget(), workload.budget());
         records = new SeedPortStore.Meta[workload.keys.length];
         for (int i = 0; i < records.length; i++) {
             records[i] = new SeedPortStore.Meta(workload.keys[i], 0, 16, StoreWorkload.SEGMENT_BYTES);
@@ -63,71 +62,31 @@ public class LockedMapFloorBenchmark {
     @Benchmark
     public SeedPortStore.Meta registerThenRemove() {
         String key = workload.spareKeys[workload.nextSpare()];
-        SeedPortStore.Meta meta = new SeedPortStore.Meta(key, 0, 16, StoreWorkload.SEGMENT_BYTES);
-        long stamp = lock.lock();
-        try {
-            store.register(meta, Tier.GPU);
-        } finally {
-            lock.unlock(stamp);
-        }
-        stamp = lock.lock();
-        try {
-            return store.remove(key);
-        } finally {
-            lock.unlock(stamp);
-        }
+        store.register(new SeedPortStore.Meta(key, 0, 16, StoreWorkload.SEGMENT_BYTES), Tier.GPU);
+        return store.remove(key);
     }
 
     @Benchmark
     public boolean touch() {
-        String key = workload.nextKey();
-        long stamp = lock.lock();
-        try {
-            return store.touch(key);
-        } finally {
-            lock.unlock(stamp);
-        }
+        return store.touch(workload.nextKey());
     }
 
     /** The lookup under the lock, answering the record (as the port does; no snapshot). */
     @Benchmark
     public SeedPortStore.Meta get() {
-        String key = workload.nextKey();
-        long stamp = lock.lock();
-        try {
-            return store.get(key);
-        } finally {
-            lock.unlock(stamp);
-        }
+        return store.get(workload.nextKey());
     }
 
     @Benchmark
     public void demoteThenPromote(Blackhole blackhole) {
         String key = workload.nextKey();
-        long stamp = lock.lock();
-        try {
-            blackhole.consume(store.demote(key, Tier.CPU));
-        } finally {
-            lock.unlock(stamp);
-        }
-        stamp = lock.lock();
-        try {
-            blackhole.consume(store.promote(key, Tier.GPU));
-        } finally {
-            lock.unlock(stamp);
-        }
+        blackhole.consume(store.demote(key, Tier.CPU));
+        blackhole.consume(store.promote(key, Tier.GPU));
     }
 
     /** The record's increment under the lock, the record found by the key's index (a caller's handle). */
     @Benchmark
     public boolean touchByHandle() {
-        SeedPortStore.Meta record = records[workload.nextIndex()];
-        long stamp = lock.lock();
-        try {
-            record.accessCount++;
-            return true;
-        } finally {
-            lock.unlock(stamp);
-        }
+        return store.touch(records[workload.nextIndex()]);
     }
 }

@@ -59,7 +59,7 @@ public final class StoreAbCheck {
             TieredStore ours = new TieredStore(workload.budget(), workload.budget(),
                     policy.equals(NO_POLICY) ? new NoPolicy() : DemotionPolicy.named(policy));
             SeedPortStore seed = new SeedPortStore(workload.budget(), workload.budget());
-            lockedMap = new SeedPortStore(workload.budget(), workload.budget());
+            lockedMap = new LockedSeedPort(workload.budget(), workload.budget());
             concurrentMap = new ConcurrentHashMap<>();
             PositionRange positions = PositionRange.of(0, 16);
             handles = new SegmentHandle[n];
@@ -119,8 +119,7 @@ public final class StoreAbCheck {
      */
     private enum FloorKind { NONE, LOCKED_MAP, CONCURRENT_MAP }
 
-    private static SeedPortStore lockedMap;
-    private static final FloorLock FLOOR_LOCK = new FloorLock();
+    private static LockedSeedPort lockedMap;
     private static SeedPortStore.Meta[] lockedRecords;
     private static ConcurrentHashMap<String, SeedPortStore.Meta> concurrentMap;
     private static SeedPortStore.Meta[] concurrentRecords;
@@ -205,56 +204,20 @@ public final class StoreAbCheck {
     /** The seed port's operation under the store's lock protocol: one acquisition per operation, two per pair. */
     private static int lockedOp(int op, StoreWorkload w) {
         switch (op) {
-            case 4: { // by handle: the record's increment under the lock
-                SeedPortStore.Meta record = lockedRecords[w.nextIndex()];
-                long stamp = FLOOR_LOCK.lock();
-                try {
-                    record.accessCount++;
-                    return 1;
-                } finally {
-                    FLOOR_LOCK.unlock(stamp);
-                }
-            }
+            case 4: // by handle: the record's increment under the lock
+                return lockedMap.touch(lockedRecords[w.nextIndex()]) ? 1 : 0;
             case 2, 6: {
                 String key = w.nextKey();
-                long stamp = FLOOR_LOCK.lock();
-                int found;
-                try {
-                    found = escape(lockedMap.demote(key, Tier.CPU));
-                } finally {
-                    FLOOR_LOCK.unlock(stamp);
-                }
-                stamp = FLOOR_LOCK.lock();
-                try {
-                    return found + escape(lockedMap.promote(key, Tier.GPU));
-                } finally {
-                    FLOOR_LOCK.unlock(stamp);
-                }
+                return escape(lockedMap.demote(key, Tier.CPU)) + escape(lockedMap.promote(key, Tier.GPU));
             }
             case 3, 7: {
                 String key = w.spareKeys[w.nextSpare()];
-                SeedPortStore.Meta meta = new SeedPortStore.Meta(key, 0, 16, StoreWorkload.SEGMENT_BYTES);
-                long stamp = FLOOR_LOCK.lock();
-                try {
-                    lockedMap.register(meta, Tier.GPU);
-                } finally {
-                    FLOOR_LOCK.unlock(stamp);
-                }
-                stamp = FLOOR_LOCK.lock();
-                try {
-                    return escape(lockedMap.remove(key));
-                } finally {
-                    FLOOR_LOCK.unlock(stamp);
-                }
+                lockedMap.register(new SeedPortStore.Meta(key, 0, 16, StoreWorkload.SEGMENT_BYTES), Tier.GPU);
+                return escape(lockedMap.remove(key));
             }
             default: { // touch, get and get by handle (the port has no handles: the lookup)
                 String key = w.nextKey();
-                long stamp = FLOOR_LOCK.lock();
-                try {
-                    return op == 0 ? (lockedMap.touch(key) ? 1 : 0) : escape(lockedMap.get(key));
-                } finally {
-                    FLOOR_LOCK.unlock(stamp);
-                }
+                return op == 0 ? (lockedMap.touch(key) ? 1 : 0) : escape(lockedMap.get(key));
             }
         }
     }
