@@ -334,11 +334,20 @@ final class S3FifoPolicy implements DemotionPolicy {
         @Override
         public void used(Segment segment, Tier tier) {
             PolicyNode node = PolicyNode.of(segment);
-            if (node.uses < MAX_USES) {
-                node.uses++;
-            }
+            countUse(node);
             accessed(segment, node, null, false);
             referenced(segment, node, tier);
+        }
+
+        /**
+         * Raises {@code node}'s use counter, capped at {@link #MAX_USES}: read once, checked, written, so a racing
+         * write (a touch without the lock) can lose an increment but never leave the counter above the cap.
+         */
+        private static void countUse(PolicyNode node) {
+            int uses = node.uses;
+            if (uses < MAX_USES) {
+                node.uses = uses + 1;
+            }
         }
 
         /** Every S3-FIFO variant takes a use without the lock unless it needs a queue or its simulations (below). */
@@ -351,10 +360,9 @@ final class S3FifoPolicy implements DemotionPolicy {
          * {@link #used} without the store's lock, where that touches no queue and no simulation: when no pending chain
          * segment is due to leave the ring (the chain-tail rule's moves) and the tier's simulations do not sample the
          * key (adaptive variant, GPU tier); else false, changing nothing, and the store reports the use under the
-         * lock. What it writes is a counter and two clocks: the use counter (0..3: read, checked, written, so a racing
-         * write can lose an increment but never leave it above 3), the access count of the chain-tail window and the
-         * latest use seen (each may lose a racing update, or fall back by one: a window a little longer, a stale
-         * segment named a little later). Single-threaded it writes exactly what {@link #used} writes. (The two longs are
+         * lock. What it writes is a counter and two clocks: the use counter ({@link #countUse}), the access count of
+         * the chain-tail window and the latest use seen (each may lose a racing update, or fall back by one: a window a
+         * little longer, a stale segment named a little later). Single-threaded it writes exactly what {@link #used} writes. (The two longs are
          * plain fields: HotSpot on the 64-bit platforms this library runs on, x86-64 and AArch64, never splits a
          * long write, so a racing reader sees one value or the other.)
          */
@@ -367,10 +375,7 @@ final class S3FifoPolicy implements DemotionPolicy {
             if (shadows != null && tier == Tier.GPU && shadows.samples(node.hash)) {
                 return false;
             }
-            int uses = node.uses;
-            if (uses < MAX_USES) {
-                node.uses = uses + 1;
-            }
+            countUse(node);
             if (chainTails) {
                 accesses++;
             }

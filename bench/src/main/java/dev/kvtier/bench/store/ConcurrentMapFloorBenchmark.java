@@ -49,7 +49,7 @@ public class ConcurrentMapFloorBenchmark {
         map = new ConcurrentHashMap<>();
         records = new SeedPortStore.Meta[workload.keys.length];
         for (int i = 0; i < records.length; i++) {
-            records[i] = new SeedPortStore.Meta(workload.keys[i], 0, 16, StoreWorkload.SEGMENT_BYTES);
+            records[i] = StoreWorkload.seedRecord(workload.keys[i]);
             records[i].tier = Tier.GPU;
             map.put(workload.keys[i], records[i]);
         }
@@ -66,7 +66,7 @@ public class ConcurrentMapFloorBenchmark {
     @Benchmark
     public SeedPortStore.Meta registerThenRemove() {
         String key = workload.spareKeys[workload.nextSpare()];
-        map.putIfAbsent(key, new SeedPortStore.Meta(key, 0, 16, StoreWorkload.SEGMENT_BYTES));
+        map.putIfAbsent(key, StoreWorkload.seedRecord(key));
         return map.remove(key);
     }
 

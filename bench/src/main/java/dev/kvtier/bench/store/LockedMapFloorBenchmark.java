@@ -46,7 +46,7 @@ public class LockedMapFloorBenchmark {
         store = new LockedSeedPort(workload.budget(), workload.budget());
         records = new SeedPortStore.Meta[workload.keys.length];
         for (int i = 0; i < records.length; i++) {
-            records[i] = new SeedPortStore.Meta(workload.keys[i], 0, 16, StoreWorkload.SEGMENT_BYTES);
+            records[i] = StoreWorkload.seedRecord(workload.keys[i]);
             store.register(records[i], Tier.GPU);
         }
     }
@@ -62,7 +62,7 @@ public class LockedMapFloorBenchmark {
     @Benchmark
     public SeedPortStore.Meta registerThenRemove() {
         String key = workload.spareKeys[workload.nextSpare()];
-        store.register(new SeedPortStore.Meta(key, 0, 16, StoreWorkload.SEGMENT_BYTES), Tier.GPU);
+        store.register(StoreWorkload.seedRecord(key), Tier.GPU);
         return store.remove(key);
     }
 

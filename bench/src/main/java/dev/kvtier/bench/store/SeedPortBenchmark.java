@@ -41,7 +41,7 @@ public class SeedPortBenchmark {
         workload = new StoreWorkload(segments, keys);
         store = new SeedPortStore(workload.budget(), workload.budget());
         for (String key : workload.keys) {
-            store.register(new SeedPortStore.Meta(key, 0, 16, StoreWorkload.SEGMENT_BYTES), Tier.GPU);
+            store.register(StoreWorkload.seedRecord(key), Tier.GPU);
         }
     }
 
@@ -55,7 +55,7 @@ public class SeedPortBenchmark {
     @Benchmark
     public SeedPortStore.Meta registerThenRemove() {
         String key = workload.spareKeys[workload.nextSpare()];
-        store.register(new SeedPortStore.Meta(key, 0, 16, StoreWorkload.SEGMENT_BYTES), Tier.GPU);
+        store.register(StoreWorkload.seedRecord(key), Tier.GPU);
         return store.remove(key);
     }
 

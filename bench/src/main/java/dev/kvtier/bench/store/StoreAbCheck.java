@@ -68,10 +68,10 @@ public final class StoreAbCheck {
             for (int i = 0; i < n; i++) {
                 String key = workload.keys[i];
                 handles[i] = ours.registerHandle(SegmentMeta.of(key, positions, StoreWorkload.SEGMENT_BYTES), Tier.GPU);
-                seed.register(new SeedPortStore.Meta(key, 0, 16, StoreWorkload.SEGMENT_BYTES), Tier.GPU);
-                lockedRecords[i] = new SeedPortStore.Meta(key, 0, 16, StoreWorkload.SEGMENT_BYTES);
+                seed.register(StoreWorkload.seedRecord(key), Tier.GPU);
+                lockedRecords[i] = StoreWorkload.seedRecord(key);
                 lockedMap.register(lockedRecords[i], Tier.GPU);
-                concurrentRecords[i] = new SeedPortStore.Meta(key, 0, 16, StoreWorkload.SEGMENT_BYTES);
+                concurrentRecords[i] = StoreWorkload.seedRecord(key);
                 concurrentMap.put(key, concurrentRecords[i]);
             }
             SegmentMeta[] spares = new SegmentMeta[workload.spareKeys.length];
@@ -195,7 +195,7 @@ public final class StoreAbCheck {
             }
             default: {
                 String key = w.spareKeys[w.nextSpare()];
-                store.register(new SeedPortStore.Meta(key, 0, 16, StoreWorkload.SEGMENT_BYTES), Tier.GPU);
+                store.register(StoreWorkload.seedRecord(key), Tier.GPU);
                 return escape(store.remove(key));
             }
         }
@@ -212,7 +212,7 @@ public final class StoreAbCheck {
             }
             case 3, 7: {
                 String key = w.spareKeys[w.nextSpare()];
-                lockedMap.register(new SeedPortStore.Meta(key, 0, 16, StoreWorkload.SEGMENT_BYTES), Tier.GPU);
+                lockedMap.register(StoreWorkload.seedRecord(key), Tier.GPU);
                 return escape(lockedMap.remove(key));
             }
             default: { // touch, get and get by handle (the port has no handles: the lookup)
@@ -238,7 +238,7 @@ public final class StoreAbCheck {
                 return 1;
             case 3, 7: {
                 String key = w.spareKeys[w.nextSpare()];
-                concurrentMap.putIfAbsent(key, new SeedPortStore.Meta(key, 0, 16, StoreWorkload.SEGMENT_BYTES));
+                concurrentMap.putIfAbsent(key, StoreWorkload.seedRecord(key));
                 return escape(concurrentMap.remove(key));
             }
             default: // get and get by handle (a lookup)

@@ -22,6 +22,14 @@ final class StoreWorkload {
     static final int SPARE_KEYS = 1_024;
     private static final int RANDOM_INDICES = 1 << 16;
 
+    /**
+     * The seed port's record of a workload segment named {@code key}: positions [0, 16), {@link #SEGMENT_BYTES}.
+     * The one shape every port-based store (the port, and the floors built on it) registers.
+     */
+    static SeedPortStore.Meta seedRecord(String key) {
+        return new SeedPortStore.Meta(key, 0, 16, SEGMENT_BYTES);
+    }
+
     /** The key styles, by name: see the class comment. */
     static final String[] KEY_STYLES = {"sequential", "random"};
 
