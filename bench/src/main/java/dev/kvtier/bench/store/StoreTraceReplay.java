@@ -41,6 +41,8 @@ public final class StoreTraceReplay {
     static final String DEFAULT = "default";
     static final long CHECKSUM_START = 0xcbf29ce484222325L;
     private static final long CHECKSUM_PRIME = 0x100000001b3L;
+    /** By ordinal; {@code Tier.values()} would copy the array on every operation. */
+    private static final Tier[] TIERS = Tier.values();
 
     /** One store under replay, answering each operation with its code for the checksum. */
     interface Target {
@@ -195,7 +197,7 @@ public final class StoreTraceReplay {
     static void setUp(Target target, StoreOpTrace trace) {
         for (int i = 0; i < trace.setup; i++) {
             if (!target.register(trace.keys[i], trace.starts[i], trace.ends[i], trace.bytes[i],
-                    Tier.values()[trace.tiers[i]])) {
+                    TIERS[trace.tiers[i]])) {
                 throw new IllegalStateException("setup registration " + i + " of " + trace.keys[i] + " was refused");
             }
         }
@@ -209,14 +211,14 @@ public final class StoreTraceReplay {
         String key = trace.keys[i];
         return switch (trace.kinds[i]) {
             case StoreOpTrace.REGISTER -> target.register(key, trace.starts[i], trace.ends[i], trace.bytes[i],
-                    Tier.values()[trace.tiers[i]]) ? 1 : 0;
+                    TIERS[trace.tiers[i]]) ? 1 : 0;
             case StoreOpTrace.TOUCH -> target.touch(key) ? 1 : 0;
             case StoreOpTrace.GET -> target.get(key);
-            case StoreOpTrace.DEMOTE -> target.demote(key, Tier.values()[trace.tiers[i]]);
-            case StoreOpTrace.PROMOTE -> target.promote(key, Tier.values()[trace.tiers[i]]);
+            case StoreOpTrace.DEMOTE -> target.demote(key, TIERS[trace.tiers[i]]);
+            case StoreOpTrace.PROMOTE -> target.promote(key, TIERS[trace.tiers[i]]);
             case StoreOpTrace.REMOVE -> target.remove(key);
             case StoreOpTrace.CANDIDATES -> {
-                candidatesNamed += target.candidates(Tier.values()[trace.tiers[i]], trace.bytes[i]);
+                candidatesNamed += target.candidates(TIERS[trace.tiers[i]], trace.bytes[i]);
                 yield 0;
             }
             default -> throw new IllegalStateException("operation " + i + " has unknown kind " + trace.kinds[i]);
