@@ -103,7 +103,7 @@ public final class PolicyTraceCheck {
 
     /** The built-in policy called {@code name}, or the bench's experimental {@link RetainingPolicy} ({@code retain-F}). */
     static DemotionPolicy policy(String name) {
-        return RetainingPolicy.named(name).orElseGet(() -> DemotionPolicy.named(name));
+        return RetainingPolicy.named(name).or(() -> ContinuationPolicy.named(name)).orElseGet(() -> DemotionPolicy.named(name));
     }
 
     /**
