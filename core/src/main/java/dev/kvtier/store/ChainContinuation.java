@@ -109,10 +109,12 @@ final class ChainContinuation {
 
     /**
      * Log-odds that a walk ending in bucket {@code b} {@code age} walks ago is still going on. The chance is the
-     * bucket's continued / ended counts with one of each added (so an unseen bucket counts as even).
+     * bucket's continued / ended counts with one of each added (so an unseen bucket counts as even); a walk counted
+     * as ended before a halving and continued after it can leave more continued than ended, so the ended count is
+     * taken as at least the continued one (the chance stays below 1, the log-odds finite).
      */
     double aliveLogOdds(int b, long age) {
-        double p = (continued[b] + 1) / (ended[b] + 2);
+        double p = (continued[b] + 1) / (Math.max(ended[b], continued[b]) + 2);
         return Math.log(p / (1 - p)) - age / meanGap;
     }
 
@@ -194,7 +196,12 @@ final class ChainContinuation {
         if (owner != null) {
             leaveWalk(owner);
         }
-        walk.add(node, lastWalkOf(node));
+        Walk last = lastWalkOf(node);
+        if (last == walk) { // left the tier during this walk and came back: its entry is there already
+            walk.live++;
+        } else {
+            walk.add(node, last);
+        }
         slot(node, walk);
     }
 
@@ -216,7 +223,10 @@ final class ChainContinuation {
     }
 
     private void unlinkEverywhere(Walk w) {
-        w.nodes = null; // no segment belongs to it: only its depth and times are still read (through an Away)
+        // No segment belongs to it: only its depth and times are still read (through an Away).
+        w.nodes = null;
+        w.count = 0;
+        w.ownCount = 0;
         if (w.inOwn) {
             WalkList list = buckets[w.bucket];
             list.unlink(w);
@@ -251,6 +261,8 @@ final class ChainContinuation {
         }
         if (w.live == 0) {
             w.nodes = null;
+            w.count = 0;
+            w.ownCount = 0;
         } else {
             if (w.ownCount > 0) {
                 buckets[w.bucket].append(w);

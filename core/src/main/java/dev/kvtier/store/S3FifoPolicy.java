@@ -70,6 +70,12 @@ final class S3FifoPolicy implements DemotionPolicy {
      * as {@link #CHAIN_AWARE} while S3-FIFO's behaviour gets the most hits in the tier's miniature simulations.
      */
     static final S3FifoPolicy ADAPTIVE = new S3FifoPolicy("adaptive-s3-fifo", 5, 4, true, true);
+    /**
+     * {@link #ADAPTIVE} with one more behaviour its simulations compare: naming by chain continuation learned online
+     * ({@link ChainContinuation}). Not the default: it loses cells the default meets (bench/results/session9-policy5.md).
+     */
+    static final S3FifoPolicy CONTINUATION = new S3FifoPolicy("adaptive-continuation-s3-fifo", 5, 4, true, true, 0,
+            false, true);
 
     private static final int MAX_USES = 3;
     /**
@@ -104,13 +110,15 @@ final class S3FifoPolicy implements DemotionPolicy {
     private final double pinnedRetention;
     /** Whether the GPU tier always names by chain continuation (tests of that naming). */
     private final boolean pinnedContinuation;
+    /** Whether the GPU tier learns how its chains go on and may name by it ({@link ChainContinuation}; adaptive only). */
+    private final boolean learnsChains;
 
     private S3FifoPolicy(String name, int smallShareDivisor, int ghostsPerSegment, boolean chainTails, boolean adaptive) {
-        this(name, smallShareDivisor, ghostsPerSegment, chainTails, adaptive, 0, false);
+        this(name, smallShareDivisor, ghostsPerSegment, chainTails, adaptive, 0, false, false);
     }
 
     private S3FifoPolicy(String name, int smallShareDivisor, int ghostsPerSegment, boolean chainTails, boolean adaptive,
-                         double pinnedRetention, boolean pinnedContinuation) {
+                         double pinnedRetention, boolean pinnedContinuation, boolean learnsChains) {
         this.name = name;
         this.smallShareDivisor = smallShareDivisor;
         this.ghostsPerSegment = ghostsPerSegment;
@@ -118,6 +126,7 @@ final class S3FifoPolicy implements DemotionPolicy {
         this.adaptive = adaptive;
         this.pinnedRetention = pinnedRetention;
         this.pinnedContinuation = pinnedContinuation;
+        this.learnsChains = learnsChains;
     }
 
     /**
@@ -128,15 +137,15 @@ final class S3FifoPolicy implements DemotionPolicy {
         if (!(factor > 0)) {
             throw new IllegalArgumentException("a retention factor must be positive, got " + factor);
         }
-        return new S3FifoPolicy("adaptive-s3-fifo-retaining-" + factor, 5, 4, true, true, factor, false);
+        return new S3FifoPolicy("adaptive-s3-fifo-retaining-" + factor, 5, 4, true, true, factor, false, false);
     }
 
     /**
-     * The adaptive variant with its GPU tier always naming by chain continuation ({@link ChainContinuation}), whatever
-     * its simulations say: for tests of that naming, which the adaptive variant reaches only on traffic that favours it.
+     * {@link #CONTINUATION} with its GPU tier always naming by chain continuation ({@link ChainContinuation}), whatever
+     * its simulations say: for tests of that naming, which the policy reaches only on traffic that favours it.
      */
     static S3FifoPolicy pinnedContinuation() {
-        return new S3FifoPolicy("adaptive-s3-fifo-continuing", 5, 4, true, true, 0, true);
+        return new S3FifoPolicy("adaptive-continuation-s3-fifo-continuing", 5, 4, true, true, 0, true, true);
     }
 
     @Override
@@ -149,7 +158,7 @@ final class S3FifoPolicy implements DemotionPolicy {
         if (!adaptive || gpuBudget <= 0) {
             return new S3FifoTracker(this, null, null);
         }
-        ChainContinuation chains = new ChainContinuation();
+        ChainContinuation chains = learnsChains ? new ChainContinuation() : null;
         return new S3FifoTracker(this, new RetentionShadows(gpuBudget, chains), chains);
     }
 
