@@ -72,6 +72,8 @@ final class ChainContinuation {
     private Walk[] tailWalks = new Walk[64];
     private int tailHead;
     private int tailCount;
+    /** Where {@link Walk#sort} keeps a walk's shared segments while it moves the own ones down (reused). */
+    private PolicyNode[] scratch = new PolicyNode[16];
 
     ChainContinuation() {
         for (int b = 0; b < BUCKETS; b++) {
@@ -255,7 +257,7 @@ final class ChainContinuation {
                 continued[i] /= 2;
             }
         }
-        w.sort();
+        w.sort(this);
         if (w.tail != null) {
             pushTail(w.tail, w);
         }
@@ -442,8 +444,8 @@ final class ChainContinuation {
          * likely a partial last block whose key changes when the chain grows), else null. For the simulations only.
          */
         PolicyNode tail;
-        PolicyNode[] nodes = new PolicyNode[8];
-        private Walk[] previous = new Walk[8];
+        PolicyNode[] nodes = new PolicyNode[4];
+        private Walk[] previous = new Walk[4];
         int count;
         /** After {@link #sort}: entries below this are the walk's own segments, the rest shared ones. */
         int ownCount;
@@ -479,34 +481,35 @@ final class ChainContinuation {
         }
 
         /**
-         * Drops the entries whose segment left, then puts the own segments first and the shared ones (referenced
+         * Drops the entries whose segment left (and the tail), then puts the own segments first and the shared ones (referenced
          * before by a walk other than the one this continued) after them, each part in reference order.
          */
-        void sort() {
+        void sort(ChainContinuation owner) {
+            PolicyNode[] scratch = owner.scratch;
             tail = count > 0 && previous[count - 1] == null && walkOf(nodes[count - 1]) == this ? nodes[count - 1] : null;
+            // Own entries move down in place (never past an entry not yet read); shared ones wait in the scratch array.
             int own = 0;
             int kept = 0;
-            PolicyNode[] sharedNodes = null;
             int sharedCount = 0;
+            if (scratch.length < count) {
+                scratch = new PolicyNode[Math.max(count, 2 * scratch.length)];
+            }
             for (int i = 0; i < count; i++) {
                 PolicyNode node = nodes[i];
                 if (walkOf(node) != this || node == tail) { // the tail is on the ring of tails instead
                     continue;
                 }
+                kept++;
                 Walk before = previous[i];
                 if (before != null && before != continues) {
-                    if (sharedNodes == null) {
-                        sharedNodes = new PolicyNode[count - i];
-                    }
-                    sharedNodes[sharedCount++] = node;
+                    scratch[sharedCount++] = node;
                 } else {
                     nodes[own++] = node;
                 }
-                kept++;
             }
-            for (int i = 0; i < sharedCount; i++) {
-                nodes[own + i] = sharedNodes[i];
-            }
+            owner.scratch = scratch;
+            System.arraycopy(scratch, 0, nodes, own, sharedCount);
+            java.util.Arrays.fill(scratch, 0, sharedCount, null);
             for (int i = kept; i < count; i++) {
                 nodes[i] = null;
             }
