@@ -16,6 +16,10 @@ package dev.kvtier.store;
  * so its ghosts could never show what it would have kept (session 5 found ghost-driven adaptation of the
  * retention time converging on the wrong value on document QA).
  *
+ * <p>Given a {@link ChainContinuation} (the {@link DemotionPolicy#adaptiveContinuationS3Fifo()} variant), a fifth
+ * simulation names by chain continuation on the sampled keys, with the chances the tier learns from all its walks
+ * ({@link #walkEnded} files the keys a walk referenced when it ends).
+ *
  * <p>Costs: a reference whose key is not sampled costs a multiply and a compare; a sampled one one probe of an
  * int-keyed open-addressing table shared by the simulations (a key's state in every simulation hangs off its one
  * entry: after a reference every simulation holds the key, so their residents mostly coincide; one probe instead

@@ -46,6 +46,12 @@ import java.util.List;
  * arriving on the tier goes to the small queue even if it is a ghost (a returning segment has to earn its place
  * like any other, or the stable set would be displaced by every return).
  *
+ * <p><b>Learned chain continuation</b> ({@link DemotionPolicy#adaptiveContinuationS3Fifo()} only, GPU tier). The
+ * tier also follows its prefix-chain walks and learns, per depth, how often a chain walked that deep is walked again
+ * ({@link ChainContinuation}); its simulations compare a fifth behaviour, naming the segments of the chains least
+ * likely to go on first (shared prefixes last), and the tier names that way while it gets the most hits. The walks
+ * see every GPU reference, so this variant takes no GPU touch without the lock.
+ *
  * <p>Arriving by promotion, demotion or rollback counts as arriving (the queue a segment had on
  * another tier is not remembered). Queries reorganise the queues as an eviction pass would (moves
  * to main, counter decrements) but name segments without removing them; answers are a function of
