@@ -109,6 +109,11 @@ final class ChainContinuation {
         return Math.min(BUCKETS - 1, 2 * log + half);
     }
 
+    /** The ring of walk tails' length (tests: it stays bounded without queries). */
+    int tailRingCapacity() {
+        return tailNodes.length;
+    }
+
     /** The walk clock: walks started so far. */
     long clock() {
         return clock;
@@ -282,17 +287,35 @@ final class ChainContinuation {
         return w;
     }
 
+    /**
+     * Adds a walk's tail to the ring. A full ring first drops its stale entries (queries drop them only from its
+     * head, and a tier that never needs room asks none), and grows only if more than half are still live: its size
+     * stays within twice the tails on the tier, and each entry is dropped once (amortised O(1)).
+     */
     private void pushTail(PolicyNode node, Walk w) {
         if (tailCount == tailNodes.length) {
-            PolicyNode[] nodes = new PolicyNode[2 * tailCount];
-            Walk[] walks = new Walk[2 * tailCount];
+            int length = tailNodes.length;
+            int live = 0;
             for (int i = 0; i < tailCount; i++) {
-                nodes[i] = tailNodes[(tailHead + i) % tailCount];
-                walks[i] = tailWalks[(tailHead + i) % tailCount];
+                int slot = (tailHead + i) % length;
+                if (walkOf(tailNodes[slot]) == tailWalks[slot]) {
+                    live++;
+                }
+            }
+            PolicyNode[] nodes = new PolicyNode[2 * live > length ? 2 * length : length];
+            Walk[] walks = new Walk[nodes.length];
+            int kept = 0;
+            for (int i = 0; i < tailCount; i++) {
+                int slot = (tailHead + i) % length;
+                if (walkOf(tailNodes[slot]) == tailWalks[slot]) {
+                    nodes[kept] = tailNodes[slot];
+                    walks[kept++] = tailWalks[slot];
+                }
             }
             tailNodes = nodes;
             tailWalks = walks;
             tailHead = 0;
+            tailCount = kept;
         }
         int slot = (tailHead + tailCount) % tailNodes.length;
         tailNodes[slot] = node;

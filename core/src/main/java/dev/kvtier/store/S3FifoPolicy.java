@@ -367,6 +367,11 @@ final class S3FifoPolicy implements DemotionPolicy {
             }
         }
 
+        /** What the GPU tier learns of its chains, or null (not the continuation variant, or no GPU budget). */
+        ChainContinuation chains() {
+            return chains;
+        }
+
         /** The retention factor the tier's naming follows now, 0 when it names as S3-FIFO. */
         private double retention(Tier tier) {
             if (shadows == null || tier != Tier.GPU) {

@@ -149,4 +149,35 @@ class ChainContinuationTest {
         assertEquals(4 * chains + 2 * 5 + 1, order.size(), "every segment named once");
         assertEquals(order.size(), new java.util.HashSet<>(order).size());
     }
+
+    /**
+     * A tier that never needs room is never asked for candidates, so the ring of walk tails must drop the tails that
+     * left without a query: after 10,000 one-walk chains, each removed again, it holds a few at most.
+     */
+    @Test
+    void removedTailsDoNotAccumulateWithoutQueries() {
+        S3FifoPolicy.S3FifoTracker[] tracker = new S3FifoPolicy.S3FifoTracker[1];
+        DemotionPolicy spy = new DemotionPolicy() {
+            @Override
+            public String name() {
+                return "spy";
+            }
+
+            @Override
+            public Tracker newTracker(long gpuBudget, long cpuBudget) {
+                tracker[0] = (S3FifoPolicy.S3FifoTracker) S3FifoPolicy.pinnedContinuation().newTracker(gpuBudget, cpuBudget);
+                return tracker[0];
+            }
+        };
+        TieredStore store = new TieredStore(1_000 * SIZE, 0, spy);
+        for (int i = 0; i < 10_000; i++) {
+            registerChain(store, "c" + i + "-", 2);
+            if (i > 0) {
+                assertTrue(store.remove("c" + (i - 1) + "-0").isPresent());
+                assertTrue(store.remove("c" + (i - 1) + "-1").isPresent());
+            }
+        }
+        int capacity = tracker[0].chains().tailRingCapacity();
+        assertTrue(capacity <= 64, "ring of " + capacity);
+    }
 }
