@@ -16,6 +16,10 @@ package dev.kvtier.store;
  * so its ghosts could never show what it would have kept (session 5 found ghost-driven adaptation of the
  * retention time converging on the wrong value on document QA).
  *
+ * <p>Given a {@link ChainContinuation} (the {@link DemotionPolicy#adaptiveContinuationS3Fifo()} variant), a fifth
+ * simulation names by chain continuation on the sampled keys, with the chances the tier learns from all its walks
+ * ({@link #walkEnded} files the keys a walk referenced when it ends).
+ *
  * <p>Costs: a reference whose key is not sampled costs a multiply and a compare; a sampled one one probe of an
  * int-keyed open-addressing table shared by the simulations (a key's state in every simulation hangs off its one
  * entry: after a reference every simulation holds the key, so their residents mostly coincide; one probe instead
@@ -52,20 +56,38 @@ final class RetentionShadows {
     /** Each simulation's capacity in bytes: the budget at the sample rate {@code threshold / FULL}. */
     private long capacity;
     private long sampled;
-    /** The simulation whose behaviour the tracker uses: 0 is S3-FIFO, i > 0 retention {@code FACTORS[i - 1]}. */
+    /**
+     * The simulation whose behaviour the tracker uses: 0 is S3-FIFO, 1 to {@code FACTORS.length} retention
+     * {@code FACTORS[i - 1]}, the one after them naming by chain continuation (where simulated).
+     */
     private int choice;
+    /** The simulation of naming by chain continuation, or null. */
+    private final ContinuationSim continuationSim;
 
     /** @param budget the tier's budget in bytes, {@code > 0} */
     RetentionShadows(long budget) {
+        this(budget, null);
+    }
+
+    /**
+     * @param budget the tier's budget in bytes, {@code > 0}
+     * @param chains what the tier learns of its chains, or null: with it, naming by chain continuation
+     *               ({@link ChainContinuation}) is simulated too, and may be chosen
+     */
+    RetentionShadows(long budget, ChainContinuation chains) {
         if (budget <= 0) {
             throw new IllegalArgumentException("a simulated tier needs a positive budget, got " + budget);
         }
         this.budget = budget;
         this.capacity = budget;
-        sims = new Sim[1 + FACTORS.length];
+        sims = new Sim[1 + FACTORS.length + (chains == null ? 0 : 1)];
         sims[0] = new S3Sim(keys, 0);
         for (int i = 0; i < FACTORS.length; i++) {
             sims[i + 1] = new RetainSim(keys, i + 1, FACTORS[i]);
+        }
+        continuationSim = chains == null ? null : new ContinuationSim(keys, FACTORS.length + 1, chains);
+        if (continuationSim != null) {
+            sims[FACTORS.length + 1] = continuationSim;
         }
         hits = new double[sims.length];
     }
@@ -74,7 +96,22 @@ final class RetentionShadows {
      * The retention factor the tracker should use now, or 0 for plain S3-FIFO behaviour.
      */
     double retentionFactor() {
-        return choice == 0 ? 0 : FACTORS[choice - 1];
+        return choice == 0 || choice > FACTORS.length ? 0 : FACTORS[choice - 1];
+    }
+
+    /** Whether the tracker should name by chain continuation now ({@link ChainContinuation}). */
+    boolean continuing() {
+        return choice == FACTORS.length + 1;
+    }
+
+    /**
+     * The walk in progress ended as {@code walk} (its segments sorted into own and shared ones): the continuation
+     * simulation files the sampled keys it referenced (no-op without that simulation).
+     */
+    void walkEnded(ChainContinuation.Walk walk) {
+        if (continuationSim != null) {
+            continuationSim.walkEnded(walk, threshold);
+        }
     }
 
     /** The most keys any simulation holds now (bounded by about {@link #MAX_RESIDENTS}). */
@@ -186,6 +223,8 @@ final class RetentionShadows {
         long size;
         int uses;
         long last;
+        /** The continuation simulation: the depth bucket of the key's last walk ({@link ChainContinuation#bucket}). */
+        int bucket;
 
         Node(Key key) {
             this.key = key;
@@ -327,6 +366,10 @@ final class RetentionShadows {
             }
         }
 
+        final Keys keysTable() {
+            return keys;
+        }
+
         void drop(Node node) {
             node.queue.unlink(node);
             forget(node);
@@ -446,6 +489,158 @@ final class RetentionShadows {
                 victim = second.head;
             }
             drop(victim);
+        }
+    }
+
+    /**
+     * Naming by chain continuation ({@link ChainContinuation}) on the sampled keys, with the chances the tier learns
+     * from all its references: keys referenced by the walk in progress (newest last), then at the walk's end filed as
+     * shared or by the walk's depth bucket; evicts the oldest key of the bucket with the lowest log-odds that its walk
+     * is alive, then shared keys, then the walk in progress. O(non-empty buckets) per eviction.
+     */
+    private static final class ContinuationSim extends Sim {
+        private final ChainContinuation chains;
+        /** Keys of ended walks per depth bucket (created when first needed), oldest walk first. */
+        private final Fifo[] buckets = new Fifo[ChainContinuation.BUCKETS];
+        private final long[] nonEmpty = new long[ChainContinuation.BUCKETS / 64];
+        private final Fifo shared = new Fifo("shared");
+        private final Fifo current = new Fifo("current");
+        /** Walks' last keys that arrived in their walk (likely partial last blocks): evicted first. */
+        private final Fifo tails = new Fifo("tails");
+        private long heldBytes;
+
+        ContinuationSim(Keys keys, int index, ChainContinuation chains) {
+            super(keys, index);
+            this.chains = chains;
+        }
+
+        @Override
+        boolean access(Key key, long size, long capacity) {
+            Node node = find(key);
+            if (node != null) {
+                unlinkFiled(node);
+                current.append(node);
+                return true;
+            }
+            makeRoom(size, capacity);
+            node = insert(key, size);
+            heldBytes += size;
+            current.append(node);
+            return false;
+        }
+
+        private void unlinkFiled(Node node) {
+            Fifo queue = node.queue;
+            queue.unlink(node);
+            if (queue != current && queue != shared && queue != tails && queue.head == null) {
+                nonEmpty[node.bucket >>> 6] &= ~(1L << node.bucket);
+            }
+        }
+
+        /** Files the keys the ended {@code walk} referenced: its sampled shared ones as shared, the rest by its depth. */
+        void walkEnded(ChainContinuation.Walk walk, int threshold) {
+            if (walk.tail != null && sampled(walk.tail.hash, threshold)) {
+                Key key = keysTable().find(walk.tail.hash);
+                Node node = key == null ? null : find(key);
+                if (node != null && node.queue == current) {
+                    current.unlink(node);
+                    tails.append(node);
+                }
+            }
+            for (int i = walk.ownCount; i < walk.count; i++) {
+                int hash = walk.nodes[i].hash;
+                if (sampled(hash, threshold)) {
+                    Key key = keysTable().find(hash);
+                    Node node = key == null ? null : find(key);
+                    if (node != null && node.queue == current) {
+                        current.unlink(node);
+                        node.last = walk.endTime;
+                        shared.append(node);
+                    }
+                }
+            }
+            Fifo bucket = buckets[walk.bucket];
+            if (bucket == null) {
+                bucket = buckets[walk.bucket] = new Fifo("bucket " + walk.bucket);
+            }
+            for (Node node = current.head; node != null; node = current.head) {
+                current.unlink(node);
+                node.last = walk.endTime;
+                node.bucket = walk.bucket;
+                bucket.append(node);
+            }
+            if (bucket.head != null) {
+                nonEmpty[walk.bucket >>> 6] |= 1L << walk.bucket;
+            }
+        }
+
+        @Override
+        void evictOne() {
+            if (tails.head != null) {
+                drop(tails, tails.head);
+                return;
+            }
+            Node victim = null;
+            double lowest = Double.POSITIVE_INFINITY;
+            long now = chains.clock();
+            for (int word = 0; word < nonEmpty.length; word++) {
+                for (long bits = nonEmpty[word]; bits != 0; bits &= bits - 1) {
+                    int b = word * 64 + Long.numberOfTrailingZeros(bits);
+                    Node head = buckets[b].head;
+                    double odds = chains.aliveLogOdds(b, now - head.last);
+                    if (odds < lowest) {
+                        lowest = odds;
+                        victim = head;
+                    }
+                }
+            }
+            if (victim == null) {
+                victim = shared.head != null ? shared.head : current.head;
+            }
+            drop(victim.queue, victim);
+        }
+
+        @Override
+        void resample(int threshold, long capacity) {
+            for (int b = 0; b < buckets.length; b++) {
+                if (buckets[b] != null) {
+                    for (Node node = buckets[b].head; node != null; ) {
+                        Node next = node.next;
+                        if (!sampled(node.key.hash, threshold)) {
+                            drop(buckets[b], node);
+                        }
+                        node = next;
+                    }
+                }
+            }
+            for (Fifo list : new Fifo[] {tails, shared, current}) {
+                for (Node node = list.head; node != null; ) {
+                    Node next = node.next;
+                    if (!sampled(node.key.hash, threshold)) {
+                        drop(list, node);
+                    }
+                    node = next;
+                }
+            }
+            makeRoom(0, capacity);
+        }
+
+        /** Its keys are in more queues than the other simulations' two: their bytes are counted here. */
+        @Override
+        void makeRoom(long size, long capacity) {
+            while (residents() > 0 && heldBytes + size > capacity) {
+                evictOne();
+            }
+        }
+
+        private void drop(Fifo list, Node node) {
+            if (list == current || list == shared || list == tails) {
+                list.unlink(node);
+            } else {
+                unlinkFiled(node);
+            }
+            heldBytes -= node.size;
+            forget(node);
         }
     }
 }

@@ -46,6 +46,12 @@ import java.util.List;
  * arriving on the tier goes to the small queue even if it is a ghost (a returning segment has to earn its place
  * like any other, or the stable set would be displaced by every return).
  *
+ * <p><b>Learned chain continuation</b> ({@link DemotionPolicy#adaptiveContinuationS3Fifo()} only, GPU tier). The
+ * tier also follows its prefix-chain walks and learns, per depth, how often a chain walked that deep is walked again
+ * ({@link ChainContinuation}); its simulations compare a fifth behaviour, naming the segments of the chains least
+ * likely to go on first (shared prefixes last), and the tier names that way while it gets the most hits. The walks
+ * see every GPU reference, so this variant takes no GPU touch without the lock.
+ *
  * <p>Arriving by promotion, demotion or rollback counts as arriving (the queue a segment had on
  * another tier is not remembered). Queries reorganise the queues as an eviction pass would (moves
  * to main, counter decrements) but name segments without removing them; answers are a function of
@@ -70,6 +76,12 @@ final class S3FifoPolicy implements DemotionPolicy {
      * as {@link #CHAIN_AWARE} while S3-FIFO's behaviour gets the most hits in the tier's miniature simulations.
      */
     static final S3FifoPolicy ADAPTIVE = new S3FifoPolicy("adaptive-s3-fifo", 5, 4, true, true);
+    /**
+     * {@link #ADAPTIVE} with one more behaviour its simulations compare: naming by chain continuation learned online
+     * ({@link ChainContinuation}). Not the default: it loses cells the default meets (bench/results/session9-policy5.md).
+     */
+    static final S3FifoPolicy CONTINUATION = new S3FifoPolicy("adaptive-continuation-s3-fifo", 5, 4, true, true, 0,
+            false, true);
 
     private static final int MAX_USES = 3;
     /**
@@ -102,19 +114,25 @@ final class S3FifoPolicy implements DemotionPolicy {
     private final boolean adaptive;
     /** A retention factor the GPU tier always names by (tests of that naming), else 0. */
     private final double pinnedRetention;
+    /** Whether the GPU tier always names by chain continuation (tests of that naming). */
+    private final boolean pinnedContinuation;
+    /** Whether the GPU tier learns how its chains go on and may name by it ({@link ChainContinuation}; adaptive only). */
+    private final boolean learnsChains;
 
     private S3FifoPolicy(String name, int smallShareDivisor, int ghostsPerSegment, boolean chainTails, boolean adaptive) {
-        this(name, smallShareDivisor, ghostsPerSegment, chainTails, adaptive, 0);
+        this(name, smallShareDivisor, ghostsPerSegment, chainTails, adaptive, 0, false, false);
     }
 
     private S3FifoPolicy(String name, int smallShareDivisor, int ghostsPerSegment, boolean chainTails, boolean adaptive,
-                         double pinnedRetention) {
+                         double pinnedRetention, boolean pinnedContinuation, boolean learnsChains) {
         this.name = name;
         this.smallShareDivisor = smallShareDivisor;
         this.ghostsPerSegment = ghostsPerSegment;
         this.chainTails = chainTails;
         this.adaptive = adaptive;
         this.pinnedRetention = pinnedRetention;
+        this.pinnedContinuation = pinnedContinuation;
+        this.learnsChains = learnsChains;
     }
 
     /**
@@ -125,7 +143,15 @@ final class S3FifoPolicy implements DemotionPolicy {
         if (!(factor > 0)) {
             throw new IllegalArgumentException("a retention factor must be positive, got " + factor);
         }
-        return new S3FifoPolicy("adaptive-s3-fifo-retaining-" + factor, 5, 4, true, true, factor);
+        return new S3FifoPolicy("adaptive-s3-fifo-retaining-" + factor, 5, 4, true, true, factor, false, false);
+    }
+
+    /**
+     * {@link #CONTINUATION} with its GPU tier always naming by chain continuation ({@link ChainContinuation}), whatever
+     * its simulations say: for tests of that naming, which the policy reaches only on traffic that favours it.
+     */
+    static S3FifoPolicy pinnedContinuation() {
+        return new S3FifoPolicy("adaptive-continuation-s3-fifo-continuing", 5, 4, true, true, 0, true, true);
     }
 
     @Override
@@ -135,7 +161,11 @@ final class S3FifoPolicy implements DemotionPolicy {
 
     @Override
     public Tracker newTracker(long gpuBudget, long cpuBudget) {
-        return new S3FifoTracker(this, adaptive && gpuBudget > 0 ? new RetentionShadows(gpuBudget) : null);
+        if (!adaptive || gpuBudget <= 0) {
+            return new S3FifoTracker(this, null, null);
+        }
+        ChainContinuation chains = learnsChains ? new ChainContinuation() : null;
+        return new S3FifoTracker(this, new RetentionShadows(gpuBudget, chains), chains);
     }
 
     @Override
@@ -219,15 +249,20 @@ final class S3FifoPolicy implements DemotionPolicy {
         private long accesses;
         /** The GPU tier's miniature simulations (adaptive variant only), else null. */
         private final RetentionShadows shadows;
+        /** What the GPU tier learns of its chains and its naming by them (adaptive variant only), else null. */
+        private final ChainContinuation chains;
         /** The store's clock ({@link Usage#lastUse()}) at the latest use reported. */
         private long now;
         private final double pinnedRetention;
+        private final boolean pinnedContinuation;
 
-        S3FifoTracker(S3FifoPolicy policy, RetentionShadows shadows) {
+        S3FifoTracker(S3FifoPolicy policy, RetentionShadows shadows, ChainContinuation chains) {
             this.smallShareDivisor = policy.smallShareDivisor;
             this.chainTails = policy.chainTails;
             this.shadows = shadows;
+            this.chains = chains;
             this.pinnedRetention = policy.pinnedRetention;
+            this.pinnedContinuation = policy.pinnedContinuation;
             for (int i = 0; i < tiers.length; i++) {
                 tiers[i] = new TierQueues(policy.ghostsPerSegment);
             }
@@ -313,14 +348,28 @@ final class S3FifoPolicy implements DemotionPolicy {
             referenced(segment, node, tier);
         }
 
-        /** A use of {@code segment} on {@code tier}: the GPU tier's simulations see it as a reference. */
+        /**
+         * A use of {@code segment} on {@code tier}: on the GPU tier the walks learn from it ({@link ChainContinuation})
+         * and the simulations see it as a reference.
+         */
         private void referenced(Segment segment, PolicyNode node, Tier tier) {
             if (shadows != null) {
                 now = Math.max(now, segment.lastUse());
                 if (tier == Tier.GPU) {
+                    if (chains != null) {
+                        ChainContinuation.Walk ended = chains.referenced(node, segment.positions());
+                        if (ended != null) {
+                            shadows.walkEnded(ended);
+                        }
+                    }
                     shadows.reference(node.hash, node.sizeBytes);
                 }
             }
+        }
+
+        /** What the GPU tier learns of its chains, or null (not the continuation variant, or no GPU budget). */
+        ChainContinuation chains() {
+            return chains;
         }
 
         /** The retention factor the tier's naming follows now, 0 when it names as S3-FIFO. */
@@ -328,7 +377,7 @@ final class S3FifoPolicy implements DemotionPolicy {
             if (shadows == null || tier != Tier.GPU) {
                 return 0;
             }
-            return pinnedRetention > 0 ? pinnedRetention : shadows.retentionFactor();
+            return pinnedRetention > 0 ? pinnedRetention : pinnedContinuation ? 0 : shadows.retentionFactor();
         }
 
         @Override
@@ -372,8 +421,8 @@ final class S3FifoPolicy implements DemotionPolicy {
             if (chainTails && pendingDue(accesses + 1)) {
                 return false;
             }
-            if (shadows != null && tier == Tier.GPU && shadows.samples(node.hash)) {
-                return false;
+            if (shadows != null && tier == Tier.GPU && (chains != null || shadows.samples(node.hash))) {
+                return false; // the walks see every GPU reference
             }
             countUse(node);
             if (chainTails) {
@@ -395,25 +444,40 @@ final class S3FifoPolicy implements DemotionPolicy {
 
         @Override
         public void demoted(Segment segment, Tier from, Tier to) {
-            move(segment, from, to, true);
+            leftGpu(move(segment, from, to, true), from);
         }
 
         @Override
         public void promoted(Segment segment, Tier from, Tier to) {
             PolicyNode node = move(segment, from, to, false);
+            leftGpu(node, from);
             accessed(segment, node, null, false);
             referenced(segment, node, to);
         }
 
         @Override
         public void rolledBack(Segment segment, Tier from, Tier to) {
-            move(segment, from, to, false);
+            PolicyNode node = move(segment, from, to, false);
+            leftGpu(node, from);
+            if (chains != null && to == Tier.GPU) {
+                chains.returned(node);
+            }
         }
 
         @Override
         public void removed(Segment segment, Tier tier) {
             PolicyNode node = PolicyNode.of(segment);
             tiers[tier.ordinal()].leave(node, false);
+            if (chains != null) {
+                chains.left(node, true);
+            }
+        }
+
+        /** {@code node} left {@code from}: if that is the GPU tier, its walk lets it go. */
+        private void leftGpu(PolicyNode node, Tier from) {
+            if (chains != null && from == Tier.GPU) {
+                chains.left(node, false);
+            }
         }
 
         @Override
@@ -431,6 +495,16 @@ final class S3FifoPolicy implements DemotionPolicy {
             double retention = retention(tier);
             if (retention > 0) {
                 collectRetaining(tiers[tier.ordinal()], needed, keys, retention);
+                return;
+            }
+            if (chains != null && tier == Tier.GPU && pinnedRetention == 0
+                    && (pinnedContinuation || shadows.continuing())) {
+                TierQueues q = tiers[tier.ordinal()];
+                boolean[] heldPassed = {false};
+                long stillNeeded = chains.collect(q.tails, needed, keys, heldPassed);
+                if (heldPassed[0] && stillNeeded > 0) {
+                    nameHeld(q, keys, stillNeeded);
+                }
                 return;
             }
             TierQueues q = tiers[tier.ordinal()];

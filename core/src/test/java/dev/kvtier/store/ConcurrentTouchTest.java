@@ -165,7 +165,8 @@ class ConcurrentTouchTest {
     @Test
     void touchesRacingEveryChangeLeaveEveryIndexWhole() throws InterruptedException {
         for (DemotionPolicy policy : List.of(DemotionPolicy.leastAccessedFirst(), DemotionPolicy.leastRecentlyUsed(),
-                DemotionPolicy.s3Fifo(), DemotionPolicy.chainAwareS3Fifo(), DemotionPolicy.adaptiveS3Fifo())) {
+                DemotionPolicy.s3Fifo(), DemotionPolicy.chainAwareS3Fifo(), DemotionPolicy.adaptiveS3Fifo(),
+                DemotionPolicy.adaptiveContinuationS3Fifo())) {
             stress(policy);
         }
     }

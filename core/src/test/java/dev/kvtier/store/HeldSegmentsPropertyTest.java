@@ -28,7 +28,8 @@ class HeldSegmentsPropertyTest {
     @Property(tries = 200, edgeCases = EdgeCasesMode.NONE)
     void heldSegmentsAreNamedAfterEveryOtherSegmentOfTheirTier(@ForAll long seed) {
         for (DemotionPolicy policy : List.of(DemotionPolicy.s3Fifo(), DemotionPolicy.chainAwareS3Fifo(),
-                DemotionPolicy.adaptiveS3Fifo(), S3FifoPolicy.pinnedRetention(1), S3FifoPolicy.pinnedRetention(3))) {
+                DemotionPolicy.adaptiveS3Fifo(), S3FifoPolicy.pinnedRetention(1), S3FifoPolicy.pinnedRetention(3),
+                DemotionPolicy.adaptiveContinuationS3Fifo(), S3FifoPolicy.pinnedContinuation())) {
             play(policy, new Random(seed));
         }
     }

@@ -54,6 +54,15 @@ class TrackerPolicyPropertyTest {
         run(S3FifoPolicy.pinnedRetention(1), ops, gpuBudget, cpuBudget, true);
     }
 
+    /** The adaptive variant that learns chain continuation, as it chooses and with that naming pinned on. */
+    @Property(tries = 300, edgeCases = EdgeCasesMode.NONE)
+    void adaptiveContinuationS3FifoKeepsTheTrackerContract(@ForAll("operations") List<Op> ops,
+                                                           @ForAll @LongRange(max = 1_000) long gpuBudget,
+                                                           @ForAll @LongRange(max = 1_500) long cpuBudget) {
+        run(DemotionPolicy.adaptiveContinuationS3Fifo(), ops, gpuBudget, cpuBudget, true);
+        run(S3FifoPolicy.pinnedContinuation(), ops, gpuBudget, cpuBudget, true);
+    }
+
     @Property(tries = 300, edgeCases = EdgeCasesMode.NONE)
     void wTinyLfuKeepsTheTrackerContract(@ForAll("operations") List<Op> ops,
                                          @ForAll @LongRange(max = 1_000) long gpuBudget,
@@ -74,13 +83,16 @@ class TrackerPolicyPropertyTest {
         run(DemotionPolicy.chainAwareS3Fifo(), ops, gpuBudget, 1_500, false);
         run(DemotionPolicy.adaptiveS3Fifo(), ops, gpuBudget, 1_500, false);
         run(S3FifoPolicy.pinnedRetention(1), ops, gpuBudget, 1_500, false);
+        run(DemotionPolicy.adaptiveContinuationS3Fifo(), ops, gpuBudget, 1_500, false);
+        run(S3FifoPolicy.pinnedContinuation(), ops, gpuBudget, 1_500, false);
     }
 
     @Property(tries = 100, edgeCases = EdgeCasesMode.NONE)
     void oneHistoryGivesOneTranscript(@ForAll("operations") List<Op> ops,
                                       @ForAll @LongRange(max = 1_000) long gpuBudget) {
         for (DemotionPolicy policy : List.of(DemotionPolicy.s3Fifo(), DemotionPolicy.wTinyLfu(),
-                DemotionPolicy.chainAwareS3Fifo(), DemotionPolicy.adaptiveS3Fifo(), S3FifoPolicy.pinnedRetention(1))) {
+                DemotionPolicy.chainAwareS3Fifo(), DemotionPolicy.adaptiveS3Fifo(), S3FifoPolicy.pinnedRetention(1),
+                DemotionPolicy.adaptiveContinuationS3Fifo(), S3FifoPolicy.pinnedContinuation())) {
             assertEquals(run(policy, ops, gpuBudget, 1_500, false), run(policy, ops, gpuBudget, 1_500, false),
                     policy.name());
         }

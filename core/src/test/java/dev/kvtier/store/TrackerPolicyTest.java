@@ -144,7 +144,7 @@ class TrackerPolicyTest {
         void builtInPoliciesAreFoundByName() {
             for (DemotionPolicy policy : List.of(DemotionPolicy.leastAccessedFirst(), DemotionPolicy.leastRecentlyUsed(),
                     DemotionPolicy.s3Fifo(), DemotionPolicy.wTinyLfu(), DemotionPolicy.chainAwareS3Fifo(),
-                    DemotionPolicy.adaptiveS3Fifo())) {
+                    DemotionPolicy.adaptiveS3Fifo(), DemotionPolicy.adaptiveContinuationS3Fifo())) {
                 assertSame(policy, DemotionPolicy.named(policy.name()));
             }
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> DemotionPolicy.named("arc"));

@@ -18,7 +18,7 @@ class DeadBlockOracleBoundTest {
     private static final int REQUESTS = 600;
     private static final long[] SEEDS = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
     private static final List<String> POLICIES = List.of("least-recently-used", "least-accessed-first", "s3-fifo",
-            "w-tinylfu", "chain-s3-fifo", "adaptive-s3-fifo");
+            "w-tinylfu", "chain-s3-fifo", "adaptive-s3-fifo", "adaptive-continuation-s3-fifo");
 
     @Test
     void chatDrawsDescribeTheTraceTheyCameWith() {
