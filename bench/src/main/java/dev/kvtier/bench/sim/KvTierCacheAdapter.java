@@ -62,6 +62,7 @@ final class KvTierCacheAdapter implements CacheUnderTest {
                     case W_TINYLFU -> DemotionPolicy.wTinyLfu();
                     case CHAIN_S3_FIFO -> DemotionPolicy.chainAwareS3Fifo();
                     case ADAPTIVE_S3_FIFO -> DemotionPolicy.adaptiveS3Fifo();
+                    case ADAPTIVE_CONTINUATION_S3_FIFO -> DemotionPolicy.adaptiveContinuationS3Fifo();
                 })
                 .backend(settings.backend())
                 .build();

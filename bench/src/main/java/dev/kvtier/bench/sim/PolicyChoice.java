@@ -16,7 +16,12 @@ public enum PolicyChoice {
      * Chain-aware S3-FIFO whose GPU tier switches to retention (keep a stable set) when miniature simulations show
      * it getting more hits: the library's default and the simulator's.
      */
-    ADAPTIVE_S3_FIFO("adaptive-s3-fifo");
+    ADAPTIVE_S3_FIFO("adaptive-s3-fifo"),
+    /**
+     * The adaptive S3-FIFO with one more simulated behaviour: naming first the GPU segments whose prefix chain is
+     * least likely to be walked again, learned online (more hits on multi-turn chat, more CPU per reference).
+     */
+    ADAPTIVE_CONTINUATION_S3_FIFO("adaptive-continuation-s3-fifo");
 
     private final String optionValue;
 
