@@ -2,7 +2,6 @@ package dev.kvtier.store;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.Optional;
 
 /**
  * The store's mutable record of one registered segment; written under the store's lock (but for its usage,
@@ -14,12 +13,10 @@ import java.util.Optional;
  * {@link SegmentHandle} the store hands out for this registration: stale once {@link #registration}
  * is {@link #REMOVED}, refused by any store but {@link #owner}.
  *
- * <p>Why the tier and the latest move are bytes: the entry stays smaller and holds no transfer alive. It does keep
- * the latest snapshot {@code get} built ({@link #shown()}), in the 4 bytes the layout left free (still 104 bytes):
- * repeated reads of an unchanged segment then allocate nothing (56 bytes each before); measured in
- * session9-storeops.md (get by key at 10^3 0.26-0.37 -> 0.58-0.60 of the seed port, level at 10^5-10^6, where
- * checking the kept snapshot is one more random object to read). The price: a segment that was read keeps its
- * 56-byte snapshot alive until it changes and is read again, or is removed.
+ * <p>Why no cached snapshot and no references beyond the index links: at 10^6 segments every op
+ * is bound by cache misses on randomly placed entries. A snapshot cached in the entry is one more
+ * random object to read on {@code get} (a fresh one is a young, cache-hot allocation), and keeping
+ * the tier and the latest move as bytes makes the entry smaller and holds no transfer alive.
  */
 final class SegmentEntry extends PolicyNode implements DemotionPolicy.Segment, SegmentHandle {
     private static final Tier[] TIERS = Tier.values();
@@ -61,14 +58,6 @@ final class SegmentEntry extends PolicyNode implements DemotionPolicy.Segment, S
      * before the entry is published (under the store's lock), never changed.
      */
     Object attachment;
-    /**
-     * The latest answer {@link #shown()} built, or null: reused while it still shows this entry's tier and access
-     * count (see there). Written racily (also by optimistic reads that are then discarded), like
-     * {@code String.hash}; safe because the snapshot and its {@code Optional} are immutable with final fields
-     * (their contents are seen whole by any thread that sees the reference) and because a reader keeps it only
-     * if its contents equal the entry's current ones.
-     */
-    private Optional<SegmentMeta> shown;
 
     /** {@link #registration} of an entry removed from its store. */
     static final int REMOVED = -1;
@@ -181,29 +170,6 @@ final class SegmentEntry extends PolicyNode implements DemotionPolicy.Segment, S
     /** An immutable snapshot of the current state. */
     SegmentMeta snapshot() {
         return SegmentMeta.placed(key, positions, sizeBytes, tier(), accessCount);
-    }
-
-    /**
-     * An immutable snapshot of the current state, in an {@code Optional}: the one built last if it still shows the
-     * entry's tier and access count (the other fields never change), else a new one, kept for the next call. Why:
-     * repeated reads of an unchanged segment (get) then allocate nothing, where a new snapshot and its Optional
-     * cost 56 bytes per call; and the check is content equality, so whatever the cached answer raced with (a
-     * touch without the lock, a discarded optimistic read that cached a torn state), it is handed out only when
-     * it is exactly what a new snapshot would show. A changed segment pays one more reference write.
-     */
-    Optional<SegmentMeta> shown() {
-        long count = accessCount;
-        int ordinal = tierOrdinal;
-        Optional<SegmentMeta> last = shown;
-        if (last != null) {
-            SegmentMeta meta = last.get();
-            if (meta.accessCount() == count && meta.tier().ordinal() == ordinal) {
-                return last;
-            }
-        }
-        Optional<SegmentMeta> fresh = Optional.of(SegmentMeta.placed(key, positions, sizeBytes, TIERS[ordinal], count));
-        shown = fresh;
-        return fresh;
     }
 
     @Override

@@ -10,8 +10,7 @@ package dev.kvtier.store;
  * for good, and the store answers a stale handle exactly as its key-based method answers an unknown key
  * (false, empty or null), even if the key has been registered again meanwhile (that registration has a
  * new handle). A handle never keeps a segment registered; a stale one still holds the store's old record
- * of it (about 100 bytes, and the last snapshot a get answered for it, 56) in memory until the handle itself is
- * dropped.
+ * of it (about 100 bytes) in memory until the handle itself is dropped.
  *
  * <p><b>Errors.</b> A handle belongs to the store that issued it: passing it to another store, or passing
  * null, throws {@link IllegalArgumentException} naming it.

@@ -87,13 +87,7 @@ import java.util.function.Function;
  * count a racing touch left below where it was filed in place rather than re-filing it, and re-files at most as
  * many records per query as it holds). A touch's effect is seen by other threads without a happens-before edge:
  * a {@code get} right after may still see the count before it.
- * <p><b>The snapshot a get keeps.</b> {@code get} keeps the snapshot it answers in the segment's record and answers
- * it again while it still shows the record's tier and count. Any thread may replace it without the lock (also a
- * get whose optimistic read is then discarded, or one racing a touch without the lock), so the kept one may show a
- * state that is no longer current. That is safe: the snapshot is immutable with final fields (seen whole by every
- * thread that sees the reference), and a get answers a kept one only if its tier and count equal the record's as
- * read in that get, exactly what a new snapshot would show; a removal's final snapshot is checked the same way.
- * <p>Separate calls are separate atomic steps: {@code gpuUsed()} then {@code cpuUsed()} may see two
+ * Separate calls are separate atomic steps: {@code gpuUsed()} then {@code cpuUsed()} may see two
  * different states, and a key returned by {@code candidatesForDemotion} may have been removed by
  * the time it is demoted (demote then simply returns empty).
  *
@@ -409,7 +403,7 @@ public final class TieredStore {
                 SegmentMeta.requireKey(key, "key");
                 return Optional.empty();
             }
-            return removeAt(slot);
+            return Optional.of(removeAt(slot));
         } finally {
             lock.unlock(stamp);
         }
@@ -426,7 +420,7 @@ public final class TieredStore {
         SegmentEntry entry = own(handle);
         long stamp = lock.lock();
         try {
-            return entry.registered() ? removeAt(entries.slotOf(entry.key)) : Optional.empty();
+            return entry.registered() ? Optional.of(removeAt(entries.slotOf(entry.key))) : Optional.empty();
         } finally {
             lock.unlock(stamp);
         }
@@ -475,8 +469,8 @@ public final class TieredStore {
     }
 
     /** Removes the entry in {@code slot}, just found; under the lock. Returns its final snapshot. */
-    private Optional<SegmentMeta> removeAt(int slot) {
-        return removedAt(slot).shown();
+    private SegmentMeta removeAt(int slot) {
+        return removedAt(slot).snapshot();
     }
 
     /** Removes the entry in {@code slot}, just found; under the lock. Returns the entry, now stale. */
@@ -496,16 +490,13 @@ public final class TieredStore {
     }
 
     /**
-     * The current snapshot of segment {@code key}. Not a use (reading metadata is not reading KV). While nothing it
-     * shows changes (tier, access count), repeated calls answer the same instance (immutable, so nothing tells them
-     * apart but identity): reads allocate nothing.
+     * The current snapshot of segment {@code key}. Not a use (reading metadata is not reading KV).
      *
      * @return the snapshot, or empty if the key is unknown
      * @throws IllegalArgumentException if {@code key} is null or blank
      */
     public Optional<SegmentMeta> get(String key) {
-        Optional<SegmentMeta> shown = readEntry(key, SegmentEntry::shown);
-        return shown == null ? Optional.empty() : shown;
+        return Optional.ofNullable(readEntry(key, SegmentEntry::snapshot));
     }
 
     /**
@@ -529,15 +520,13 @@ public final class TieredStore {
     }
 
     /**
-     * {@link #get(String)} of the segment {@code handle} names, without the key lookup (the same reuse of an
-     * unchanged snapshot).
+     * {@link #get(String)} of the segment {@code handle} names, without the key lookup.
      *
      * @return the snapshot, or empty if {@code handle} is stale
      * @throws IllegalArgumentException if {@code handle} is null or from another store
      */
     public Optional<SegmentMeta> get(SegmentHandle handle) {
-        Optional<SegmentMeta> shown = readEntry(own(handle), SegmentEntry::shown);
-        return shown == null ? Optional.empty() : shown;
+        return Optional.ofNullable(readEntry(own(handle), SegmentEntry::snapshot));
     }
 
     /**
