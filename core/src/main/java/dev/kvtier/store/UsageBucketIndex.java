@@ -166,7 +166,7 @@ final class UsageBucketIndex implements TierIndex {
      */
     @Override
     public boolean usedConcurrently(SegmentEntry entry) {
-        return entry.record(tierOrdinal) != null && !entry.recordOutOfOrder(tierOrdinal);
+        return entry.takesUseInPlace(tierOrdinal); // also asked by the store directly (TieredStore#bucketOrder)
     }
 
     @Override
