@@ -966,10 +966,14 @@ public final class TieredStore {
         entry.accessCount = newAccessCount;
         entry.lastUse = newLastUse;
         try {
-            switch (kind) {
-                case DEMOTION -> tracker.demoted(entry, from, to);
-                case PROMOTION -> tracker.promoted(entry, from, to);
-                case ROLLBACK -> tracker.rolledBack(entry, from, to);
+            // The bucket orders' tracker would change nothing (UsageBucketIndex#movesInPlace): not called, for the same
+            // reason as touchedWithoutLock asks the entry (bucketOrder).
+            if (!(bucketOrder && UsageBucketIndex.movesInPlace(entry, from.ordinal(), to.ordinal()))) {
+                switch (kind) {
+                    case DEMOTION -> tracker.demoted(entry, from, to);
+                    case PROMOTION -> tracker.promoted(entry, from, to);
+                    case ROLLBACK -> tracker.rolledBack(entry, from, to);
+                }
             }
         } catch (RuntimeException e) {
             target.used -= entry.sizeBytes;
