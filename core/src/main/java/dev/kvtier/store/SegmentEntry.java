@@ -127,6 +127,16 @@ final class SegmentEntry extends PolicyNode implements DemotionPolicy.Segment, S
         }
     }
 
+    /**
+     * Whether a use of it on the tier with {@code ordinal} may leave the built-in order index as it is, so that a touch
+     * needs no lock (UsageBucketIndex#usedConcurrently, which is this): it has a record there, and that record is in
+     * its bucket's list (a record in a bucket's tree, keyed by filed last use, must be re-filed under the lock). Reads
+     * this entry only, racily (see there why that is safe).
+     */
+    boolean takesUseInPlace(int ordinal) {
+        return record(ordinal) != null && !recordOutOfOrder(ordinal);
+    }
+
     /** Whether its record on the tier with {@code ordinal} is filed out of recency order (see {@link #outOfOrderRecords}). */
     boolean recordOutOfOrder(int ordinal) {
         return (outOfOrderRecords & (1 << ordinal)) != 0;

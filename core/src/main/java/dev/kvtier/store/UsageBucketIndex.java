@@ -140,6 +140,16 @@ final class UsageBucketIndex implements TierIndex {
         file(record);
     }
 
+    /**
+     * Whether a move of {@code entry} from the tier with ordinal {@code from} to the one with {@code to} leaves both
+     * tiers' indexes as they are: it has a record on both ({@link #left} then only confirms the one it leaves,
+     * {@link #arrived} keeps the one it finds). Asked by the store before telling the tracker of a move under the
+     * built-in orders (TieredStore#move), so a segment going back and forth between two tiers costs no tracker call.
+     */
+    static boolean movesInPlace(SegmentEntry entry, int from, int to) {
+        return entry.record(from) != null && entry.record(to) != null;
+    }
+
     @Override
     public boolean left(SegmentEntry entry) {
         return entry.record(tierOrdinal) != null; // the record stays; walks drop it
@@ -166,7 +176,7 @@ final class UsageBucketIndex implements TierIndex {
      */
     @Override
     public boolean usedConcurrently(SegmentEntry entry) {
-        return entry.record(tierOrdinal) != null && !entry.recordOutOfOrder(tierOrdinal);
+        return entry.takesUseInPlace(tierOrdinal); // also asked by the store directly (TieredStore#bucketOrder)
     }
 
     @Override

@@ -97,20 +97,50 @@ class ConcurrentTouchTest {
      */
     @Test
     void aTouchCompletesWhileAChangeHoldsTheLock() throws Exception {
-        TieredStore store = new TieredStore(1_000, 1_000, DemotionPolicy.leastAccessedFirst());
-        SegmentHandle handle = store.registerHandle(SegmentMeta.of("a", POSITIONS, 10), Tier.GPU);
-        StoreLock lock = lockOf(store);
-        long stamp = lock.lock();
-        try {
-            AtomicBoolean touched = new AtomicBoolean();
-            Thread toucher = Thread.ofPlatform().start(() -> touched.set(store.touch("a") && store.touch(handle)));
-            toucher.join(TimeUnit.SECONDS.toMillis(30));
-            assertFalse(toucher.isAlive(), "a touch waited for the lock held by a change");
-            assertTrue(touched.get());
-        } finally {
-            lock.unlock(stamp);
+        // The bucket orders' touches are answered by the entry itself (TieredStore#bucketOrder), S3-FIFO's by its tracker.
+        for (DemotionPolicy policy : List.of(DemotionPolicy.leastAccessedFirst(), DemotionPolicy.leastRecentlyUsed(),
+                DemotionPolicy.s3Fifo())) {
+            TieredStore store = new TieredStore(1_000, 1_000, policy);
+            SegmentHandle handle = store.registerHandle(SegmentMeta.of("a", POSITIONS, 10), Tier.GPU);
+            StoreLock lock = lockOf(store);
+            long stamp = lock.lock();
+            try {
+                AtomicBoolean touched = new AtomicBoolean();
+                Thread toucher = Thread.ofPlatform().start(() -> touched.set(store.touch("a") && store.touch(handle)));
+                toucher.join(TimeUnit.SECONDS.toMillis(30));
+                assertFalse(toucher.isAlive(), policy.name() + ": a touch waited for the lock held by a change");
+                assertTrue(touched.get(), policy.name());
+            } finally {
+                lock.unlock(stamp);
+            }
+            assertEquals(2, store.get("a").orElseThrow().accessCount(), policy.name());
         }
-        assertEquals(2, store.get("a").orElseThrow().accessCount());
+    }
+
+    /**
+     * A touch of a segment whose record sits in a bucket's tree (it arrived by demotion with an older last use than
+     * the bucket's tail) is not taken without the lock: the record is re-filed under it at once, as the tracker's
+     * locked use does (the store asks the entry directly for the bucket orders, TieredStore#bucketOrder; the answer
+     * must be the tracker's). The order named afterwards is the touched one's new place.
+     */
+    @Test
+    void aTouchOfARecordInABucketsTreeTakesTheLockAndReFilesIt() {
+        for (DemotionPolicy policy : List.of(DemotionPolicy.leastAccessedFirst(), DemotionPolicy.leastRecentlyUsed())) {
+            TieredStore store = new TieredStore(1_000, 1_000, policy);
+            for (String key : List.of("a", "b", "c")) {
+                store.register(SegmentMeta.of(key, POSITIONS, 10), Tier.GPU);
+            }
+            store.demote("c", Tier.CPU).orElseThrow(); // filed at the tail of the CPU tier's list (last use 3)
+            store.demote("a", Tier.CPU).orElseThrow(); // last use 1, older than the tail: into the tree
+            SegmentEntry a = entry(store, "a");
+            int cpu = Tier.CPU.ordinal();
+            assertTrue(a.recordOutOfOrder(cpu), policy.name());
+            assertFalse(a.takesUseInPlace(cpu), policy.name());
+            assertTrue(entry(store, "b").takesUseInPlace(Tier.GPU.ordinal()), policy.name());
+            assertTrue(store.touch("a"), policy.name());
+            assertFalse(a.recordOutOfOrder(cpu), policy.name() + ": re-filed by the use under the lock");
+            assertEquals(List.of("c", "a"), store.candidatesForDemotion(Tier.CPU, Long.MAX_VALUE), policy.name());
+        }
     }
 
     /**

@@ -22,7 +22,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * JIT sometimes eliminated {@code get}'s snapshot allocation and sometimes not, from run to run).
  * Usage: {@code java -Xmx4g -cp benchmarks.jar dev.kvtier.bench.store.StoreAbCheck [policy] [sizes] [pairs] [sliceMs]
  * [keyStyle] [ops]}: {@code keyStyle} one of {@link StoreWorkload#KEY_STYLES} (default sequential), {@code ops} a
- * comma-separated subset of the operation names (default all).
+ * comma-separated subset of the operation names (default all). Times are the measuring thread's CPU time per
+ * operation unless {@code -Dkvtier.abcheck.wall=true} (see {@link #CPU_TIME}).
  * The policy {@value #NO_POLICY} (not a real policy: its tracker ignores every event and names no candidates)
  * measures what the store costs without any policy, to tell the store's own share of a gap from the policy's.
  * Each round also runs the two floors of {@link LockedMapFloorBenchmark} and {@link ConcurrentMapFloorBenchmark} in
@@ -31,12 +32,24 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class StoreAbCheck {
     /** The policy argument that measures the store without a policy (see the class comment). */
     static final String NO_POLICY = "no-policy";
-    /** The last three are ours by handle against the seed port's by key (see TieredStoreBenchmark#touchByHandle). */
+    /**
+     * Indices 4-6 are ours by handle against the seed port's by key (see TieredStoreBenchmark#touchByHandle); 7 our
+     * discard against the port's remove; 8 a touch and then a get of the same key, the get of a segment that just
+     * changed (a caller reading a segment's metadata after using it), against the port's same pair.
+     */
     private static final String[] OPS = {"touch", "get", "demoteThenPromote", "registerThenRemove",
-        "touchByHandle", "getByHandle", "demoteThenPromoteByHandle", "registerThenDiscard"};
+        "touchByHandle", "getByHandle", "demoteThenPromoteByHandle", "registerThenDiscard", "touchThenGet"};
     /** Ours: the handle of each resident key, by its index in the workload's keys. */
     private static SegmentHandle[] handles;
     private static long sink;
+    /**
+     * Whether slices are timed in this thread's CPU time (the default; {@code -Dkvtier.abcheck.wall=true} for wall
+     * time). Why: on a machine shared with other work a slice's wall time includes the time the thread waited for a
+     * core, which varies 2-3x from slice to slice; its CPU time does not (what the other work does to the caches
+     * still shows).
+     */
+    private static final boolean CPU_TIME = !Boolean.getBoolean("kvtier.abcheck.wall");
+    private static final java.lang.management.ThreadMXBean THREADS = java.lang.management.ManagementFactory.getThreadMXBean();
     /** Where every result escapes to (see the class comment). */
     private static Object escaped;
 
@@ -50,7 +63,7 @@ public final class StoreAbCheck {
         long sliceNanos = (args.length > 3 ? Long.parseLong(args[3]) : 20) * 1_000_000;
         String keyStyle = args.length > 4 ? args[4] : "sequential";
         List<String> only = args.length > 5 ? List.of(args[5].split(",")) : List.of(OPS);
-        System.out.println("policy " + policy + ", keys " + keyStyle);
+        System.out.println("policy " + policy + ", keys " + keyStyle + ", " + (CPU_TIME ? "thread CPU" : "wall") + " time");
         System.out.println("| operation | segments | ours ns/op | seed port ns/op | seed / ours (median of " + pairs
                 + " rounds) | locked map ns/op | seed / locked | concurrent map ns/op | seed / concurrent |");
         for (String size : sizes.split(",")) {
@@ -129,12 +142,16 @@ public final class StoreAbCheck {
         return op != 2 && op != 6;
     }
 
-    /** Runs one operation on one store (or floor) for about {@code nanos}; returns ns per operation. */
+    /**
+     * Runs one operation on one store (or floor) for about {@code nanos} of wall time; returns ns per operation, of
+     * this thread's CPU time (see {@link #CPU_TIME}) or of wall time.
+     */
     private static double slice(int op, TieredStore ours, SeedPortStore seed, FloorKind floor, StoreWorkload w,
                                 SegmentMeta[] spares, long nanos) {
         long ops = 0;
         long sum = 0;
         long start = System.nanoTime();
+        long cpuStart = CPU_TIME ? THREADS.getCurrentThreadCpuTime() : 0;
         long deadline = start + nanos;
         long now;
         do {
@@ -149,7 +166,7 @@ public final class StoreAbCheck {
             now = System.nanoTime();
         } while (now < deadline);
         sink += sum;
-        return (double) (now - start) / ops;
+        return (double) (CPU_TIME ? THREADS.getCurrentThreadCpuTime() - cpuStart : now - start) / ops;
     }
 
     private static int oursOp(int op, TieredStore store, StoreWorkload w, SegmentMeta[] spares) {
@@ -175,10 +192,14 @@ public final class StoreAbCheck {
                 SegmentHandle handle = handles[w.nextIndex()];
                 return escape(store.demote(handle, Tier.CPU)) + escape(store.promote(handle, Tier.GPU));
             }
-            default: { // registerThenDiscard: against the seed port's register then remove
+            case 7: { // registerThenDiscard: against the seed port's register then remove
                 SegmentMeta meta = spares[w.nextSpare()];
                 store.register(meta, Tier.GPU);
                 return store.discard(meta.key()) ? 1 : 0;
+            }
+            default: { // touchThenGet
+                String key = w.nextKey();
+                return (store.touch(key) ? 1 : 0) + escape(store.get(key));
             }
         }
     }
@@ -192,6 +213,10 @@ public final class StoreAbCheck {
             case 2, 6: {
                 String key = w.nextKey();
                 return escape(store.demote(key, Tier.CPU)) + escape(store.promote(key, Tier.GPU));
+            }
+            case 8: {
+                String key = w.nextKey();
+                return (store.touch(key) ? 1 : 0) + escape(store.get(key));
             }
             default: {
                 String key = w.spareKeys[w.nextSpare()];
@@ -214,6 +239,10 @@ public final class StoreAbCheck {
                 String key = w.spareKeys[w.nextSpare()];
                 lockedMap.register(StoreWorkload.seedRecord(key), Tier.GPU);
                 return escape(lockedMap.remove(key));
+            }
+            case 8: {
+                String key = w.nextKey();
+                return (lockedMap.touch(key) ? 1 : 0) + escape(lockedMap.get(key));
             }
             default: { // touch, get and get by handle (the port has no handles: the lookup)
                 String key = w.nextKey();
@@ -240,6 +269,13 @@ public final class StoreAbCheck {
                 String key = w.spareKeys[w.nextSpare()];
                 concurrentMap.putIfAbsent(key, StoreWorkload.seedRecord(key));
                 return escape(concurrentMap.remove(key));
+            }
+            case 8: {
+                SeedPortStore.Meta record = concurrentMap.get(w.nextKey());
+                if (record != null) {
+                    record.accessCount++;
+                }
+                return escape(concurrentMap.get(record == null ? "" : record.key));
             }
             default: // get and get by handle (a lookup)
                 return escape(concurrentMap.get(w.nextKey()));
