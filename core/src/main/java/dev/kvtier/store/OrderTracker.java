@@ -66,10 +66,15 @@ final class OrderTracker implements DemotionPolicy.Tracker {
         return concurrentUses;
     }
 
-    /** A use the bucket index need not see now (see UsageBucketIndex#usedConcurrently); false for a custom order. */
+    /**
+     * A use the bucket index need not see now (see UsageBucketIndex#usedConcurrently); false for a custom order. Asks
+     * the entry itself ({@link SegmentEntry#takesUseInPlace}, the bucket index's own rule) rather than going through
+     * the tier's index: the index array, the index and its tier were a chain of dependent loads that was about a
+     * quarter of a touch by key at 10^3 segments (bench/results/session9-storeops.md).
+     */
     @Override
     public boolean usedConcurrently(DemotionPolicy.Segment segment, Tier tier) {
-        return concurrentUses && indexes[tier.ordinal()].usedConcurrently((SegmentEntry) segment);
+        return concurrentUses && ((SegmentEntry) segment).takesUseInPlace(tier.ordinal());
     }
 
     @Override
@@ -105,6 +110,9 @@ final class OrderTracker implements DemotionPolicy.Tracker {
 
     private void move(DemotionPolicy.Segment segment, Tier from, Tier to) {
         SegmentEntry entry = (SegmentEntry) segment;
+        if (concurrentUses && UsageBucketIndex.movesInPlace(entry, from.ordinal(), to.ordinal())) {
+            return; // both bucket indexes would leave it as it is: no index is read (one object, as usedConcurrently)
+        }
         if (!indexes[from.ordinal()].left(entry)) {
             throw lost(segment);
         }

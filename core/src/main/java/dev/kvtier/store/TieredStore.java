@@ -142,14 +142,6 @@ public final class TieredStore {
     private long clock;
     /** Whether the tracker takes touches without the lock ({@link DemotionPolicy.Tracker#takesConcurrentUses()}). */
     private final boolean concurrentUses;
-    /**
-     * Whether the tracker is the built-in bucket order's (least-accessed-first, least-recently-used), whose answer to a
-     * use without the lock is the entry's own {@link SegmentEntry#takesUseInPlace}: {@link #touchedWithoutLock} then
-     * asks the entry directly. Why: through the tracker the answer is a chain of dependent loads (the tier's enum
-     * constant, its ordinal, the tracker's index array, the index, its tier's ordinal, then the entry again), which
-     * at 10^3 segments was a quarter of a touch by key (session9-storeops.md); the entry alone is one object.
-     */
-    private final boolean bucketOrder;
     private static final VarHandle CLOCK;
 
     static {
@@ -209,7 +201,6 @@ public final class TieredStore {
         this.policy = policy;
         this.tracker = newTracker;
         this.concurrentUses = newTracker.takesConcurrentUses();
-        this.bucketOrder = concurrentUses && newTracker instanceof OrderTracker;
         tiers[Tier.GPU.ordinal()] = new TierState(gpuBudget);
         tiers[Tier.CPU.ordinal()] = new TierState(cpuBudget);
         tiers[Tier.DISK.ordinal()] = new TierState(Long.MAX_VALUE);
@@ -648,7 +639,7 @@ public final class TieredStore {
         entry.usedWithoutLock(accessCount + 1, tick);
         boolean recorded;
         try {
-            recorded = bucketOrder ? entry.takesUseInPlace(entry.tierOrdinal()) : tracker.usedConcurrently(entry, entry.tier());
+            recorded = tracker.usedConcurrently(entry, entry.tier());
         } catch (RuntimeException e) {
             entry.usedWithoutLock(accessCount, lastUse);
             CLOCK.compareAndSet(this, tick, tick - 1); // only on this error path: a tick no one else took since
@@ -966,14 +957,10 @@ public final class TieredStore {
         entry.accessCount = newAccessCount;
         entry.lastUse = newLastUse;
         try {
-            // The bucket orders' tracker would change nothing (UsageBucketIndex#movesInPlace): not called, for the same
-            // reason as touchedWithoutLock asks the entry (bucketOrder).
-            if (!(bucketOrder && UsageBucketIndex.movesInPlace(entry, from.ordinal(), to.ordinal()))) {
-                switch (kind) {
-                    case DEMOTION -> tracker.demoted(entry, from, to);
-                    case PROMOTION -> tracker.promoted(entry, from, to);
-                    case ROLLBACK -> tracker.rolledBack(entry, from, to);
-                }
+            switch (kind) {
+                case DEMOTION -> tracker.demoted(entry, from, to);
+                case PROMOTION -> tracker.promoted(entry, from, to);
+                case ROLLBACK -> tracker.rolledBack(entry, from, to);
             }
         } catch (RuntimeException e) {
             target.used -= entry.sizeBytes;

@@ -143,8 +143,8 @@ final class UsageBucketIndex implements TierIndex {
     /**
      * Whether a move of {@code entry} from the tier with ordinal {@code from} to the one with {@code to} leaves both
      * tiers' indexes as they are: it has a record on both ({@link #left} then only confirms the one it leaves,
-     * {@link #arrived} keeps the one it finds). Asked by the store before telling the tracker of a move under the
-     * built-in orders (TieredStore#move), so a segment going back and forth between two tiers costs no tracker call.
+     * {@link #arrived} keeps the one it finds). Asked by the bucket orders' tracker before it tells the indexes of a move
+     * (OrderTracker#move), so a segment going back and forth between two tiers reads no index.
      */
     static boolean movesInPlace(SegmentEntry entry, int from, int to) {
         return entry.record(from) != null && entry.record(to) != null;
@@ -176,7 +176,7 @@ final class UsageBucketIndex implements TierIndex {
      */
     @Override
     public boolean usedConcurrently(SegmentEntry entry) {
-        return entry.takesUseInPlace(tierOrdinal); // also asked by the store directly (TieredStore#bucketOrder)
+        return entry.takesUseInPlace(tierOrdinal); // OrderTracker asks the entry directly (see there why)
     }
 
     @Override

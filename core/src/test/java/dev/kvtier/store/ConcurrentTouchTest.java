@@ -97,7 +97,7 @@ class ConcurrentTouchTest {
      */
     @Test
     void aTouchCompletesWhileAChangeHoldsTheLock() throws Exception {
-        // The bucket orders' touches are answered by the entry itself (TieredStore#bucketOrder), S3-FIFO's by its tracker.
+        // The bucket orders' tracker answers from the entry itself (OrderTracker#usedConcurrently), S3-FIFO's from its queues.
         for (DemotionPolicy policy : List.of(DemotionPolicy.leastAccessedFirst(), DemotionPolicy.leastRecentlyUsed(),
                 DemotionPolicy.s3Fifo())) {
             TieredStore store = new TieredStore(1_000, 1_000, policy);
@@ -120,8 +120,8 @@ class ConcurrentTouchTest {
     /**
      * A touch of a segment whose record sits in a bucket's tree (it arrived by demotion with an older last use than
      * the bucket's tail) is not taken without the lock: the record is re-filed under it at once, as the tracker's
-     * locked use does (the store asks the entry directly for the bucket orders, TieredStore#bucketOrder; the answer
-     * must be the tracker's). The order named afterwards is the touched one's new place.
+     * locked use does (the bucket orders' tracker asks the entry directly, OrderTracker#usedConcurrently; the answer
+     * must be the bucket index's). The order named afterwards is the touched one's new place.
      */
     @Test
     void aTouchOfARecordInABucketsTreeTakesTheLockAndReFilesIt() {
