@@ -64,7 +64,7 @@ final class ChainContinuation {
     /** Bit b of word b / 64: bucket b's list is not empty. */
     private final long[] nonEmpty = new long[BUCKETS / 64];
     /** Ended walks owning a shared segment, in end order. */
-    private final WalkList shared = new WalkList(true);
+    private final WalkList shared = new WalkList("shared");
     /** Per-query cursors over the bucket lists ({@link #collect}). */
     private final Cursor[] cursors = new Cursor[BUCKETS];
     private final Cursor sharedCursor = new Cursor();
@@ -82,7 +82,7 @@ final class ChainContinuation {
 
     ChainContinuation() {
         for (int b = 0; b < BUCKETS; b++) {
-            buckets[b] = new WalkList(false);
+            buckets[b] = new WalkList("bucket " + b);
             cursors[b] = new Cursor();
         }
     }
@@ -239,15 +239,15 @@ final class ChainContinuation {
         w.nodes = null;
         w.count = 0;
         w.ownCount = 0;
-        if (w.inOwn) {
+        if (w.ownLink.queue != null) {
             WalkList list = buckets[w.bucket];
-            list.unlink(w);
+            list.unlink(w.ownLink);
             if (list.head == null) {
                 nonEmpty[w.bucket >>> 6] &= ~(1L << w.bucket);
             }
         }
-        if (w.inShared) {
-            shared.unlink(w);
+        if (w.sharedLink.queue != null) {
+            shared.unlink(w.sharedLink);
         }
     }
 
@@ -277,11 +277,11 @@ final class ChainContinuation {
             w.ownCount = 0;
         } else {
             if (w.ownCount > 0) {
-                buckets[w.bucket].append(w);
+                buckets[w.bucket].append(w.ownLink);
                 nonEmpty[w.bucket >>> 6] |= 1L << w.bucket;
             }
             if (w.count > w.ownCount) {
-                shared.append(w);
+                shared.append(w.sharedLink);
             }
         }
         return w;
@@ -422,11 +422,11 @@ final class ChainContinuation {
         int index;
         boolean sharedPart;
 
-        void start(long query, Walk head, boolean sharedPart) {
+        void start(long query, WalkLink head, boolean sharedPart) {
             this.query = query;
             this.sharedPart = sharedPart;
-            this.walk = head;
-            this.index = head == null ? 0 : head.scan(sharedPart);
+            this.walk = head == null ? null : head.walk;
+            this.index = head == null ? 0 : walk.scan(sharedPart);
         }
 
         /** Moves to the next nameable entry; returns its walk, or null at the end of the list. */
@@ -444,7 +444,8 @@ final class ChainContinuation {
                         return walk;
                     }
                 }
-                walk = sharedPart ? walk.sharedNext : walk.ownNext;
+                WalkLink next = (sharedPart ? walk.sharedLink : walk.ownLink).next;
+                walk = next == null ? null : next.walk;
                 index = walk == null ? 0 : walk.scan(sharedPart);
             }
             return null;
@@ -483,12 +484,9 @@ final class ChainContinuation {
         /** Entries below these are stale for good (their segment left the walk): where a scan starts. */
         private int ownScan;
         private int sharedScan;
-        Walk ownPrevious;
-        Walk ownNext;
-        Walk sharedPrevious;
-        Walk sharedNext;
-        boolean inOwn;
-        boolean inShared;
+        /** Its place in its depth bucket's list of walks (own part) and in the list of walks with shared segments. */
+        final WalkLink ownLink = new WalkLink(this);
+        final WalkLink sharedLink = new WalkLink(this);
 
         Away away() {
             if (away == null) {
@@ -564,61 +562,24 @@ final class ChainContinuation {
         }
     }
 
-    /** A doubly linked list of walks through either their own-part or their shared-part links. */
-    private static final class WalkList {
-        private final boolean sharedPart;
-        Walk head;
-        Walk tail;
+    /** A walk's place in one {@link WalkList}: a walk is in two lists at once, so it has one link for each. */
+    private static final class WalkLink extends LinkedFifo.Link<WalkLink, WalkList> {
+        final Walk walk;
 
-        WalkList(boolean sharedPart) {
-            this.sharedPart = sharedPart;
+        WalkLink(Walk walk) {
+            this.walk = walk;
         }
 
-        void append(Walk w) {
-            Walk previous = tail;
-            if (sharedPart) {
-                w.sharedPrevious = previous;
-                w.sharedNext = null;
-                w.inShared = true;
-            } else {
-                w.ownPrevious = previous;
-                w.ownNext = null;
-                w.inOwn = true;
-            }
-            if (previous == null) {
-                head = w;
-            } else if (sharedPart) {
-                previous.sharedNext = w;
-            } else {
-                previous.ownNext = w;
-            }
-            tail = w;
+        @Override
+        long queuedBytes() {
+            return 0; // the lists order walks; bytes are counted per segment elsewhere
         }
+    }
 
-        void unlink(Walk w) {
-            Walk previous = sharedPart ? w.sharedPrevious : w.ownPrevious;
-            Walk next = sharedPart ? w.sharedNext : w.ownNext;
-            if (previous == null) {
-                head = next;
-            } else if (sharedPart) {
-                previous.sharedNext = next;
-            } else {
-                previous.ownNext = next;
-            }
-            if (next == null) {
-                tail = previous;
-            } else if (sharedPart) {
-                next.sharedPrevious = previous;
-            } else {
-                next.ownPrevious = previous;
-            }
-            if (sharedPart) {
-                w.sharedPrevious = w.sharedNext = null;
-                w.inShared = false;
-            } else {
-                w.ownPrevious = w.ownNext = null;
-                w.inOwn = false;
-            }
+    /** A list of walks, oldest first: a depth bucket's (through their own-part links) or the shared one. */
+    private static final class WalkList extends LinkedFifo<WalkLink, WalkList> {
+        WalkList(String name) {
+            super(name);
         }
     }
 }
