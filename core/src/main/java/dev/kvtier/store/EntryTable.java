@@ -138,7 +138,7 @@ final class EntryTable {
 
     /** Removes the entry in {@code slot}, a slot {@link #slotOf} found, with no change to the table since. */
     void removeAt(int slot) {
-        slots[slot].leftTable();
+        slots[slot].registration = SegmentEntry.REMOVED;
         OpenAddressing.removeAt(slots, hashes, slot);
         size--;
     }

@@ -23,24 +23,27 @@ final class SegmentEntry extends PolicyNode implements DemotionPolicy.Segment, S
     /** {@link #lastMoveFrom} when no move is booked (or the latest was rolled back). */
     private static final byte NO_MOVE = -1;
 
-    /*
-     * Field order matters: at 10^5-10^6 segments every entry read is a cache miss, and a touch without the lock reads
-     * key and (for S3-FIFO) hash and uses (PolicyNode), then tierOrdinal, state, accessCount and lastUse. The JVM lays
-     * out a superclass's fields first and, within a class, longs before ints before bytes, filling earlier gaps: so the
-     * two bytes below fill the two bytes PolicyNode leaves free at offsets 46-47 and the two longs follow at 48-63,
-     * making the hot fields one 40-byte run (offsets 24-63; the links at 12-23 are read under the lock only) instead of
-     * 24-87. Everything a touch does not read (the records themselves, positions, the move, owner...) comes after.
-     */
-    private byte tierOrdinal;
-    /**
-     * Bit t (t = a tier's ordinal): it has a record in that tier's built-in order index ({@link #record}); bit 3 + t:
-     * that record is filed in its bucket's tree (out of recency order), a copy of the record's flag; bit 6: it has left
-     * its store ({@link #registered}). A touch learns here, without reading {@link #registration} or a record, whether
-     * the segment is still registered and whether its record may stay where it is.
-     */
-    private byte state;
+    final PositionRange positions;
     long accessCount;
     long lastUse;
+    private byte tierOrdinal;
+    /** The tiers of the latest move booked for this segment and not rolled back, or {@link #NO_MOVE}. */
+    private byte lastMoveFrom = NO_MOVE;
+    private byte lastMoveTo = NO_MOVE;
+
+    // The built-in order index's records on each tier (UsageBucketIndex), or null.
+    private UsageBucketIndex.Record gpuRecord;
+    private UsageBucketIndex.Record cpuRecord;
+    private UsageBucketIndex.Record diskRecord;
+    /**
+     * Bit t set: its record on the tier with ordinal t is filed in its bucket's tree (out of recency
+     * order). A copy of that record's flag, so a touch need not read the record (a cache miss at
+     * 10^6 segments) to learn that it may stay where it is.
+     */
+    private byte outOfOrderRecords;
+
+    /** The tracker's own node for this segment (DemotionPolicy.Segment). */
+    private Object policyNode;
 
     /**
      * Its place in registration order (EntryTable), for TieredStore.segments(); {@link #REMOVED} once it
@@ -48,19 +51,6 @@ final class SegmentEntry extends PolicyNode implements DemotionPolicy.Segment, S
      * counter would wrap) so that, with {@link #owner} and {@link #attachment}, the entry stays within 104 bytes (96 before the attachment).
      */
     int registration;
-    /** The tiers of the latest move booked for this segment and not rolled back, or {@link #NO_MOVE}. */
-    private byte lastMoveFrom = NO_MOVE;
-    private byte lastMoveTo = NO_MOVE;
-    final PositionRange positions;
-
-    // The built-in order index's records on each tier (UsageBucketIndex), or null.
-    private UsageBucketIndex.Record gpuRecord;
-    private UsageBucketIndex.Record cpuRecord;
-    private UsageBucketIndex.Record diskRecord;
-
-    /** The tracker's own node for this segment (DemotionPolicy.Segment). */
-    private Object policyNode;
-
     /** The store this entry belongs to: a {@link SegmentHandle} from another store is refused. */
     final TieredStore owner;
     /**
@@ -71,8 +61,6 @@ final class SegmentEntry extends PolicyNode implements DemotionPolicy.Segment, S
 
     /** {@link #registration} of an entry removed from its store. */
     static final int REMOVED = -1;
-    private static final int OUT_OF_ORDER_SHIFT = 3;
-    private static final int LEFT_STORE = 1 << 6;
     private static final VarHandle ACCESS_COUNT;
     private static final VarHandle LAST_USE;
 
@@ -106,13 +94,7 @@ final class SegmentEntry extends PolicyNode implements DemotionPolicy.Segment, S
 
     /** Whether it is still registered (read under the store's lock, or optimistically and validated). */
     boolean registered() {
-        return (state & LEFT_STORE) == 0;
-    }
-
-    /** Marks it removed from its store's table (EntryTable, under the store's lock): stale from now on. */
-    void leftTable() {
-        registration = REMOVED;
-        state |= LEFT_STORE;
+        return registration != REMOVED;
     }
 
     /** The tier the segment is booked on. */
@@ -140,8 +122,9 @@ final class SegmentEntry extends PolicyNode implements DemotionPolicy.Segment, S
             case 1 -> cpuRecord = record;
             default -> diskRecord = record;
         }
-        int bits = (1 << ordinal) | (1 << (OUT_OF_ORDER_SHIFT + ordinal));
-        state = (byte) (record == null ? state & ~bits : state | (1 << ordinal));
+        if (record == null) {
+            recordOutOfOrder(ordinal, false);
+        }
     }
 
     /**
@@ -151,17 +134,16 @@ final class SegmentEntry extends PolicyNode implements DemotionPolicy.Segment, S
      * this entry only, racily (see there why that is safe).
      */
     boolean takesUseInPlace(int ordinal) {
-        return (state & ((1 << ordinal) | (1 << (OUT_OF_ORDER_SHIFT + ordinal)))) == 1 << ordinal;
+        return record(ordinal) != null && !recordOutOfOrder(ordinal);
     }
 
-    /** Whether its record on the tier with {@code ordinal} is filed out of recency order (see {@link #state}). */
+    /** Whether its record on the tier with {@code ordinal} is filed out of recency order (see {@link #outOfOrderRecords}). */
     boolean recordOutOfOrder(int ordinal) {
-        return (state & (1 << (OUT_OF_ORDER_SHIFT + ordinal))) != 0;
+        return (outOfOrderRecords & (1 << ordinal)) != 0;
     }
 
     void recordOutOfOrder(int ordinal, boolean outOfOrder) {
-        int bit = 1 << (OUT_OF_ORDER_SHIFT + ordinal);
-        state = (byte) (outOfOrder ? state | bit : state & ~bit);
+        outOfOrderRecords = (byte) (outOfOrder ? outOfOrderRecords | (1 << ordinal) : outOfOrderRecords & ~(1 << ordinal));
     }
 
     /** Puts the segment on {@code newTier}. */
