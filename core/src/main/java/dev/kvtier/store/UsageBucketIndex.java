@@ -202,9 +202,9 @@ final class UsageBucketIndex implements TierIndex {
      * Drops the removed segment's record. A record that is its bucket's list tail stays there, dead: the next
      * registration filed in that bucket takes it over ({@link #arrived}), and anything else filed or walked there
      * unlinks it first ({@link #dropDeadTail}). Why: a register then remove of a segment (a block cached and dropped
-     * again) otherwise allocates a record and writes the tail's link and the bucket's tail twice, and each write of a
-     * reference into an older object costs a card-marking barrier with a full fence under G1
-     * (bench/results/session10-regrem.md); a dead tail costs one write of its segment.
+     * again) otherwise allocates a record and writes the tail's link and the bucket's tail twice (references written
+     * into long-lived objects, each with the collector's card-marking barrier); a dead tail costs one write of its
+     * segment. Measured in bench/results/session10-regrem.md.
      */
     @Override
     public void forget(SegmentEntry entry) {
