@@ -26,7 +26,9 @@ import java.util.TreeSet;
  * by candidate queries: each stale or departed record met costs one re-filing or one unlink,
  * at most one per earlier touch or move (amortised O(1), O(log m) for a re-filing into a tree).
  * Removal from the store drops a segment's records at once, so at most one record per segment and
- * tier exists.
+ * tier exists; only a record that is its bucket's list tail stays behind, dead (no segment, not
+ * counted), for the next registration filed in that bucket to take over (see {@link #forget} why):
+ * at most one per bucket.
  *
  * <p>Why a bucket has two parts: a use stamps a segment with the store's newest tick, so a record
  * filed under it can be appended to the tail of its bucket's linked list and that list stays sorted
@@ -46,7 +48,11 @@ final class UsageBucketIndex implements TierIndex {
 
     /** One filing of a segment on this tier. */
     static final class Record {
-        final SegmentEntry entry;
+        /**
+         * Its segment; null for a dead tail: the record of a segment removed from the store while it was its
+         * bucket's list tail, left there for the next registration to take over (see {@link #forget}).
+         */
+        SegmentEntry entry;
         Record previous;
         Record next;
         /** The bucket holding it; after it is detached, the hint for where to file it next. */
@@ -135,9 +141,22 @@ final class UsageBucketIndex implements TierIndex {
             // included.
             return;
         }
+        long count = entry.accessCount;
+        long lastUse = entry.lastUse;
+        Bucket bucket = bucketFor(bucketByAccessCount ? count : 0, null);
+        Record dead = bucket.tail;
+        if (dead != null && dead.entry == null && (dead.previous == null || dead.previous.filedLastUse < lastUse)) {
+            // A dead tail where the new record would be appended anyway: it becomes that record, in place.
+            dead.entry = entry;
+            entry.record(tierOrdinal, dead);
+            dead.filedCount = count;
+            dead.filedLastUse = lastUse;
+            counted(bucket);
+            return;
+        }
         Record record = new Record(entry);
         entry.record(tierOrdinal, record);
-        file(record);
+        fileIn(record, bucket, count, lastUse);
     }
 
     /**
@@ -179,11 +198,25 @@ final class UsageBucketIndex implements TierIndex {
         return entry.takesUseInPlace(tierOrdinal); // OrderTracker asks the entry directly (see there why)
     }
 
+    /**
+     * Drops the removed segment's record. A record that is its bucket's list tail stays there, dead: the next
+     * registration filed in that bucket takes it over ({@link #arrived}), and anything else filed or walked there
+     * unlinks it first ({@link #dropDeadTail}). Why: a register then remove of a segment (a block cached and dropped
+     * again) otherwise allocates a record and writes the tail's link and the bucket's tail twice (references written
+     * into long-lived objects, each with the collector's card-marking barrier); a dead tail costs one write of its
+     * segment. Measured in bench/results/session10-regrem.md.
+     */
     @Override
     public void forget(SegmentEntry entry) {
         Record record = entry.record(tierOrdinal);
         if (record != null) {
-            detach(record);
+            Bucket bucket = record.bucket;
+            if (!record.outOfOrder && bucket.tail == record) {
+                record.entry = null;
+                uncounted(bucket);
+            } else {
+                detach(record);
+            }
             entry.record(tierOrdinal, null);
             if (emptyBuckets > liveBuckets + emptyBucketSlack) {
                 sweepEmptyBuckets();
@@ -215,15 +248,20 @@ final class UsageBucketIndex implements TierIndex {
     private void file(Record record) {
         SegmentEntry entry = record.entry;
         long count = entry.accessCount;
-        record.filedCount = count;
-        record.filedLastUse = entry.lastUse;
-        Bucket bucket = bucketFor(bucketByAccessCount ? count : 0, record.bucket);
-        record.bucket = bucket;
-        filedRecords++;
-        if (bucket.size++ == 0) {
-            emptyBuckets--;
-            liveBuckets++;
+        long lastUse = entry.lastUse;
+        fileIn(record, bucketFor(bucketByAccessCount ? count : 0, record.bucket), count, lastUse);
+    }
+
+    /** Files the detached {@code record} in {@code bucket} under the key ({@code count}, {@code lastUse}). */
+    private void fileIn(Record record, Bucket bucket, long count, long lastUse) {
+        SegmentEntry entry = record.entry;
+        if (bucket.tail != null && bucket.tail.entry == null) {
+            dropDeadTail(bucket);
         }
+        record.filedCount = count;
+        record.filedLastUse = lastUse;
+        record.bucket = bucket;
+        counted(bucket);
         if (bucket.tail == null || bucket.tail.filedLastUse < record.filedLastUse) {
             record.outOfOrder = false;
             entry.recordOutOfOrder(tierOrdinal, false);
@@ -265,10 +303,36 @@ final class UsageBucketIndex implements TierIndex {
             record.next = null;
         }
         // record.bucket stays as the hint for the next filing.
+        uncounted(bucket);
+    }
+
+    /** Counts a record filed in {@code bucket}. */
+    private void counted(Bucket bucket) {
+        filedRecords++;
+        if (bucket.size++ == 0) {
+            emptyBuckets--;
+            liveBuckets++;
+        }
+    }
+
+    /** Counts a record gone from {@code bucket} (detached, or left dead as its tail). */
+    private void uncounted(Bucket bucket) {
         filedRecords--;
         if (--bucket.size == 0) {
             liveBuckets--;
             emptyBuckets++;
+        }
+    }
+
+    /** Unlinks {@code bucket}'s dead tail (see {@link #forget}), which no count includes. */
+    private static void dropDeadTail(Bucket bucket) {
+        Record dead = bucket.tail;
+        bucket.tail = dead.previous;
+        if (dead.previous == null) {
+            bucket.head = null;
+        } else {
+            dead.previous.next = null;
+            dead.previous = null;
         }
     }
 
@@ -364,6 +428,9 @@ final class UsageBucketIndex implements TierIndex {
                 unlink(bucket); // pays for the walk past it, once
                 bucket = higher;
                 continue;
+            }
+            if (bucket.tail != null && bucket.tail.entry == null) {
+                dropDeadTail(bucket); // so the walk meets live records only (and, in LRU, re-filings append after them)
             }
             // The tree is walked with higher() rather than an iterator: re-filing may add to this
             // very bucket's tree (plain LRU has one bucket).
