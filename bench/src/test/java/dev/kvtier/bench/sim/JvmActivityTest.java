@@ -37,7 +37,12 @@ class JvmActivityTest {
         assertFalse(JvmActivity.isCollector("kvtier-host-cop"));
     }
 
-    /** On Linux every figure is measured; the difference of two snapshots never runs backwards. */
+    /**
+     * On Linux every figure is measured; the difference of two snapshots never runs backwards. One snapshot reads
+     * the process's faults after the thread's, so it counts at least the thread's; a difference of two snapshots
+     * need not (this thread's faults between the two reads of the first snapshot are in the thread's difference
+     * and not in the process's: CI once saw 1,066 against 1,065), so only its signs are checked.
+     */
     @Test
     void onLinuxASnapshotMeasuresEveryFigureAndTimeMovesForward() {
         Assumptions.assumeTrue(Files.isReadable(Path.of("/proc/thread-self/stat")), "needs Linux's /proc");
@@ -52,7 +57,7 @@ class JvmActivityTest {
                 before.toString());
         assertTrue(before.compilerCpuNanos() >= 0 && before.gcCpuNanos() >= 0, before.toString());
         assertTrue(spent.wallNanos() > 0 && spent.threadCpuNanos() >= 0 && spent.threadMinorFaults() >= 0
-                && spent.processMinorFaults() >= spent.threadMinorFaults() && spent.compilerCpuNanos() >= 0
+                && spent.processMinorFaults() >= 0 && spent.compilerCpuNanos() >= 0
                 && spent.collections() >= 0, spent.toString());
     }
 
