@@ -42,7 +42,8 @@ import java.util.function.Function;
  * expected and amortised, with an O(log b) directory look-up among the b distinct access counts of
  * the tier when no neighbouring bucket fits, and O(log m) when a record must join a bucket's tree
  * of the m records filed out of recency order (arrivals by demote or rollback); remove drops the
- * segment's records on every tier, O(1) each. k candidates cost O(k) plus the repairs met, each
+ * segment's records on every tier, O(1) each (one that is its bucket's newest stays there, dead,
+ * for the next registration filed there to take over: a register then remove allocates none). k candidates cost O(k) plus the repairs met, each
  * paid for by one earlier touch or move (amortised O(1), O(log m) into a tree). A custom order gets
  * a red-black tree: O(log n) per update, O(k + log n) for k candidates. A tracker policy
  * ({@link DemotionPolicy#newTracker}) costs what it documents ({@link DemotionPolicy#s3Fifo()},
