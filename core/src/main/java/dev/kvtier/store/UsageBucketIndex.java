@@ -145,7 +145,7 @@ final class UsageBucketIndex implements TierIndex {
         long lastUse = entry.lastUse;
         Bucket bucket = bucketFor(bucketByAccessCount ? count : 0, null);
         Record dead = bucket.tail;
-        if (dead != null && dead.entry == null && (dead.previous == null || dead.previous.filedLastUse < lastUse)) {
+        if (dead != null && dead.entry == null && appendsAfter(dead.previous, lastUse)) {
             // A dead tail where the new record would be appended anyway: it becomes that record, in place.
             dead.entry = entry;
             entry.record(tierOrdinal, dead);
@@ -255,14 +255,12 @@ final class UsageBucketIndex implements TierIndex {
     /** Files the detached {@code record} in {@code bucket} under the key ({@code count}, {@code lastUse}). */
     private void fileIn(Record record, Bucket bucket, long count, long lastUse) {
         SegmentEntry entry = record.entry;
-        if (bucket.tail != null && bucket.tail.entry == null) {
-            dropDeadTail(bucket);
-        }
+        dropDeadTail(bucket);
         record.filedCount = count;
         record.filedLastUse = lastUse;
         record.bucket = bucket;
         counted(bucket);
-        if (bucket.tail == null || bucket.tail.filedLastUse < record.filedLastUse) {
+        if (appendsAfter(bucket.tail, lastUse)) {
             record.outOfOrder = false;
             entry.recordOutOfOrder(tierOrdinal, false);
             record.previous = bucket.tail;
@@ -283,27 +281,41 @@ final class UsageBucketIndex implements TierIndex {
         }
     }
 
+    /**
+     * Whether a record filed under last use {@code lastUse} goes after {@code tail} (null: an empty list) at the end of
+     * its bucket's list, keeping the list in recency order; else it joins the bucket's tree.
+     */
+    private static boolean appendsAfter(Record tail, long lastUse) {
+        return tail == null || tail.filedLastUse < lastUse;
+    }
+
     /** Takes the filed {@code record} out of its bucket; never sweeps (safe mid-walk). */
     private void detach(Record record) {
         Bucket bucket = record.bucket;
         if (record.outOfOrder) {
             bucket.outOfOrder.remove(record);
         } else {
-            if (record.previous == null) {
-                bucket.head = record.next;
-            } else {
-                record.previous.next = record.next;
-            }
-            if (record.next == null) {
-                bucket.tail = record.previous;
-            } else {
-                record.next.previous = record.previous;
-            }
-            record.previous = null;
-            record.next = null;
+            unlinkFromList(record);
         }
         // record.bucket stays as the hint for the next filing.
         uncounted(bucket);
+    }
+
+    /** Takes {@code record} out of its bucket's list (not its tree), leaving the counts alone. */
+    private static void unlinkFromList(Record record) {
+        Bucket bucket = record.bucket;
+        if (record.previous == null) {
+            bucket.head = record.next;
+        } else {
+            record.previous.next = record.next;
+        }
+        if (record.next == null) {
+            bucket.tail = record.previous;
+        } else {
+            record.next.previous = record.previous;
+        }
+        record.previous = null;
+        record.next = null;
     }
 
     /** Counts a record filed in {@code bucket}. */
@@ -324,15 +336,11 @@ final class UsageBucketIndex implements TierIndex {
         }
     }
 
-    /** Unlinks {@code bucket}'s dead tail (see {@link #forget}), which no count includes. */
+    /** Unlinks {@code bucket}'s dead tail (see {@link #forget}), which no count includes, if it has one. */
     private static void dropDeadTail(Bucket bucket) {
-        Record dead = bucket.tail;
-        bucket.tail = dead.previous;
-        if (dead.previous == null) {
-            bucket.head = null;
-        } else {
-            dead.previous.next = null;
-            dead.previous = null;
+        Record tail = bucket.tail;
+        if (tail != null && tail.entry == null) {
+            unlinkFromList(tail);
         }
     }
 
@@ -429,9 +437,7 @@ final class UsageBucketIndex implements TierIndex {
                 bucket = higher;
                 continue;
             }
-            if (bucket.tail != null && bucket.tail.entry == null) {
-                dropDeadTail(bucket); // so the walk meets live records only (and, in LRU, re-filings append after them)
-            }
+            dropDeadTail(bucket); // so the walk meets live records only (and, in LRU, re-filings append after them)
             // The tree is walked with higher() rather than an iterator: re-filing may add to this
             // very bucket's tree (plain LRU has one bucket).
             Record inList = bucket.head;
