@@ -20,7 +20,11 @@ final class StoreWorkload {
     static final int CANDIDATES_WANTED = 4;
     /** Keys registered and removed again by the register benchmark, on top of the {@code n} resident ones. */
     static final int SPARE_KEYS = 1_024;
-    private static final int RANDOM_INDICES = 1 << 16;
+    /**
+     * The fewest draws in the key sequence; a population of {@code n} segments gets the next power of two at or above
+     * {@code 2n} if that is more (see {@link #sequenceLength}).
+     */
+    static final int MIN_SEQUENCE = 1 << 16;
 
     /**
      * The seed port's record of a workload segment named {@code key}: positions [0, 16), {@link #SEGMENT_BYTES}.
@@ -35,7 +39,8 @@ final class StoreWorkload {
 
     final String[] keys;
     final String[] spareKeys;
-    private final int[] randomIndices = new int[RANDOM_INDICES];
+    private final int[] randomIndices;
+    private final int sequenceMask;
     private int cursor;
     private int spareCursor;
 
@@ -64,8 +69,10 @@ final class StoreWorkload {
         for (int i = 0; i < SPARE_KEYS; i++) {
             spareKeys[i] = randomKeys ? randomKey(names) : "spare-" + i;
         }
+        randomIndices = new int[sequenceLength(segments)];
+        sequenceMask = randomIndices.length - 1;
         SplittableRandom random = new SplittableRandom(42);
-        for (int i = 0; i < RANDOM_INDICES; i++) {
+        for (int i = 0; i < randomIndices.length; i++) {
             randomIndices[i] = random.nextInt(segments);
         }
     }
@@ -73,6 +80,18 @@ final class StoreWorkload {
     /** A key shaped like the prefix cache's block keys (PrefixBlockCache.keyOf): "kvblock:" and 32 hex digits (a collision is as unlikely as there). */
     private static String randomKey(SplittableRandom names) {
         return "kvblock:" + HexFormat.of().toHexDigits(names.nextLong()) + HexFormat.of().toHexDigits(names.nextLong());
+    }
+
+    /**
+     * How many draws the cycling key sequence of a population of {@code segments} has: at least {@link #MIN_SEQUENCE},
+     * and at least twice the population, so that the sequence reaches at least 86% of the keys (1 - e^-2) and a cycle's working set is
+     * the population's. Why: with a fixed 65,536 draws, a 10^6-segment benchmark cycled over ~63,000 keys (6% of
+     * them, a working set the size of a last-level cache), so its "10^6" figures measured a hot subset, not random
+     * access over 10^6 segments (session 11 found JMH's port get at 10^5 at 17-19 ns, cache hits).
+     */
+    static int sequenceLength(int segments) {
+        int wanted = Math.max(MIN_SEQUENCE, 2 * segments);
+        return Integer.highestOneBit(wanted - 1) << 1;
     }
 
     /** Bytes every budget gets: all segments plus the spares fit on any tier. */
@@ -87,7 +106,7 @@ final class StoreWorkload {
 
     /** The index in {@link #keys} of the next resident key of the sequence (for callers holding per-key handles). */
     int nextIndex() {
-        return randomIndices[cursor++ & (RANDOM_INDICES - 1)];
+        return randomIndices[cursor++ & sequenceMask];
     }
 
     /** The next spare slot, cycling. */
