@@ -325,6 +325,36 @@ final class RetentionShadows {
             list.bytes += longs[node * LONGS];
         }
 
+        /**
+         * Moves {@code node}, which is in a list, to the newest end of {@code list} (its own or another): one pass
+         * over its links, the byte totals touched only when the list changes.
+         */
+        void moveToTail(SimList list, int node) {
+            int at = node * INTS;
+            int from = ints[at + LIST];
+            int next = ints[at + NEXT];
+            if (from != list.id) {
+                unlink(node);
+                append(list, node);
+                return;
+            }
+            if (next == NONE) {
+                return; // already the newest
+            }
+            int previous = ints[at + PREVIOUS];
+            if (previous == NONE) {
+                list.head = next;
+            } else {
+                ints[previous * INTS + NEXT] = next;
+            }
+            ints[next * INTS + PREVIOUS] = previous;
+            int tail = list.tail;
+            ints[at + PREVIOUS] = tail;
+            ints[at + NEXT] = NONE;
+            ints[tail * INTS + NEXT] = node;
+            list.tail = node;
+        }
+
         /** Takes {@code node} out of its list; returns that list. */
         SimList unlink(int node) {
             int at = node * INTS;
@@ -619,8 +649,7 @@ final class RetentionShadows {
             int node = find(key);
             if (node != Nodes.NONE) {
                 nodes.last(node, clock);
-                nodes.unlink(node);
-                nodes.append(second, node);
+                nodes.moveToTail(second, node);
                 return true;
             }
             makeRoom(size, capacity);
