@@ -144,8 +144,8 @@ final class RetentionShadows {
         if (!sampled(hash, threshold)) {
             return;
         }
-        Key key = keys.find(hash);
-        if (key == null) {
+        int key = keys.find(hash);
+        if (key == Nodes.NONE) {
             key = keys.add(hash);
         }
         int most = 0;
@@ -196,24 +196,6 @@ final class RetentionShadows {
             out.append(' ').append(Math.round(h));
         }
         return out.append(']').toString();
-    }
-
-    /**
-     * A sampled key held by at least one simulation. Its state in simulation {@code s} is node
-     * {@code (id << shift) + s} of {@link Nodes}; the id (and with it the nodes) is reused after the last
-     * simulation drops the key ({@link Keys#free}).
-     */
-    private static final class Key {
-        final int id;
-        int hash;
-        /** How many simulations hold the key; it leaves the table at 0. */
-        int holders;
-        /** The next free key while this one is free. */
-        Key nextFree;
-
-        Key(int id) {
-            this.id = id;
-        }
     }
 
     /**
@@ -390,81 +372,93 @@ final class RetentionShadows {
     }
 
     /**
-     * The keys the simulations hold, indexed by key hash in an open-addressing table as {@link EntryTable}
-     * (linear probing, Fibonacci home slot, load at most 1/2, backward-shift deletion), the hash in a parallel
-     * {@code int[]} so a probe dereferences only the match. The table grows (never shrinks) with the keys, which
-     * resampling keeps near {@link #MAX_RESIDENTS} per simulation, so it settles at a few thousand slots.
+     * The keys the simulations hold, each by a small id (its nodes' place in {@link Nodes}, reused after the last
+     * simulation drops the key), indexed by key hash in an open-addressing table as {@link EntryTable} (linear
+     * probing, Fibonacci home slot, load at most 1/2, backward-shift deletion) that stores the id (plus one, 0 for
+     * an empty slot) beside the hash: a lookup reads two ints of one slot and no key object. The table grows (never
+     * shrinks) with the keys, which resampling keeps near {@link #MAX_RESIDENTS} per simulation, so it settles at a
+     * few thousand slots.
      */
     private static final class Keys {
         private final Nodes nodes;
-        private Key[] slots = new Key[16];
+        /** Per slot: the id of its key plus one, 0 when empty. */
+        private int[] slots = new int[16];
         private int[] hashes = new int[16];
         private int size;
-        /** Keys ever created, by id: the next new key's id is {@code created}. */
-        private Key[] byId = new Key[16];
+        /** Per id: the key's hash. */
+        private int[] keyHashes = new int[16];
+        /** Per id: how many simulations hold the key (it leaves the table at 0), or while free the next free id. */
+        private int[] holders = new int[16];
+        /** Ids ever given out: the next new one. */
         private int created;
-        /** Keys no simulation holds, linked through {@link Key#nextFree}, for the next new ones. */
-        private Key free;
+        /** The first id no simulation holds ({@link Nodes#NONE}: none), the rest linked through {@link #holders}. */
+        private int free = Nodes.NONE;
 
         Keys(Nodes nodes) {
             this.nodes = nodes;
         }
 
-        /** The key with {@code hash}, or null when no simulation holds it. */
-        Key find(int hash) {
+        /** The id of the key with {@code hash}, or {@link Nodes#NONE} when no simulation holds it. */
+        int find(int hash) {
             int mask = slots.length - 1;
             for (int i = home(hash, slots.length); ; i = (i + 1) & mask) {
-                Key key = slots[i];
-                if (key == null || hashes[i] == hash) {
-                    return key;
+                int member = slots[i];
+                if (member == 0 || hashes[i] == hash) {
+                    return member - 1;
                 }
             }
         }
 
-        /** A key for {@code hash}, which is not in the table, held by no simulation yet. */
-        Key add(int hash) {
-            Key key = free;
-            if (key == null) {
-                key = new Key(created);
-                if (created == byId.length) {
-                    byId = java.util.Arrays.copyOf(byId, 2 * created);
+        /** The id for a key with {@code hash}, which is not in the table, held by no simulation yet. */
+        int add(int hash) {
+            int id = free;
+            if (id == Nodes.NONE) {
+                id = created++;
+                if (id == keyHashes.length) {
+                    keyHashes = java.util.Arrays.copyOf(keyHashes, 2 * id);
+                    holders = java.util.Arrays.copyOf(holders, 2 * id);
                 }
-                byId[created++] = key;
                 nodes.ensureKeys(created);
             } else {
-                free = key.nextFree;
-                key.nextFree = null;
+                free = holders[id];
             }
-            key.hash = hash;
-            key.holders = 0;
+            keyHashes[id] = hash;
+            holders[id] = 0;
             if (2 * (size + 1) > slots.length) {
-                Key[] oldSlots = slots;
+                int[] oldSlots = slots;
                 int[] oldHashes = hashes;
-                slots = new Key[2 * oldSlots.length];
+                slots = new int[2 * oldSlots.length];
                 hashes = new int[2 * oldSlots.length];
                 OpenAddressing.rehash(oldSlots, oldHashes, slots, hashes);
             }
-            OpenAddressing.place(slots, hashes, key, hash);
+            OpenAddressing.place(slots, hashes, id + 1, hash);
             size++;
-            return key;
+            return id;
         }
 
-        /** Removes {@code key}, which no simulation holds any more, and keeps it for reuse. */
-        void remove(Key key) {
+        int hash(int id) {
+            return keyHashes[id];
+        }
+
+        /** One more simulation holds the key {@code id}. */
+        void held(int id) {
+            holders[id]++;
+        }
+
+        /** One simulation fewer holds the key {@code id}; at none it leaves the table and its id is reused. */
+        void released(int id) {
+            if (--holders[id] > 0) {
+                return;
+            }
             int mask = slots.length - 1;
-            int hole = home(key.hash, slots.length);
-            while (slots[hole] != key) {
+            int hole = home(keyHashes[id], slots.length);
+            while (slots[hole] != id + 1) {
                 hole = (hole + 1) & mask;
             }
             OpenAddressing.removeAt(slots, hashes, hole);
             size--;
-            key.nextFree = free;
-            free = key;
-        }
-
-        /** The key whose nodes include {@code node}. */
-        Key keyOf(int node) {
-            return byId[node >>> nodes.shift];
+            holders[id] = free;
+            free = id;
         }
 
         /**
@@ -494,7 +488,7 @@ final class RetentionShadows {
         }
 
         /** References {@code key}; returns whether it was a hit. Afterwards the simulation holds the key. */
-        abstract boolean access(Key key, long size, long capacity);
+        abstract boolean access(int key, long size, long capacity);
 
         /** Evicts one key; the cache is not empty. */
         abstract void evictOne();
@@ -504,23 +498,23 @@ final class RetentionShadows {
         }
 
         /** This simulation's node of {@code key}. */
-        final int node(Key key) {
-            return (key.id << nodes.shift) + index;
+        final int node(int key) {
+            return (key << nodes.shift) + index;
         }
 
         /** This simulation's node of {@code key} if it holds the key, else {@link Nodes#NONE}. */
-        final int find(Key key) {
+        final int find(int key) {
             int node = node(key);
             return nodes.listed(node) ? node : Nodes.NONE;
         }
 
         /** This simulation's node of {@code key}, which it does not hold, now held, in no list yet. */
-        final int insert(Key key, long size) {
+        final int insert(int key, long size) {
             int node = node(key);
             nodes.size(node, size);
             nodes.spare(node, 0);
             nodes.last(node, 0);
-            key.holders++;
+            keys.held(key);
             this.size++;
             return node;
         }
@@ -528,15 +522,12 @@ final class RetentionShadows {
         /** Forgets {@code node}, held and in no list; its key leaves the table when no simulation holds it. */
         final void forget(int node) {
             size--;
-            Key key = keys.keyOf(node);
-            if (--key.holders == 0) {
-                keys.remove(key);
-            }
+            keys.released(node >>> nodes.shift);
         }
 
         /** The hash of the key of {@code node}. */
         final int hash(int node) {
-            return keys.keyOf(node).hash;
+            return keys.hash(node >>> nodes.shift);
         }
 
         void makeRoom(long size, long capacity) {
@@ -584,7 +575,7 @@ final class RetentionShadows {
         }
 
         @Override
-        boolean access(Key key, long size, long capacity) {
+        boolean access(int key, long size, long capacity) {
             int node = find(key);
             if (node != Nodes.NONE) {
                 nodes.spare(node, Math.min(3, nodes.spare(node) + 1));
@@ -592,7 +583,7 @@ final class RetentionShadows {
             }
             makeRoom(size, capacity);
             node = insert(key, size);
-            nodes.append(ghost.remove(key.hash) ? second : first, node);
+            nodes.append(ghost.remove(keysTable().hash(key)) ? second : first, node);
             return false;
         }
 
@@ -644,7 +635,7 @@ final class RetentionShadows {
         }
 
         @Override
-        boolean access(Key key, long size, long capacity) {
+        boolean access(int key, long size, long capacity) {
             clock++;
             int node = find(key);
             if (node != Nodes.NONE) {
@@ -703,7 +694,7 @@ final class RetentionShadows {
         }
 
         @Override
-        boolean access(Key key, long size, long capacity) {
+        boolean access(int key, long size, long capacity) {
             int node = find(key);
             if (node != Nodes.NONE) {
                 unlinkFiled(node);
@@ -766,8 +757,8 @@ final class RetentionShadows {
 
         /** This simulation's node of the key with {@code hash} if it holds it, else {@link Nodes#NONE}. */
         private int heldNode(int hash) {
-            Key key = keysTable().find(hash);
-            return key == null ? Nodes.NONE : find(key);
+            int key = keysTable().find(hash);
+            return key == Nodes.NONE ? Nodes.NONE : find(key);
         }
 
         @Override
