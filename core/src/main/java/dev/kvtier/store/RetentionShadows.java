@@ -1,5 +1,7 @@
 package dev.kvtier.store;
 
+import java.util.Arrays;
+
 /**
  * Miniature simulations (Waldspurger, Saemundsson, Ahmad and Park, "Cache modeling and optimization using
  * miniature simulations", USENIX ATC 2017) that choose, online, how {@link S3FifoPolicy}'s adaptive variant
@@ -21,12 +23,14 @@ package dev.kvtier.store;
  * ({@link #walkEnded} files the keys a walk referenced when it ends).
  *
  * <p>Costs: a reference whose key is not sampled costs a multiply and a compare; a sampled one one probe of an
- * int-keyed open-addressing table shared by the simulations (a key's state in every simulation hangs off its one
- * entry: after a reference every simulation holds the key, so their residents mostly coincide; one probe instead
- * of one per simulation took a touch at 10^3 segments to 0.88-0.90 of its time, bench/results/session7-policy4.md)
- * and O(1) queue moves per simulation, and allocates nothing once the simulations have filled: dropped keys are
- * reused (session 6b's profile found 12% of register+discard in the boxed {@code HashMap<Integer, Node>} this
- * replaced). R starts at 1 and halves (dropping the keys no longer sampled, O(size) once per halving, so amortised
+ * int-keyed open-addressing table shared by the simulations, which gives the key's id (a key's state in every
+ * simulation sits at its one id: after a reference every simulation holds the key, so their residents mostly
+ * coincide; one probe instead of one per simulation took a touch at 10^3 segments to 0.88-0.90 of its time,
+ * bench/results/session7-policy4.md) and O(1) list moves per simulation in int arrays ({@link Nodes}: no object
+ * per key or per simulated entry, so a move writes no references; a touch at 10^3 segments 0.88 of the time with
+ * node objects, bench/results/session11-sims.md), and allocates nothing once the simulations have filled: dropped
+ * keys' ids are reused (session 6b's profile found 12% of register+discard in the boxed
+ * {@code HashMap<Integer, Node>} that preceded them). R starts at 1 and halves (dropping the keys no longer sampled, O(size) once per halving, so amortised
  * O(1)) whenever a simulation holds more than {@link #MAX_RESIDENTS} keys, so memory is bounded whatever the
  * tier's size.
  */
@@ -130,6 +134,11 @@ final class RetentionShadows {
         return keys.size;
     }
 
+    /** The key ids given out so far: the most keys held at once, give or take the one arriving (ids are reused). */
+    int keyIds() {
+        return keys.created;
+    }
+
     /**
      * Whether a reference of the key with {@code hash} would reach the simulations now (else {@link #reference}
      * returns at once). Reads one int, so it may be asked without the store's lock (a touch deciding whether it needs
@@ -229,7 +238,7 @@ final class RetentionShadows {
             shift = 32 - Integer.numberOfLeadingZeros(simulations - 1);
             ints = new int[(16 << shift) * INTS];
             longs = new long[(16 << shift) * LONGS];
-            java.util.Arrays.fill(ints, NONE);
+            Arrays.fill(ints, NONE);
         }
 
         /** Makes room for the nodes of key ids below {@code keys}. */
@@ -237,16 +246,16 @@ final class RetentionShadows {
             int needed = keys << shift;
             if (needed * INTS > ints.length) {
                 int old = ints.length;
-                ints = java.util.Arrays.copyOf(ints, Math.max(needed * INTS, 2 * old));
-                java.util.Arrays.fill(ints, old, ints.length, NONE);
-                longs = java.util.Arrays.copyOf(longs, ints.length / INTS * LONGS);
+                ints = Arrays.copyOf(ints, Math.max(needed * INTS, 2 * old));
+                Arrays.fill(ints, old, ints.length, NONE);
+                longs = Arrays.copyOf(longs, ints.length / INTS * LONGS);
             }
         }
 
         /** A new empty list of these nodes. */
         SimList newList() {
             if (listCount == lists.length) {
-                lists = java.util.Arrays.copyOf(lists, 2 * lists.length);
+                lists = Arrays.copyOf(lists, 2 * lists.length);
             }
             SimList list = new SimList(listCount);
             lists[listCount++] = list;
@@ -415,8 +424,8 @@ final class RetentionShadows {
             if (id == Nodes.NONE) {
                 id = created++;
                 if (id == keyHashes.length) {
-                    keyHashes = java.util.Arrays.copyOf(keyHashes, 2 * id);
-                    holders = java.util.Arrays.copyOf(holders, 2 * id);
+                    keyHashes = Arrays.copyOf(keyHashes, 2 * id);
+                    holders = Arrays.copyOf(holders, 2 * id);
                 }
                 nodes.ensureKeys(created);
             } else {
