@@ -27,12 +27,12 @@ import java.util.Arrays;
  * simulation sits at its one id: after a reference every simulation holds the key, so their residents mostly
  * coincide; one probe instead of one per simulation took a touch at 10^3 segments to 0.88-0.90 of its time,
  * bench/results/session7-policy4.md) and O(1) list moves per simulation in int arrays ({@link Nodes}: no object
- * per key or per simulated entry, so a move writes no references; a touch at 10^3 segments 0.88 of the time with
- * node objects, bench/results/session11-sims.md), and allocates nothing once the simulations have filled: dropped
- * keys' ids are reused (session 6b's profile found 12% of register+discard in the boxed
- * {@code HashMap<Integer, Node>} that preceded them). R starts at 1 and halves (dropping the keys no longer sampled, O(size) once per halving, so amortised
- * O(1)) whenever a simulation holds more than {@link #MAX_RESIDENTS} keys, so memory is bounded whatever the
- * tier's size.
+ * per key or per simulated entry, so a move writes no references; a touch at 10^3 segments took 0.88-0.90 of the
+ * time it took with node objects, bench/results/session11-sims.md), and allocates nothing once the simulations have
+ * filled: dropped keys' ids are reused (session 6b's profile found 12% of register+discard in the boxed
+ * {@code HashMap<Integer, Node>} that preceded them). R starts at 1 and halves (dropping the keys no longer
+ * sampled, O(size) once per halving, so amortised O(1)) whenever a simulation holds more than
+ * {@link #MAX_RESIDENTS} keys, so memory is bounded whatever the tier's size.
  */
 final class RetentionShadows {
     /**
