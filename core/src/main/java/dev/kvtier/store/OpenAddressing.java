@@ -60,4 +60,43 @@ final class OpenAddressing {
         slots[hole] = null;
         hashes[hole] = 0;
     }
+
+    /**
+     * {@link #place(Object[], int[], Object, int)} for a table of int members, 0 marking an empty slot (a table
+     * that stores small ids instead of objects, so a lookup reads no member object).
+     */
+    static void place(int[] slots, int[] hashes, int member, int hash) {
+        int mask = slots.length - 1;
+        int i = home(hash, slots.length);
+        while (slots[i] != 0) {
+            i = (i + 1) & mask;
+        }
+        slots[i] = member;
+        hashes[i] = hash;
+    }
+
+    /** {@link #rehash(Object[], int[], Object[], int[])} for int members, 0 empty. */
+    static void rehash(int[] oldSlots, int[] oldHashes, int[] newSlots, int[] newHashes) {
+        for (int i = 0; i < oldSlots.length; i++) {
+            if (oldSlots[i] != 0) {
+                place(newSlots, newHashes, oldSlots[i], oldHashes[i]);
+            }
+        }
+    }
+
+    /** {@link #removeAt(Object[], int[], int)} for int members, 0 empty. */
+    static void removeAt(int[] slots, int[] hashes, int hole) {
+        int mask = slots.length - 1;
+        for (int j = (hole + 1) & mask; slots[j] != 0; j = (j + 1) & mask) {
+            int home = home(hashes[j], slots.length);
+            boolean homeAfterHole = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
+            if (!homeAfterHole) {
+                slots[hole] = slots[j];
+                hashes[hole] = hashes[j];
+                hole = j;
+            }
+        }
+        slots[hole] = 0;
+        hashes[hole] = 0;
+    }
 }

@@ -1,5 +1,7 @@
 package dev.kvtier.store;
 
+import java.util.Arrays;
+
 /**
  * Miniature simulations (Waldspurger, Saemundsson, Ahmad and Park, "Cache modeling and optimization using
  * miniature simulations", USENIX ATC 2017) that choose, online, how {@link S3FifoPolicy}'s adaptive variant
@@ -21,14 +23,16 @@ package dev.kvtier.store;
  * ({@link #walkEnded} files the keys a walk referenced when it ends).
  *
  * <p>Costs: a reference whose key is not sampled costs a multiply and a compare; a sampled one one probe of an
- * int-keyed open-addressing table shared by the simulations (a key's state in every simulation hangs off its one
- * entry: after a reference every simulation holds the key, so their residents mostly coincide; one probe instead
- * of one per simulation took a touch at 10^3 segments to 0.88-0.90 of its time, bench/results/session7-policy4.md)
- * and O(1) queue moves per simulation, and allocates nothing once the simulations have filled: dropped keys are
- * reused (session 6b's profile found 12% of register+discard in the boxed {@code HashMap<Integer, Node>} this
- * replaced). R starts at 1 and halves (dropping the keys no longer sampled, O(size) once per halving, so amortised
- * O(1)) whenever a simulation holds more than {@link #MAX_RESIDENTS} keys, so memory is bounded whatever the
- * tier's size.
+ * int-keyed open-addressing table shared by the simulations, which gives the key's id (a key's state in every
+ * simulation sits at its one id: after a reference every simulation holds the key, so their residents mostly
+ * coincide; one probe instead of one per simulation took a touch at 10^3 segments to 0.88-0.90 of its time,
+ * bench/results/session7-policy4.md) and O(1) list moves per simulation in int arrays ({@link Nodes}: no object
+ * per key or per simulated entry, so a move writes no references; a touch at 10^3 segments took 0.88-0.90 of the
+ * time it took with node objects, bench/results/session11-sims.md), and allocates nothing once the simulations have
+ * filled: dropped keys' ids are reused (session 6b's profile found 12% of register+discard in the boxed
+ * {@code HashMap<Integer, Node>} that preceded them). R starts at 1 and halves (dropping the keys no longer
+ * sampled, O(size) once per halving, so amortised O(1)) whenever a simulation holds more than
+ * {@link #MAX_RESIDENTS} keys, so memory is bounded whatever the tier's size.
  */
 final class RetentionShadows {
     /**
@@ -49,7 +53,7 @@ final class RetentionShadows {
 
     private final long budget;
     /** Every key some simulation holds. */
-    private final Keys keys = new Keys();
+    private final Keys keys;
     private final Sim[] sims;
     private final double[] hits;
     private int threshold = FULL;
@@ -81,11 +85,13 @@ final class RetentionShadows {
         this.budget = budget;
         this.capacity = budget;
         sims = new Sim[1 + FACTORS.length + (chains == null ? 0 : 1)];
-        sims[0] = new S3Sim(keys, 0);
+        Nodes nodes = new Nodes(sims.length);
+        keys = new Keys(nodes);
+        sims[0] = new S3Sim(keys, nodes, 0);
         for (int i = 0; i < FACTORS.length; i++) {
-            sims[i + 1] = new RetainSim(keys, i + 1, FACTORS[i]);
+            sims[i + 1] = new RetainSim(keys, nodes, i + 1, FACTORS[i]);
         }
-        continuationSim = chains == null ? null : new ContinuationSim(keys, FACTORS.length + 1, chains);
+        continuationSim = chains == null ? null : new ContinuationSim(keys, nodes, FACTORS.length + 1, chains);
         if (continuationSim != null) {
             sims[FACTORS.length + 1] = continuationSim;
         }
@@ -128,6 +134,11 @@ final class RetentionShadows {
         return keys.size;
     }
 
+    /** The key ids given out so far: the most keys held at once, give or take the one arriving (ids are reused). */
+    int keyIds() {
+        return keys.created;
+    }
+
     /**
      * Whether a reference of the key with {@code hash} would reach the simulations now (else {@link #reference}
      * returns at once). Reads one int, so it may be asked without the store's lock (a touch deciding whether it needs
@@ -142,9 +153,9 @@ final class RetentionShadows {
         if (!sampled(hash, threshold)) {
             return;
         }
-        Key key = keys.find(hash);
-        if (key == null) {
-            key = keys.add(hash, sims.length);
+        int key = keys.find(hash);
+        if (key == Nodes.NONE) {
+            key = keys.add(hash);
         }
         int most = 0;
         for (int i = 0; i < sims.length; i++) {
@@ -197,103 +208,266 @@ final class RetentionShadows {
     }
 
     /**
-     * A sampled key held by at least one simulation, with its state in each ({@link #nodes}, one per simulation, a
-     * node in a queue of that simulation while it holds the key); reused with its nodes after the last simulation
-     * drops it ({@link Keys#free}).
+     * Every simulation's state of every key, in arrays indexed by node (a key's nodes side by side, so a
+     * sampled reference finds all its states in one or two cache lines), and the simulations' FIFOs linked through
+     * them by node number. Why not {@link LinkedFifo} with a node object per key and simulation (sessions 6-10):
+     * a sampled reference moves the key in three or four simulations, and each move through objects wrote
+     * references (a GC write barrier each) behind two levels of indirection (key, its node, the node's queue);
+     * here a move is int writes into a few arrays that stay in the core's caches.
      */
-    private static final class Key {
-        int hash;
-        /** How many simulations hold the key; it leaves the table at 0. */
-        int holders;
-        final Node[] nodes;
-        /** The next free key while this one is free. */
-        Key nextFree;
+    private static final class Nodes {
+        /** No node: the end of a list, or a node in no list. */
+        static final int NONE = -1;
+        /** Ints per node: its neighbours towards the head and the tail, its list, and one simulation's own int. */
+        private static final int INTS = 4;
+        private static final int PREVIOUS = 0;
+        private static final int NEXT = 1;
+        private static final int LIST = 2;
+        private static final int SPARE = 3;
+        /** Longs per node: its size in bytes, and when it was last used. */
+        private static final int LONGS = 2;
 
-        Key(int simulations) {
-            nodes = new Node[simulations];
-            for (int i = 0; i < simulations; i++) {
-                nodes[i] = new Node(this);
+        /** Node {@code (key id << shift) + simulation}: a key's nodes side by side, a power of two of them. */
+        final int shift;
+        private int[] ints;
+        private long[] longs;
+        private SimList[] lists = new SimList[8];
+        private int listCount;
+
+        Nodes(int simulations) {
+            shift = 32 - Integer.numberOfLeadingZeros(simulations - 1);
+            ints = new int[(16 << shift) * INTS];
+            longs = new long[(16 << shift) * LONGS];
+            Arrays.fill(ints, NONE);
+        }
+
+        /** Makes room for the nodes of key ids below {@code keys}. */
+        void ensureKeys(int keys) {
+            int needed = keys << shift;
+            if (needed * INTS > ints.length) {
+                int old = ints.length;
+                ints = Arrays.copyOf(ints, Math.max(needed * INTS, 2 * old));
+                Arrays.fill(ints, old, ints.length, NONE);
+                longs = Arrays.copyOf(longs, ints.length / INTS * LONGS);
             }
+        }
+
+        /** A new empty list of these nodes. */
+        SimList newList() {
+            if (listCount == lists.length) {
+                lists = Arrays.copyOf(lists, 2 * lists.length);
+            }
+            SimList list = new SimList(listCount);
+            lists[listCount++] = list;
+            return list;
+        }
+
+        /** The list holding {@code node}, or null while it is in none. */
+        SimList listOf(int node) {
+            int list = ints[node * INTS + LIST];
+            return list == NONE ? null : lists[list];
+        }
+
+        boolean listed(int node) {
+            return ints[node * INTS + LIST] != NONE;
+        }
+
+        int next(int node) {
+            return ints[node * INTS + NEXT];
+        }
+
+        int spare(int node) {
+            return ints[node * INTS + SPARE];
+        }
+
+        void spare(int node, int value) {
+            ints[node * INTS + SPARE] = value;
+        }
+
+        long size(int node) {
+            return longs[node * LONGS];
+        }
+
+        void size(int node, long size) {
+            longs[node * LONGS] = size;
+        }
+
+        long last(int node) {
+            return longs[node * LONGS + 1];
+        }
+
+        void last(int node, long last) {
+            longs[node * LONGS + 1] = last;
+        }
+
+        /** Puts {@code node}, in no list, at the newest end of {@code list}. */
+        void append(SimList list, int node) {
+            int at = node * INTS;
+            int tail = list.tail;
+            ints[at + LIST] = list.id;
+            ints[at + PREVIOUS] = tail;
+            ints[at + NEXT] = NONE;
+            if (tail == NONE) {
+                list.head = node;
+            } else {
+                ints[tail * INTS + NEXT] = node;
+            }
+            list.tail = node;
+            list.bytes += longs[node * LONGS];
+        }
+
+        /**
+         * Moves {@code node}, which is in a list, to the newest end of {@code list} (its own or another): one pass
+         * over its links, the byte totals touched only when the list changes.
+         */
+        void moveToTail(SimList list, int node) {
+            int at = node * INTS;
+            int from = ints[at + LIST];
+            int next = ints[at + NEXT];
+            if (from != list.id) {
+                unlink(node);
+                append(list, node);
+                return;
+            }
+            if (next == NONE) {
+                return; // already the newest
+            }
+            int previous = ints[at + PREVIOUS];
+            if (previous == NONE) {
+                list.head = next;
+            } else {
+                ints[previous * INTS + NEXT] = next;
+            }
+            ints[next * INTS + PREVIOUS] = previous;
+            int tail = list.tail;
+            ints[at + PREVIOUS] = tail;
+            ints[at + NEXT] = NONE;
+            ints[tail * INTS + NEXT] = node;
+            list.tail = node;
+        }
+
+        /** Takes {@code node} out of its list; returns that list. */
+        SimList unlink(int node) {
+            int at = node * INTS;
+            SimList list = lists[ints[at + LIST]];
+            int previous = ints[at + PREVIOUS];
+            int next = ints[at + NEXT];
+            if (previous == NONE) {
+                list.head = next;
+            } else {
+                ints[previous * INTS + NEXT] = next;
+            }
+            if (next == NONE) {
+                list.tail = previous;
+            } else {
+                ints[next * INTS + PREVIOUS] = previous;
+            }
+            ints[at + LIST] = NONE;
+            list.bytes -= longs[node * LONGS];
+            return list;
         }
     }
 
-    /** A key's state in one simulation: resident there while {@link #queue} is not null. */
-    private static final class Node extends LinkedFifo.Link<Node, Fifo> {
-        final Key key;
-        long size;
-        int uses;
-        long last;
-        /** The continuation simulation: the depth bucket of the key's last walk ({@link ChainContinuation#bucket}). */
-        int bucket;
+    /** A FIFO of {@link Nodes}: oldest at {@link #head}, newest at {@link #tail}, with its byte total. */
+    private static final class SimList {
+        final int id;
+        int head = Nodes.NONE;
+        int tail = Nodes.NONE;
+        long bytes;
 
-        Node(Key key) {
-            this.key = key;
-        }
-
-        @Override
-        long queuedBytes() {
-            return size;
+        SimList(int id) {
+            this.id = id;
         }
     }
 
     /**
-     * The keys the simulations hold, indexed by key hash in an open-addressing table as {@link EntryTable}
-     * (linear probing, Fibonacci home slot, load at most 1/2, backward-shift deletion), the hash in a parallel
-     * {@code int[]} so a probe dereferences only the match. The table grows (never shrinks) with the keys, which
-     * resampling keeps near {@link #MAX_RESIDENTS} per simulation, so it settles at a few thousand slots.
+     * The keys the simulations hold, each by a small id (its nodes' place in {@link Nodes}, reused after the last
+     * simulation drops the key), indexed by key hash in an open-addressing table as {@link EntryTable} (linear
+     * probing, Fibonacci home slot, load at most 1/2, backward-shift deletion) that stores the id (plus one, 0 for
+     * an empty slot) beside the hash: a lookup reads two ints of one slot and no key object. The table grows (never
+     * shrinks) with the keys, which resampling keeps near {@link #MAX_RESIDENTS} per simulation, so it settles at a
+     * few thousand slots.
      */
     private static final class Keys {
-        private Key[] slots = new Key[16];
+        private final Nodes nodes;
+        /** Per slot: the id of its key plus one, 0 when empty. */
+        private int[] slots = new int[16];
         private int[] hashes = new int[16];
         private int size;
-        /** Keys no simulation holds, linked through {@link Key#nextFree}, for the next new ones. */
-        private Key free;
+        /** Per id: the key's hash. */
+        private int[] keyHashes = new int[16];
+        /** Per id: how many simulations hold the key (it leaves the table at 0), or while free the next free id. */
+        private int[] holders = new int[16];
+        /** Ids ever given out: the next new one. */
+        private int created;
+        /** The first id no simulation holds ({@link Nodes#NONE}: none), the rest linked through {@link #holders}. */
+        private int free = Nodes.NONE;
 
-        /** The key with {@code hash}, or null when no simulation holds it. */
-        Key find(int hash) {
+        Keys(Nodes nodes) {
+            this.nodes = nodes;
+        }
+
+        /** The id of the key with {@code hash}, or {@link Nodes#NONE} when no simulation holds it. */
+        int find(int hash) {
             int mask = slots.length - 1;
             for (int i = home(hash, slots.length); ; i = (i + 1) & mask) {
-                Key key = slots[i];
-                if (key == null || hashes[i] == hash) {
-                    return key;
+                int member = slots[i];
+                if (member == 0 || hashes[i] == hash) {
+                    return member - 1;
                 }
             }
         }
 
-        /** A key for {@code hash}, which is not in the table, held by no simulation yet. */
-        Key add(int hash, int simulations) {
-            Key key = free;
-            if (key == null) {
-                key = new Key(simulations);
+        /** The id for a key with {@code hash}, which is not in the table, held by no simulation yet. */
+        int add(int hash) {
+            int id = free;
+            if (id == Nodes.NONE) {
+                id = created++;
+                if (id == keyHashes.length) {
+                    keyHashes = Arrays.copyOf(keyHashes, 2 * id);
+                    holders = Arrays.copyOf(holders, 2 * id);
+                }
+                nodes.ensureKeys(created);
             } else {
-                free = key.nextFree;
-                key.nextFree = null;
+                free = holders[id];
             }
-            key.hash = hash;
-            key.holders = 0;
+            keyHashes[id] = hash;
+            holders[id] = 0;
             if (2 * (size + 1) > slots.length) {
-                Key[] oldSlots = slots;
+                int[] oldSlots = slots;
                 int[] oldHashes = hashes;
-                slots = new Key[2 * oldSlots.length];
+                slots = new int[2 * oldSlots.length];
                 hashes = new int[2 * oldSlots.length];
                 OpenAddressing.rehash(oldSlots, oldHashes, slots, hashes);
             }
-            OpenAddressing.place(slots, hashes, key, hash);
+            OpenAddressing.place(slots, hashes, id + 1, hash);
             size++;
-            return key;
+            return id;
         }
 
-        /** Removes {@code key}, which no simulation holds any more, and keeps it for reuse. */
-        void remove(Key key) {
+        int hash(int id) {
+            return keyHashes[id];
+        }
+
+        /** One more simulation holds the key {@code id}. */
+        void held(int id) {
+            holders[id]++;
+        }
+
+        /** One simulation fewer holds the key {@code id}; at none it leaves the table and its id is reused. */
+        void released(int id) {
+            if (--holders[id] > 0) {
+                return;
+            }
             int mask = slots.length - 1;
-            int hole = home(key.hash, slots.length);
-            while (slots[hole] != key) {
+            int hole = home(keyHashes[id], slots.length);
+            while (slots[hole] != id + 1) {
                 hole = (hole + 1) & mask;
             }
             OpenAddressing.removeAt(slots, hashes, hole);
             size--;
-            key.nextFree = free;
-            free = key;
+            holders[id] = free;
+            free = id;
         }
 
         /**
@@ -305,28 +479,25 @@ final class RetentionShadows {
         }
     }
 
-    /** A FIFO of simulated keys with their byte total. */
-    private static final class Fifo extends LinkedFifo<Node, Fifo> {
-        Fifo(String name) {
-            super(name);
-        }
-    }
-
     /** One simulated cache of sampled keys: its state of each key is the key's node at {@link #index}. */
     private abstract static class Sim {
         private final Keys keys;
+        final Nodes nodes;
         private final int index;
         private int size;
-        final Fifo first = new Fifo("first");
-        final Fifo second = new Fifo("second");
+        final SimList first;
+        final SimList second;
 
-        Sim(Keys keys, int index) {
+        Sim(Keys keys, Nodes nodes, int index) {
             this.keys = keys;
+            this.nodes = nodes;
             this.index = index;
+            first = nodes.newList();
+            second = nodes.newList();
         }
 
         /** References {@code key}; returns whether it was a hit. Afterwards the simulation holds the key. */
-        abstract boolean access(Key key, long size, long capacity);
+        abstract boolean access(int key, long size, long capacity);
 
         /** Evicts one key; the cache is not empty. */
         abstract void evictOne();
@@ -335,29 +506,37 @@ final class RetentionShadows {
             return size;
         }
 
-        /** This simulation's node of {@code key} if it holds the key, else null. */
-        final Node find(Key key) {
-            Node node = key.nodes[index];
-            return node.queue == null ? null : node;
+        /** This simulation's node of {@code key}. */
+        final int node(int key) {
+            return (key << nodes.shift) + index;
         }
 
-        /** This simulation's node of {@code key}, which it does not hold, now held, in no queue yet. */
-        final Node insert(Key key, long size) {
-            Node node = key.nodes[index];
-            node.size = size;
-            node.uses = 0;
-            node.last = 0;
-            key.holders++;
+        /** This simulation's node of {@code key} if it holds the key, else {@link Nodes#NONE}. */
+        final int find(int key) {
+            int node = node(key);
+            return nodes.listed(node) ? node : Nodes.NONE;
+        }
+
+        /** This simulation's node of {@code key}, which it does not hold, now held, in no list yet. */
+        final int insert(int key, long size) {
+            int node = node(key);
+            nodes.size(node, size);
+            nodes.spare(node, 0);
+            nodes.last(node, 0);
+            keys.held(key);
             this.size++;
             return node;
         }
 
-        /** Forgets {@code node}, held and in no queue; its key leaves the table when no simulation holds it. */
-        final void forget(Node node) {
+        /** Forgets {@code node}, held and in no list; its key leaves the table when no simulation holds it. */
+        final void forget(int node) {
             size--;
-            if (--node.key.holders == 0) {
-                keys.remove(node.key);
-            }
+            keys.released(node >>> nodes.shift);
+        }
+
+        /** The hash of the key of {@code node}. */
+        final int hash(int node) {
+            return keys.hash(node >>> nodes.shift);
         }
 
         void makeRoom(long size, long capacity) {
@@ -370,8 +549,8 @@ final class RetentionShadows {
             return keys;
         }
 
-        void drop(Node node) {
-            node.queue.unlink(node);
+        void drop(int node) {
+            nodes.unlink(node);
             forget(node);
         }
 
@@ -382,10 +561,10 @@ final class RetentionShadows {
             makeRoom(0, capacity);
         }
 
-        private void dropUnsampled(Fifo list, int threshold) {
-            for (Node node = list.head; node != null; ) {
-                Node next = node.next;
-                if (!sampled(node.key.hash, threshold)) {
+        final void dropUnsampled(SimList list, int threshold) {
+            for (int node = list.head; node != Nodes.NONE; ) {
+                int next = nodes.next(node);
+                if (!sampled(hash(node), threshold)) {
                     drop(node);
                 }
                 node = next;
@@ -393,49 +572,55 @@ final class RetentionShadows {
         }
     }
 
-    /** S3-FIFO as {@link S3FifoPolicy}'s default parameters (small 1/5, ghosts 4x), without the chain-tail rule. */
+    /**
+     * S3-FIFO as {@link S3FifoPolicy}'s default parameters (small 1/5, ghosts 4x), without the chain-tail rule; a
+     * node's spare int is its use count.
+     */
     private static final class S3Sim extends Sim {
         private final GhostKeys ghost = new GhostKeys();
 
-        S3Sim(Keys keys, int index) {
-            super(keys, index);
+        S3Sim(Keys keys, Nodes nodes, int index) {
+            super(keys, nodes, index);
         }
 
         @Override
-        boolean access(Key key, long size, long capacity) {
-            Node node = find(key);
-            if (node != null) {
-                node.uses = Math.min(3, node.uses + 1);
+        boolean access(int key, long size, long capacity) {
+            int node = find(key);
+            if (node != Nodes.NONE) {
+                nodes.spare(node, Math.min(3, nodes.spare(node) + 1));
                 return true;
             }
             makeRoom(size, capacity);
             node = insert(key, size);
-            (ghost.remove(key.hash) ? second : first).append(node);
+            nodes.append(ghost.remove(keysTable().hash(key)) ? second : first, node);
             return false;
         }
 
         @Override
         void evictOne() {
-            Fifo small = first;
-            Fifo main = second;
+            SimList small = first;
+            SimList main = second;
             while (true) {
-                if (small.head != null && (main.head == null || small.bytes >= (small.bytes + main.bytes) / 5)) {
-                    Node node = small.head;
-                    small.unlink(node);
-                    if (node.uses > 0) {
-                        main.append(node);
+                if (small.head != Nodes.NONE
+                        && (main.head == Nodes.NONE || small.bytes >= (small.bytes + main.bytes) / 5)) {
+                    int node = small.head;
+                    nodes.unlink(node);
+                    if (nodes.spare(node) > 0) {
+                        nodes.append(main, node);
                         continue;
                     }
+                    int hash = hash(node);
                     forget(node);
                     ghost.capacity(Math.max(64, 4 * residents()));
-                    ghost.add(node.key.hash);
+                    ghost.add(hash);
                     return;
                 }
-                Node node = main.head;
-                main.unlink(node);
-                if (node.uses > 0) {
-                    node.uses--;
-                    main.append(node);
+                int node = main.head;
+                nodes.unlink(node);
+                int uses = nodes.spare(node);
+                if (uses > 0) {
+                    nodes.spare(node, uses - 1);
+                    nodes.append(main, node);
                     continue;
                 }
                 forget(node);
@@ -453,37 +638,36 @@ final class RetentionShadows {
         private final double factor;
         private long clock;
 
-        RetainSim(Keys keys, int index, double factor) {
-            super(keys, index);
+        RetainSim(Keys keys, Nodes nodes, int index, double factor) {
+            super(keys, nodes, index);
             this.factor = factor;
         }
 
         @Override
-        boolean access(Key key, long size, long capacity) {
+        boolean access(int key, long size, long capacity) {
             clock++;
-            Node node = find(key);
-            if (node != null) {
-                node.last = clock;
-                node.queue.unlink(node);
-                second.append(node);
+            int node = find(key);
+            if (node != Nodes.NONE) {
+                nodes.last(node, clock);
+                nodes.moveToTail(second, node);
                 return true;
             }
             makeRoom(size, capacity);
             node = insert(key, size);
-            node.last = clock;
-            first.append(node);
+            nodes.last(node, clock);
+            nodes.append(first, node);
             return false;
         }
 
         @Override
         void evictOne() {
             long staleAge = (long) (factor * Math.max(1, residents()));
-            Node victim;
-            if (first.head != null && clock - first.head.last > staleAge) {
+            int victim;
+            if (first.head != Nodes.NONE && clock - nodes.last(first.head) > staleAge) {
                 victim = first.head;
-            } else if (second.head != null && clock - second.head.last > staleAge) {
+            } else if (second.head != Nodes.NONE && clock - nodes.last(second.head) > staleAge) {
                 victim = second.head;
-            } else if (first.tail != null) {
+            } else if (first.tail != Nodes.NONE) {
                 victim = first.tail;
             } else {
                 victim = second.head;
@@ -496,136 +680,136 @@ final class RetentionShadows {
      * Naming by chain continuation ({@link ChainContinuation}) on the sampled keys, with the chances the tier learns
      * from all its references: keys referenced by the walk in progress (newest last), then at the walk's end filed as
      * shared or by the walk's depth bucket; evicts the oldest key of the bucket with the lowest log-odds that its walk
-     * is alive, then shared keys, then the walk in progress. O(non-empty buckets) per eviction.
+     * is alive, then shared keys, then the walk in progress. O(non-empty buckets) per eviction. A node's spare int
+     * is the depth bucket of its key's last walk ({@link ChainContinuation#bucket}).
      */
     private static final class ContinuationSim extends Sim {
         private final ChainContinuation chains;
         /** Keys of ended walks per depth bucket (created when first needed), oldest walk first. */
-        private final Fifo[] buckets = new Fifo[ChainContinuation.BUCKETS];
+        private final SimList[] buckets = new SimList[ChainContinuation.BUCKETS];
         private final long[] nonEmpty = new long[ChainContinuation.BUCKETS / 64];
-        private final Fifo shared = new Fifo("shared");
-        private final Fifo current = new Fifo("current");
+        private final SimList shared;
+        private final SimList current;
         /** Walks' last keys that arrived in their walk (likely partial last blocks): evicted first. */
-        private final Fifo tails = new Fifo("tails");
+        private final SimList tails;
         private long heldBytes;
 
-        ContinuationSim(Keys keys, int index, ChainContinuation chains) {
-            super(keys, index);
+        ContinuationSim(Keys keys, Nodes nodes, int index, ChainContinuation chains) {
+            super(keys, nodes, index);
             this.chains = chains;
+            shared = nodes.newList();
+            current = nodes.newList();
+            tails = nodes.newList();
         }
 
         @Override
-        boolean access(Key key, long size, long capacity) {
-            Node node = find(key);
-            if (node != null) {
+        boolean access(int key, long size, long capacity) {
+            int node = find(key);
+            if (node != Nodes.NONE) {
                 unlinkFiled(node);
-                current.append(node);
+                nodes.append(current, node);
                 return true;
             }
             makeRoom(size, capacity);
             node = insert(key, size);
             heldBytes += size;
-            current.append(node);
+            nodes.append(current, node);
             return false;
         }
 
-        private void unlinkFiled(Node node) {
-            Fifo queue = node.queue;
-            queue.unlink(node);
-            if (queue != current && queue != shared && queue != tails && queue.head == null) {
-                nonEmpty[node.bucket >>> 6] &= ~(1L << node.bucket);
+        private boolean bucketList(SimList list) {
+            return list != current && list != shared && list != tails;
+        }
+
+        private void unlinkFiled(int node) {
+            SimList list = nodes.unlink(node);
+            if (bucketList(list) && list.head == Nodes.NONE) {
+                int bucket = nodes.spare(node);
+                nonEmpty[bucket >>> 6] &= ~(1L << bucket);
             }
         }
 
         /** Files the keys the ended {@code walk} referenced: its sampled shared ones as shared, the rest by its depth. */
         void walkEnded(ChainContinuation.Walk walk, int threshold) {
             if (walk.tail != null && sampled(walk.tail.hash, threshold)) {
-                Key key = keysTable().find(walk.tail.hash);
-                Node node = key == null ? null : find(key);
-                if (node != null && node.queue == current) {
-                    current.unlink(node);
-                    tails.append(node);
+                int node = heldNode(walk.tail.hash);
+                if (node != Nodes.NONE && nodes.listOf(node) == current) {
+                    nodes.unlink(node);
+                    nodes.append(tails, node);
                 }
             }
             for (int i = walk.ownCount; i < walk.count; i++) {
                 int hash = walk.nodes[i].hash;
                 if (sampled(hash, threshold)) {
-                    Key key = keysTable().find(hash);
-                    Node node = key == null ? null : find(key);
-                    if (node != null && node.queue == current) {
-                        current.unlink(node);
-                        node.last = walk.endTime;
-                        shared.append(node);
+                    int node = heldNode(hash);
+                    if (node != Nodes.NONE && nodes.listOf(node) == current) {
+                        nodes.unlink(node);
+                        nodes.last(node, walk.endTime);
+                        nodes.append(shared, node);
                     }
                 }
             }
-            Fifo bucket = buckets[walk.bucket];
+            SimList bucket = buckets[walk.bucket];
             if (bucket == null) {
-                bucket = buckets[walk.bucket] = new Fifo("bucket " + walk.bucket);
+                bucket = buckets[walk.bucket] = nodes.newList();
             }
-            for (Node node = current.head; node != null; node = current.head) {
-                current.unlink(node);
-                node.last = walk.endTime;
-                node.bucket = walk.bucket;
-                bucket.append(node);
+            for (int node = current.head; node != Nodes.NONE; node = current.head) {
+                nodes.unlink(node);
+                nodes.last(node, walk.endTime);
+                nodes.spare(node, walk.bucket);
+                nodes.append(bucket, node);
             }
-            if (bucket.head != null) {
+            if (bucket.head != Nodes.NONE) {
                 nonEmpty[walk.bucket >>> 6] |= 1L << walk.bucket;
             }
         }
 
+        /** This simulation's node of the key with {@code hash} if it holds it, else {@link Nodes#NONE}. */
+        private int heldNode(int hash) {
+            int key = keysTable().find(hash);
+            return key == Nodes.NONE ? Nodes.NONE : find(key);
+        }
+
         @Override
         void evictOne() {
-            if (tails.head != null) {
-                drop(tails, tails.head);
+            if (tails.head != Nodes.NONE) {
+                drop(tails.head);
                 return;
             }
-            Node victim = null;
+            int victim = Nodes.NONE;
             double lowest = Double.POSITIVE_INFINITY;
             long now = chains.clock();
             for (int word = 0; word < nonEmpty.length; word++) {
                 for (long bits = nonEmpty[word]; bits != 0; bits &= bits - 1) {
                     int b = word * 64 + Long.numberOfTrailingZeros(bits);
-                    Node head = buckets[b].head;
-                    double odds = chains.aliveLogOdds(b, now - head.last);
+                    int head = buckets[b].head;
+                    double odds = chains.aliveLogOdds(b, now - nodes.last(head));
                     if (odds < lowest) {
                         lowest = odds;
                         victim = head;
                     }
                 }
             }
-            if (victim == null) {
-                victim = shared.head != null ? shared.head : current.head;
+            if (victim == Nodes.NONE) {
+                victim = shared.head != Nodes.NONE ? shared.head : current.head;
             }
-            drop(victim.queue, victim);
+            drop(victim);
         }
 
         @Override
         void resample(int threshold, long capacity) {
-            for (int b = 0; b < buckets.length; b++) {
-                if (buckets[b] != null) {
-                    for (Node node = buckets[b].head; node != null; ) {
-                        Node next = node.next;
-                        if (!sampled(node.key.hash, threshold)) {
-                            drop(buckets[b], node);
-                        }
-                        node = next;
-                    }
+            for (SimList bucket : buckets) {
+                if (bucket != null) {
+                    dropUnsampled(bucket, threshold);
                 }
             }
-            for (Fifo list : new Fifo[] {tails, shared, current}) {
-                for (Node node = list.head; node != null; ) {
-                    Node next = node.next;
-                    if (!sampled(node.key.hash, threshold)) {
-                        drop(list, node);
-                    }
-                    node = next;
-                }
-            }
+            dropUnsampled(tails, threshold);
+            dropUnsampled(shared, threshold);
+            dropUnsampled(current, threshold);
             makeRoom(0, capacity);
         }
 
-        /** Its keys are in more queues than the other simulations' two: their bytes are counted here. */
+        /** Its keys are in more lists than the other simulations' two: their bytes are counted here. */
         @Override
         void makeRoom(long size, long capacity) {
             while (residents() > 0 && heldBytes + size > capacity) {
@@ -633,13 +817,10 @@ final class RetentionShadows {
             }
         }
 
-        private void drop(Fifo list, Node node) {
-            if (list == current || list == shared || list == tails) {
-                list.unlink(node);
-            } else {
-                unlinkFiled(node);
-            }
-            heldBytes -= node.size;
+        @Override
+        void drop(int node) {
+            heldBytes -= nodes.size(node);
+            unlinkFiled(node);
             forget(node);
         }
     }

@@ -128,6 +128,23 @@ class AdaptiveS3FifoTest {
     }
 
     /**
+     * A key's id (its place in the simulations' node arrays) is given back when no simulation holds the key and
+     * reused by the next new one: a stream of one-off keys through a tier of 100 needs as many ids as keys held at
+     * once (plus the one just arriving, added before the simulations make room), not one per key ever seen.
+     */
+    @Test
+    void theIdsOfDroppedKeysAreReused() {
+        RetentionShadows shadows = new RetentionShadows(100 * SIZE);
+        int mostHeld = 0;
+        for (int key = 0; key < 50_000; key++) {
+            shadows.reference(hash(key), SIZE);
+            mostHeld = Math.max(mostHeld, shadows.distinctKeys());
+        }
+        assertTrue(mostHeld <= (1 + RetentionShadows.FACTORS.length) * 100, mostHeld + " keys held: " + shadows);
+        assertTrue(shadows.keyIds() <= mostHeld + 1, shadows.keyIds() + " ids for at most " + mostHeld + " keys held");
+    }
+
+    /**
      * The simulations index keys in an open-addressing table whose home slot is the top bits of the hash times
      * the golden-ratio constant: keys chosen so that product is k or -1 - k all start probing at the first or the
      * last slot (one long probe run, wrapping), the case where removing a key (the resampling when the
