@@ -49,9 +49,7 @@ final class OpenAddressing {
     static <T> void removeAt(T[] slots, int[] hashes, int hole) {
         int mask = slots.length - 1;
         for (int j = (hole + 1) & mask; slots[j] != null; j = (j + 1) & mask) {
-            int home = home(hashes[j], slots.length);
-            boolean homeAfterHole = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
-            if (!homeAfterHole) {
+            if (movesIntoHole(hole, j, home(hashes[j], slots.length))) {
                 slots[hole] = slots[j];
                 hashes[hole] = hashes[j];
                 hole = j;
@@ -84,13 +82,21 @@ final class OpenAddressing {
         }
     }
 
+    /**
+     * Whether the member in slot {@code j}, whose home slot is {@code home}, moves back into the emptied slot
+     * {@code hole} (earlier in its probe run): yes unless its home lies cyclically after the hole, up to {@code j}
+     * (then a lookup starting at its home would never pass the hole). One rule for both kinds of table.
+     */
+    private static boolean movesIntoHole(int hole, int j, int home) {
+        boolean homeAfterHole = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
+        return !homeAfterHole;
+    }
+
     /** {@link #removeAt(Object[], int[], int)} for int members, 0 empty. */
     static void removeAt(int[] slots, int[] hashes, int hole) {
         int mask = slots.length - 1;
         for (int j = (hole + 1) & mask; slots[j] != 0; j = (j + 1) & mask) {
-            int home = home(hashes[j], slots.length);
-            boolean homeAfterHole = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
-            if (!homeAfterHole) {
+            if (movesIntoHole(hole, j, home(hashes[j], slots.length))) {
                 slots[hole] = slots[j];
                 hashes[hole] = hashes[j];
                 hole = j;
