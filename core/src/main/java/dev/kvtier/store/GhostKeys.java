@@ -7,7 +7,7 @@ package dev.kvtier.store;
  *
  * <p>Why not a {@code LinkedHashMap} of keys: the ghost holds up to several times a tier's segment
  * count, and a map entry per ghost (a node, links, the retained key) cost an allocation per
- * eviction and ~100 bytes per ghost; this is two arrays, no allocation after growth, 8 bytes per
+ * eviction and ~100 bytes per ghost; this is one array, no allocation after growth, 8 bytes per
  * slot. The price is approximation, harmless for a ghost: two keys with one hash are one ghost
  * (a rare false hit sends a segment to the main queue early), and each hash maps to a bucket of
  * two slots, so a key can be forgotten before {@code capacity} newer evictions when both slots of
@@ -15,26 +15,32 @@ package dev.kvtier.store;
  */
 final class GhostKeys {
     private static final int MIN_SLOTS = 64;
+    private static final long HASH_BITS = 0xFFFF_FFFF_0000_0000L;
 
-    /** Per slot: the hash, and the eviction number that put it there (0: empty). */
-    private int[] hashes = new int[MIN_SLOTS];
-    private int[] stamps = new int[MIN_SLOTS];
+    /**
+     * Per slot: the hash (high 32 bits) and the eviction number that put it there (low 32 bits; 0: empty). One
+     * array, not one per field, so that a lookup or an insertion reads one cache line, not two: the two slots of a
+     * bucket are adjacent, and at 10^6 segments the table is tens of MB, so each line is a cache miss.
+     */
+    private long[] slots = new long[MIN_SLOTS];
     /** Evictions so far (wraps; ages are differences, so wrapping is harmless). */
     private int evictions;
     private int capacity = MIN_SLOTS / 2;
 
     /** Keeps at most the last {@code ghosts} evictions; grows the table when needed, never shrinks it. */
     void capacity(int ghosts) {
-        capacity = Math.max(1, ghosts);
-        if (2L * capacity > hashes.length && hashes.length < 1 << 30) {
-            int[] oldHashes = hashes;
-            int[] oldStamps = stamps;
+        int wanted = Math.max(1, ghosts);
+        if (wanted == capacity) {
+            return; // as every eviction sets it, mostly unchanged; the table was sized for it when it was set
+        }
+        capacity = wanted;
+        if (2L * capacity > slots.length && slots.length < 1 << 30) {
+            long[] old = slots;
             int length = Integer.highestOneBit((int) Math.min(1 << 29, 2L * capacity - 1)) << 1;
-            hashes = new int[length];
-            stamps = new int[length];
-            for (int i = 0; i < oldStamps.length; i++) {
-                if (isLive(oldStamps[i])) {
-                    place(oldHashes[i], oldStamps[i]);
+            slots = new long[length];
+            for (long slot : old) {
+                if (isLive(stampOf(slot))) {
+                    place(hashOf(slot), stampOf(slot));
                 }
             }
         }
@@ -51,10 +57,14 @@ final class GhostKeys {
 
     /** Whether the key with {@code hash} is a ghost; if so it is one no more. */
     boolean remove(int hash) {
+        if (evictions == 0) {
+            return false; // nothing evicted yet (a tier nothing leaves, e.g. the last): no table read
+        }
         int bucket = bucket(hash);
         for (int i = bucket; i < bucket + 2; i++) {
-            if (hashes[i] == hash && isLive(stamps[i])) {
-                stamps[i] = 0;
+            long slot = slots[i];
+            if (hashOf(slot) == hash && isLive(stampOf(slot))) {
+                slots[i] = slot & HASH_BITS; // the stamp cleared, the hash kept: place() reads it
                 return true;
             }
         }
@@ -64,17 +74,28 @@ final class GhostKeys {
     /** Puts a ghost in its bucket: a free slot, else over the older occupant if that is older still. */
     private void place(int hash, int stamp) {
         int bucket = bucket(hash);
-        int slot = hashes[bucket + 1] == hash ? bucket + 1 : bucket; // the same key's older stamp first
-        if (hashes[slot] != hash && isLive(stamps[slot])) {
-            int other = slot ^ 1;
-            if (!isLive(stamps[other]) || age(stamps[other]) > age(stamps[slot])) {
-                slot = other;
+        long first = slots[bucket];
+        long second = slots[bucket + 1];
+        boolean inSecond = hashOf(second) == hash; // the same key's older stamp first
+        long at = inSecond ? second : first;
+        if (hashOf(at) != hash && isLive(stampOf(at))) {
+            long other = inSecond ? first : second;
+            if (!isLive(stampOf(other)) || age(stampOf(other)) > age(stampOf(at))) {
+                inSecond = !inSecond;
+                at = other;
             }
         }
-        if (hashes[slot] == hash || !isLive(stamps[slot]) || age(stamps[slot]) >= age(stamp)) {
-            hashes[slot] = hash;
-            stamps[slot] = stamp;
+        if (hashOf(at) == hash || !isLive(stampOf(at)) || age(stampOf(at)) >= age(stamp)) {
+            slots[inSecond ? bucket + 1 : bucket] = (long) hash << 32 | Integer.toUnsignedLong(stamp);
         }
+    }
+
+    private static int hashOf(long slot) {
+        return (int) (slot >>> 32);
+    }
+
+    private static int stampOf(long slot) {
+        return (int) slot;
     }
 
     /** Evictions since the one stamped {@code stamp}, unsigned. */
@@ -87,14 +108,14 @@ final class GhostKeys {
     }
 
     private int bucket(int hash) {
-        return (hash * 0x9E3779B9 >>> 1) & (hashes.length - 2);
+        return (hash * 0x9E3779B9 >>> 1) & (slots.length - 2);
     }
 
     @Override
     public String toString() {
         int live = 0;
-        for (int stamp : stamps) {
-            live += isLive(stamp) ? 1 : 0;
+        for (long slot : slots) {
+            live += isLive(stampOf(slot)) ? 1 : 0;
         }
         return "GhostKeys[" + live + " of at most " + capacity + "]";
     }

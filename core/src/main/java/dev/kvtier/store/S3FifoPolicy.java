@@ -99,7 +99,7 @@ final class S3FifoPolicy implements DemotionPolicy {
      * interleave option: 0.999 of LRU's hits or better at 1 and 16 in flight, 0.957 at 64).
      */
     private static final int CONTINUATION_WINDOW = 32;
-    /** Registered segments awaiting continuation at most (older ones are judged early). */
+    /** Registered segments awaiting continuation at most (older ones are judged early); a power of two (ring indices). */
     private static final int PENDING = 2 * CONTINUATION_WINDOW;
     /** The fewest ghost keys kept per tier, whatever the tier's segment count. */
     private static final int MIN_GHOSTS = 64;
@@ -234,7 +234,7 @@ final class S3FifoPolicy implements DemotionPolicy {
         /**
          * Registered segments waiting for their chain to continue (a registration starting where one
          * ends), oldest first: a ring of at most {@link #PENDING} with the access count at which each was
-         * registered and the queues it arrived in. A slot is null once its segment was continued.
+         * registered and the tier it arrived on. A slot is null once its segment was continued.
          */
         private final PolicyNode[] pending = new PolicyNode[PENDING];
         private final long[] pendingSince = new long[PENDING];
@@ -242,7 +242,12 @@ final class S3FifoPolicy implements DemotionPolicy {
         private final long[] pendingEnd = new long[PENDING];
         /** The pending segments' start positions (a run registered tail first is continued before it arrives). */
         private final long[] pendingStart = new long[PENDING];
-        private final TierQueues[] pendingOn = new TierQueues[PENDING];
+        /**
+         * The tier each pending segment arrived on, by ordinal. A number rather than the tier's {@link TierQueues}:
+         * a reference written into this long-lived array costs G1's post-write barrier (a StoreLoad fence when the
+         * two objects lie in different heap regions), on every registration.
+         */
+        private final byte[] pendingTier = new byte[PENDING];
         private int pendingOldest;
         private int pendingCount;
         /** Registrations, touches and promotions so far. */
@@ -274,8 +279,13 @@ final class S3FifoPolicy implements DemotionPolicy {
          * the very next access because concurrent requests interleave their walks; a continuation is
          * matched by position only, so two walks at the same depth can swap which of their segments is
          * taken as continued (harmless when both continue).
+         *
+         * <p>This is an access (a registration, use or promotion): it counts, and the pending segments whose window
+         * it ends leave the ring. What only a registration needs is {@link #awaitContinuation}, kept apart so that
+         * this part stays small enough for the JIT to inline into every event (with the registration's part in it,
+         * C2 compiled it as a method of its own and called it: "already compiled into a big method").
          */
-        private void accessed(Segment segment, PolicyNode node, TierQueues on, boolean registration) {
+        private void accessed() {
             if (!chainTails) {
                 return;
             }
@@ -283,33 +293,42 @@ final class S3FifoPolicy implements DemotionPolicy {
             while (pendingDue(now)) {
                 dropOldestPending();
             }
-            if (registration) {
-                long start = segment.positions().start();
-                long end = segment.positions().end();
-                // A run of a chain may also be registered tail first (the prefix layer does, so that the run's tail is
-                // the oldest of it and offered first): a registration ending where the one just before it starts is
-                // continued by it. Only the one just before: any other at that start is another walk's.
-                int newest = (pendingOldest + pendingCount - 1) % PENDING;
-                boolean continued = pendingCount > 0 && pendingSince[newest] == now - 1 && pendingStart[newest] == end;
-                // A chain's first segment (start 0) continues nothing: no scan.
-                for (int k = start == 0 ? -1 : pendingCount - 1; k >= 0; k--) {
-                    int slot = (pendingOldest + k) % PENDING;
-                    if (pendingEnd[slot] == start && pending[slot] != null) {
-                        pending[slot] = null; // continued: not a tail
-                        break;
-                    }
-                }
-                if (pendingCount == PENDING) {
-                    dropOldestPending();
-                }
-                int slot = (pendingOldest + pendingCount) % PENDING;
-                pending[slot] = continued ? null : node;
-                pendingStart[slot] = start;
-                pendingEnd[slot] = end;
-                pendingSince[slot] = now;
-                pendingOn[slot] = on;
-                pendingCount++;
+        }
+
+        /**
+         * {@code node}, just registered on {@code on} (the access counted by {@link #accessed} already), continues the
+         * pending segment whose chain it continues, if any, and awaits its own continuation in the ring.
+         */
+        private void awaitContinuation(Segment segment, PolicyNode node, Tier on) {
+            if (!chainTails) {
+                return;
             }
+            long now = accesses;
+            long start = segment.positions().start();
+            long end = segment.positions().end();
+            // A run of a chain may also be registered tail first (the prefix layer does, so that the run's tail is
+            // the oldest of it and offered first): a registration ending where the one just before it starts is
+            // continued by it. Only the one just before: any other at that start is another walk's.
+            int newest = (pendingOldest + pendingCount - 1) & (PENDING - 1);
+            boolean continued = pendingCount > 0 && pendingSince[newest] == now - 1 && pendingStart[newest] == end;
+            // A chain's first segment (start 0) continues nothing: no scan.
+            for (int k = start == 0 ? -1 : pendingCount - 1; k >= 0; k--) {
+                int slot = (pendingOldest + k) & (PENDING - 1);
+                if (pendingEnd[slot] == start && pending[slot] != null) {
+                    pending[slot] = null; // continued: not a tail
+                    break;
+                }
+            }
+            if (pendingCount == PENDING) {
+                dropOldestPending();
+            }
+            int slot = (pendingOldest + pendingCount) & (PENDING - 1);
+            pending[slot] = continued ? null : node;
+            pendingStart[slot] = start;
+            pendingEnd[slot] = end;
+            pendingSince[slot] = now;
+            pendingTier[slot] = (byte) on.ordinal();
+            pendingCount++;
         }
 
         /**
@@ -327,24 +346,23 @@ final class S3FifoPolicy implements DemotionPolicy {
         /** Takes the oldest pending segment off the ring; if it was not continued, it is a chain tail. */
         private void dropOldestPending() {
             PolicyNode tail = pending[pendingOldest];
-            TierQueues on = pendingOn[pendingOldest];
+            TierQueues on = tiers[pendingTier[pendingOldest]];
             // Still unused on its small queue (not moved, removed or used since): name it first.
             if (tail != null && tail.uses == 0 && tail.queue == on.small) {
                 on.small.unlink(tail);
                 on.tails.append(tail);
             }
             pending[pendingOldest] = null;
-            pendingOn[pendingOldest] = null;
-            pendingOldest = (pendingOldest + 1) % PENDING;
+            pendingOldest = (pendingOldest + 1) & (PENDING - 1);
             pendingCount--;
         }
 
         @Override
         public void registered(Segment segment, Tier tier) {
             PolicyNode node = PolicyNode.of(segment);
-            TierQueues on = tiers[tier.ordinal()];
-            on.register(node);
-            accessed(segment, node, on, true);
+            tiers[tier.ordinal()].register(node);
+            accessed();
+            awaitContinuation(segment, node, tier);
             referenced(segment, node, tier);
         }
 
@@ -384,7 +402,7 @@ final class S3FifoPolicy implements DemotionPolicy {
         public void used(Segment segment, Tier tier) {
             PolicyNode node = PolicyNode.of(segment);
             countUse(node);
-            accessed(segment, node, null, false);
+            accessed();
             referenced(segment, node, tier);
         }
 
@@ -451,7 +469,7 @@ final class S3FifoPolicy implements DemotionPolicy {
         public void promoted(Segment segment, Tier from, Tier to) {
             PolicyNode node = move(segment, from, to, false);
             leftGpu(node, from);
-            accessed(segment, node, null, false);
+            accessed();
             referenced(segment, node, to);
         }
 
