@@ -2,10 +2,11 @@ package dev.kvtier.store;
 
 /**
  * An intrusive doubly linked FIFO of nodes with their byte total and count: oldest at {@link #head}, newest at
- * {@link #tail}; O(1) append, unlink and move to the newest end. The package's one such list: the trackers'
- * queues ({@link PolicyNode.Queue}) and {@link RetentionShadows}' simulated caches, whose nodes are not
- * segments, both link through it. The links sit in the node ({@link Link}) so that a move is pointer updates,
- * no allocation. Not thread-safe: each list belongs to one tracker, used under the store's lock.
+ * {@link #tail}; O(1) append, unlink and move to the newest end. The package's one list of linked objects: the
+ * trackers' queues ({@link PolicyNode.Queue}, whose nodes are the segments' entries) and {@link ChainContinuation}'s
+ * walks link through it. (The miniature simulations in {@link RetentionShadows}, whose entries are not objects, link
+ * by number in arrays of their own: see there why.) The links sit in the node ({@link Link}) so that a move is
+ * pointer updates, no allocation. Not thread-safe: each list belongs to one tracker, used under the store's lock.
  *
  * @param <N> the node type
  * @param <Q> the concrete list type, which a node's {@link Link#queue} names
