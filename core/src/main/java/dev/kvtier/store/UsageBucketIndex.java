@@ -1,10 +1,8 @@
 package dev.kvtier.store;
 
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.TreeSet;
 
 /**
  * The {@link TierIndex} behind the built-in order policies: the O(1) LFU scheme (Shah, Mitra and
@@ -79,7 +77,7 @@ final class UsageBucketIndex implements TierIndex {
         Record head;
         Record tail;
         /** Records filed older than {@link #tail}; created on first need. */
-        TreeSet<Record> outOfOrder;
+        RecordTree outOfOrder;
         long size;
 
         Bucket(UsageBucketIndex owner, long accessCount) {
@@ -94,15 +92,6 @@ final class UsageBucketIndex implements TierIndex {
      * counts) does not free and re-create a bucket per visit; small enough to bound the garbage.
      */
     static final int DEFAULT_EMPTY_BUCKET_SLACK = 1_024;
-    /**
-     * A bucket tree's order. The key breaks ties, which only touches racing without the lock can make (two stamped
-     * alike): without it the tree would take two records for one and lose one, and a removal could unlink the other.
-     * The key because it never changes while a record is filed and no two records of one tier share it (the
-     * registration number is set only after the tracker has filed a new segment). Single-threaded no two records
-     * share a filed last use, the key is never compared, and the order is that of last use alone.
-     */
-    private static final Comparator<Record> BY_FILED_LAST_USE = Comparator.<Record>comparingLong(r -> r.filedLastUse)
-            .thenComparing(r -> r.entry.key);
 
     private final boolean bucketByAccessCount;
     private final int emptyBucketSlack;
@@ -273,7 +262,7 @@ final class UsageBucketIndex implements TierIndex {
             bucket.tail = record;
         } else {
             if (bucket.outOfOrder == null) {
-                bucket.outOfOrder = new TreeSet<>(BY_FILED_LAST_USE);
+                bucket.outOfOrder = new RecordTree();
             }
             record.outOfOrder = true;
             entry.recordOutOfOrder(tierOrdinal, true);
