@@ -1,5 +1,7 @@
 package dev.kvtier.store;
 
+import java.util.Arrays;
+
 /**
  * A bucket's records filed out of recency order ({@link UsageBucketIndex}), in ascending (filed last use, key): a
  * B+-tree whose nodes hold the filed last uses inline, next to the records. Not thread-safe: used under the store's
@@ -54,17 +56,21 @@ final class RecordTree {
     }
 
     /**
-     * Whether the key (lastUse, name) sorts before key {@code i} of {@code node}: by filed last use, then by the
+     * Whether the key (lastUse, name) sorts before the key (otherLastUse, otherName): by filed last use, then by the
      * segment's key. The second part breaks ties, which only touches racing without the lock can make (two stamped
      * alike): a segment's key never changes while it is filed and no two records of a tier share one. Single-threaded
-     * it is never compared.
+     * it is never compared. The tree's one comparison: descents, positions and the invariant check all use it.
      */
-    private static boolean before(long lastUse, String name, Node node, int i) {
-        long other = node.keys[i];
-        if (lastUse != other) {
-            return lastUse < other;
+    private static boolean before(long lastUse, String name, long otherLastUse, String otherName) {
+        if (lastUse != otherLastUse) {
+            return lastUse < otherLastUse;
         }
-        return name.compareTo(node.names[i]) < 0;
+        return name.compareTo(otherName) < 0;
+    }
+
+    /** Whether the key (lastUse, name) sorts before key {@code i} of {@code node}. */
+    private static boolean before(long lastUse, String name, Node node, int i) {
+        return before(lastUse, name, node.keys[i], node.names[i]);
     }
 
     /** The leaf where the key (lastUse, name) is or belongs. */
@@ -83,7 +89,7 @@ final class RecordTree {
     /** The first index in {@code node} whose key is not below (lastUse, name). */
     private static int position(Node node, long lastUse, String name) {
         int i = 0;
-        while (i < node.count && (node.keys[i] < lastUse || (node.keys[i] == lastUse && node.names[i].compareTo(name) < 0))) {
+        while (i < node.count && before(node.keys[i], node.names[i], lastUse, name)) {
             i++;
         }
         return i;
@@ -175,7 +181,7 @@ final class RecordTree {
         Leaf right = new Leaf();
         int keep = FANOUT / 2;
         System.arraycopy(leaf.records, keep, right.records, 0, leaf.count - keep);
-        java.util.Arrays.fill(leaf.records, keep, leaf.count, null);
+        Arrays.fill(leaf.records, keep, leaf.count, null);
         moveUpperHalf(leaf, right, keep);
         right.next = leaf.next;
         right.previous = leaf;
@@ -191,7 +197,7 @@ final class RecordTree {
         int moved = from.count - keep;
         System.arraycopy(from.keys, keep, to.keys, 0, moved);
         System.arraycopy(from.names, keep, to.names, 0, moved);
-        java.util.Arrays.fill(from.names, keep, from.count, null);
+        Arrays.fill(from.names, keep, from.count, null);
         to.count = moved;
         from.count = keep;
     }
@@ -212,7 +218,7 @@ final class RecordTree {
             int keep = FANOUT / 2;
             moveUpperHalf(parent, upper, keep);
             System.arraycopy(parent.children, keep, upper.children, 0, upper.count);
-            java.util.Arrays.fill(parent.children, keep, FANOUT, null);
+            Arrays.fill(parent.children, keep, FANOUT, null);
             for (int c = 0; c < upper.count; c++) {
                 upper.children[c].parent = upper;
             }
