@@ -200,8 +200,9 @@ final class SimCommand {
             description = "comma-separated policies  (default ${DEFAULT-VALUE})")
     PolicyList sweepPolicies;
 
-    @Option(names = "--out", paramLabel = "DIR", defaultValue = "bench/results", converter = PathConverter.class,
-            description = "where the sweep writes sim-sweep.csv/.svg (trace: sim-trace-sweep.*)  (default ${DEFAULT-VALUE})")
+    @Option(names = "--out", paramLabel = "DIR", defaultValue = "target", converter = PathConverter.class,
+            description = "where the sweep writes sim-sweep.csv/.svg (trace: sim-trace-sweep.*), relative to the current"
+                    + " directory  (default ${DEFAULT-VALUE})")
     Path outDirectory;
 
     @Option(names = "--jfr", paramLabel = "FILE", converter = PathConverter.class,
@@ -273,7 +274,10 @@ final class SimCommand {
             String first = u.getUnmatched().getFirst();
             if (first.startsWith("-")) {
                 int eq = first.indexOf('=');
-                return new UsageException("unknown option " + (eq >= 0 ? first.substring(0, eq) : first));
+                List<String> suggestions = u.getSuggestions();
+                // picocli ranks the suggestions by similarity: the first is the likeliest meant.
+                String hint = suggestions.isEmpty() ? "" : " (did you mean " + suggestions.getFirst() + "?)";
+                return new UsageException("unknown option " + (eq >= 0 ? first.substring(0, eq) : first) + hint);
             }
             return new UsageException("unexpected argument '" + first + "' (options start with --)");
         }

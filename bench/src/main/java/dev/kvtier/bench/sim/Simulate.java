@@ -311,7 +311,7 @@ public final class Simulate {
         Path csv = options.outDirectory().resolve("sim-trace-sweep.csv");
         Path svg = options.outDirectory().resolve("sim-trace-sweep.svg");
         AtomicFiles.write(csv, TraceSweep.csv(points));
-        AtomicFiles.write(svg, TraceSweep.chart(points, subtitle));
+        AtomicFiles.write(svg, TraceSweep.chart(points, trace.source(), subtitle));
         out.println("simulate --sweep: backend " + backend);
         out.println("simulate --sweep: wrote " + csv + " and " + svg + " (" + points.size() + " runs, 0 failures)");
         return OK;
@@ -448,7 +448,9 @@ public final class Simulate {
         Path csv = options.outDirectory().resolve("sim-sweep.csv");
         Path svg = options.outDirectory().resolve("sim-sweep.svg");
         AtomicFiles.write(csv, SweepCsv.render(points));
-        AtomicFiles.write(svg, SweepChart.render(points, subtitle));
+        String workloadName = String.format(Locale.ROOT, "chat workload (%,d sessions, %,d requests)", options.sessions(),
+                options.requests());
+        AtomicFiles.write(svg, SweepChart.render(points, workloadName, subtitle));
         out.println("simulate --sweep: backend " + backend);
         out.println("simulate --sweep: wrote " + csv + " and " + svg + " (" + points.size() + " runs, 0 failures)");
         return OK;

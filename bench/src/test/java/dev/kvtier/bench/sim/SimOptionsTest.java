@@ -140,6 +140,11 @@ class SimOptionsTest {
     }
 
     @Test
+    void theSweepWritesUnderTargetUnlessToldWhere() {
+        assertEquals(Path.of("target"), SimOptions.defaults().outDirectory(), "never over the tracked bench/results");
+    }
+
+    @Test
     void unknownOptionsMissingValuesAndStrayArguments() {
         assertEquals("unknown option --colour",
                 assertThrows(UsageException.class, () -> SimOptions.parse("--colour", "red")).getMessage());
