@@ -2,6 +2,8 @@ package dev.kvtier;
 
 import dev.kvtier.store.PositionRange;
 import dev.kvtier.store.Tier;
+import dev.kvtier.testing.FaultLogRouting;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -17,6 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Listeners hear of committed changes only, with their tiers, in order; a throwing listener changes nothing. */
+@Tag(FaultLogRouting.TAG)
 class CacheChangeListenerTest {
     private static final int PAGE = 4096;
 

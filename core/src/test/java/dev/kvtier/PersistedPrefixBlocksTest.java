@@ -7,6 +7,8 @@ import dev.kvtier.prefix.PrefixBlockCache;
 import dev.kvtier.prefix.PrefixPin;
 import dev.kvtier.prefix.ResidentBlock;
 import dev.kvtier.store.Tier;
+import dev.kvtier.testing.FaultLogRouting;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -43,6 +45,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * A block whose parent did not come back (never on DISK, record corrupted, bytes failing their check) is
  * never served as a chain member, and never left pointing to a block that is gone.
  */
+@Tag(FaultLogRouting.TAG)
 class PersistedPrefixBlocksTest {
     private static final String NAMESPACE = "test-model/bf16/tp0";
     /** One block = one page of the persistence tests' configuration. */

@@ -6,6 +6,8 @@ import dev.kvtier.cuda.CudaRuntime;
 import dev.kvtier.cuda.FakeCuda;
 import dev.kvtier.store.SegmentMeta;
 import dev.kvtier.store.Tier;
+import dev.kvtier.testing.FaultLogRouting;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -40,6 +42,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * pages are discarded and counted, never served; compaction keeps the directory bounded. Crashes
  * (kill -9 of a writer) are {@link PersistenceCrashTest}'s.
  */
+@Tag(FaultLogRouting.TAG)
 class PersistenceTest {
     private static final String NAMESPACE = "test-model/bf16/tp0";
 

@@ -4,13 +4,16 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvtier.store.Tier;
+import dev.kvtier.testing.FaultLogRouting;
 import java.time.Duration;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The rank side on its own: no deadlock with an engine's lock, and recovery after the bus refused messages. */
+@Tag(FaultLogRouting.TAG)
 class ClusterPublisherTest {
     private static final ClusterTopology TOPOLOGY = new ClusterTopology(1, 1, 4);
 

@@ -9,6 +9,7 @@ import dev.kvtier.cluster.MalformedMessageException.Reason;
 import dev.kvtier.prefix.BlockHash;
 import dev.kvtier.store.Tier;
 import dev.kvtier.sync.CacheRoutingHint;
+import dev.kvtier.testing.FaultLogRouting;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -18,8 +19,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Random;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
+@Tag(FaultLogRouting.TAG)
 class ClusterStateTest {
     private static final ClusterTopology TOPOLOGY = new ClusterTopology(4, 2, 8);
 

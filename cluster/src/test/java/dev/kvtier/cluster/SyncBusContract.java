@@ -15,12 +15,16 @@ import java.util.Set;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+
+import dev.kvtier.testing.FaultLogRouting;
 
 /**
  * What every {@link SyncBus} promises; each implementation's test only says how to open one
  * (Lucene's {@code BaseDirectoryTestCase} pattern).
  */
+@Tag(FaultLogRouting.TAG)
 abstract class SyncBusContract {
     /** Bounds every wait: a broken bus fails the test instead of hanging it. */
     static final long WAIT_SECONDS = 10;
