@@ -228,7 +228,7 @@ public final class PrefixBlockCache {
         // One bulk copy out of the list, then a loop over a plain array: the loop's shape does not depend on which
         // List class the caller passed (a request's list, a subList of it, List.of), where per-element get calls
         // had C2 hoist profiled checks out of the loop and throw the caller's compiled code away when another class
-        // came ("profile_predicate" traps, JFR jdk.Deoptimization, session 8).
+        // came ("profile_predicate" traps, JFR jdk.Deoptimization).
         Object[] given = hashes.toArray();
         long[] high = new long[given.length];
         long[] low = new long[high.length];

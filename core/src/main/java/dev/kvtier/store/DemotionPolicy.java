@@ -193,8 +193,8 @@ public interface DemotionPolicy {
     /**
      * The policy a store or cache gets when none is given: {@link #adaptiveS3Fifo()}, chosen by
      * measurement against LRU, the seed's policy, the other built-in policies and the offline optimum on
-     * generated chat, chat-with-think-time, tool-agent and document-QA traces (bench/results/session6-policy.md;
-     * {@link #chainAwareS3Fifo()}, the default before, in session 4).
+     * generated chat, chat-with-think-time, tool-agent and document-QA traces (bench/RESULTS.md, Policy against
+     * the optimum; {@link #chainAwareS3Fifo()} was the default before it).
      */
     static DemotionPolicy defaultPolicy() {
         return adaptiveS3Fifo();
@@ -203,7 +203,7 @@ public interface DemotionPolicy {
     /**
      * The seed's policy: least accessed first, ties broken by least recently used (the
      * LFU-with-LRU-tie-break order; the store's access counts are kept across tiers). The default
-     * until session 4; the seed twins use it explicitly.
+     * before {@link #chainAwareS3Fifo()}; the seed twins use it explicitly.
      */
     static DemotionPolicy leastAccessedFirst() {
         return StandardDemotionPolicy.LEAST_ACCESSED_FIRST;
@@ -237,7 +237,7 @@ public interface DemotionPolicy {
     }
 
     /**
-     * S3-FIFO aware of prefix chains (the default until session 6; {@link #adaptiveS3Fifo()}, the default now,
+     * S3-FIFO aware of prefix chains (the previous default; {@link #adaptiveS3Fifo()}, the default now,
      * names as this one does except where its GPU tier learns to retain). As {@link #s3Fifo()}
      * with a small queue of 1/5 of the tier's bytes and ghosts for 4x the tier's segment count, and
      * one rule more: a segment registered at the end of a walk along a chain (no registration starts
@@ -270,7 +270,7 @@ public interface DemotionPolicy {
      * (log-odds {@code logit(p) - age / G}); prefix segments shared between chains (system prompts, documents) are
      * named last. Nothing is assumed of the workload. On generated multi-turn chat it gets more hits than the default
      * (+0.03 of the optimum at 10,000 requests), but it loses some cells the default meets, so it is not the default
-     * (bench/results/session9-policy5.md). Every GPU touch takes the store's lock (the walks see every reference).
+     * (bench/RESULTS.md, Policy against the optimum). Every GPU touch takes the store's lock (the walks see every reference).
      * O(1) amortised per event; a candidate costs O(non-empty depth buckets). Name
      * {@code "adaptive-continuation-s3-fifo"}.
      */

@@ -1006,7 +1006,7 @@ public final class TieredStore {
      * key); anything else is looked up again. Why look up before the lock: taking it is an atomic
      * read-modify-write, which on x86 keeps every later load from starting until it completes, so the lookup's
      * chain of cache misses (key, slot, entry) at 10^5-10^6 segments ran strictly after it; before it, they
-     * may overlap the previous call's tail. Measured gain within this machine's noise (session7-storekey.md);
+     * may overlap the previous call's tail. Measured gain within this machine's noise;
      * kept because it costs nothing. A just-built entry cannot be found before it is registered: the table
      * gets it only once its registration has gone through, and the check here runs under the lock.
      */

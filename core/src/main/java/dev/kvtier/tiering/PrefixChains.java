@@ -680,7 +680,7 @@ final class PrefixChains {
         // Whether a block moved is read from its own tier, not by walking the moves beside the chain: the loops then
         // have one shape whether or not this restore moved anything. (Walked beside the moves, C2 hoisted checks it
         // had profiled out of these loops and threw the whole restore's compiled code away when a run's restores
-        // began to move blocks, "profile_predicate" traps; JFR jdk.Deoptimization, session 8.)
+        // began to move blocks, "profile_predicate" traps; JFR jdk.Deoptimization.)
         for (int i = chain.size() - 1; i >= 0; i--) {
             if (!tier.isFasterThan(tiers[i])) {
                 store.touch(chain.get(i).handle);

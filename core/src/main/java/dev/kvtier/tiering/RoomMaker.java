@@ -33,7 +33,7 @@ import java.util.function.Supplier;
  * arrivals after it find room with no round: one candidates query, one booking pass and one batched copy per tier
  * pair serve many arrivals, and the room its victims need below (CPU to DISK, a nested round) is batched the same
  * way. What a round costs beyond its victims is mostly the wait for its copies (one event per batch on the CUDA
- * backend; on the host backend, which copies on the calling thread, little: bench/results/session8-batch.md).
+ * backend; on the host backend, which copies on the calling thread, little: bench/RESULTS.md, Small-block path).
  * The batch is best effort: a round cut short by pins or refusals succeeds once the arrival's own bytes are free.
  *
  * <p><b>Prefix blocks leave from the tail.</b> A prefix block (see {@code Segment#parent}) is never chosen
