@@ -65,6 +65,9 @@ public final class ByteSizes {
      * @throws IllegalArgumentException naming the text when it is not a positive, finite percentage
      */
     public static double parseShare(String text) {
+        if (text == null) {
+            throw new IllegalArgumentException("text must not be null");
+        }
         if (!isShare(text)) {
             throw new IllegalArgumentException("not a share: '" + text + "' (expected a percentage like 25%)");
         }

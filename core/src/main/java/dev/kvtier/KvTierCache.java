@@ -45,7 +45,7 @@ import java.util.function.UnaryOperator;
  *   <li><b>Blocking calls return when the bytes are in place.</b> {@link #ensureResidentAsync}
  *       completes its future then; its dependent stages never run on a driver callback thread.</li>
  *   <li><b>Errors.</b> Bad arguments (null or blank key, null segment, tier or positions, negative
- *       positions, an empty segment, a destination too small) throw {@link IllegalArgumentException}
+ *       positions, a destination too small) throw {@link IllegalArgumentException}
  *       naming the argument and changing nothing (a null argument too: see the package comment); every
  *       failure of kvtier's own is a {@link KvTierException}: an unknown key throws
  *       {@link SegmentNotFoundException} (except {@link #get} and {@link #remove}, which answer empty);
@@ -89,6 +89,12 @@ import java.util.function.UnaryOperator;
  * {@code cudaMemcpyBatchAsync} and one wait on the CUDA backend), so making room for a large
  * segment among many small ones does not pay a driver call and a round trip per victim. {@link #promote} and {@link #demote} do exactly the one move asked
  * and fail with {@link TierFullException} when the target tier has no room.
+ *
+ * <p>The DISK tier is unbounded by default (until its file system is full). With a budget
+ * ({@link KvTierConfig#diskBudgetBytes()}) a full DISK tier makes room the same way, for a put there or a
+ * victim spilled there, except that its victims leave the cache: they are removed (listeners hear
+ * {@link CacheChangeListener#segmentRemoved}), counted in {@link CacheStats#evictions()}, in the policy's order, a
+ * prefix chain from its tail (a block with a cached child is never evicted).
  */
 public final class KvTierCache implements AutoCloseable {
     private final KvTierConfig config;
@@ -128,10 +134,11 @@ public final class KvTierCache implements AutoCloseable {
      * {@code positions} travel with it unchanged. Returns when the bytes are in place; the caller's
      * segment is not referenced afterwards.
      *
-     * @param bytes host memory (native or heap) holding the segment, at least one byte (a segment of 0 bytes
-     *              holds no KV: refused rather than cached as an entry that costs metadata and serves nothing)
-     * @throws IllegalArgumentException  naming the argument if one is null, the key is blank, {@code bytes} is
-     *                                   empty, or the key is already cached (remove it first)
+     * @param bytes host memory (native or heap) holding the segment. It may be empty, on purpose: a 0-byte
+     *              segment (say, a sequence's marker with empty positions) is cached like any other, counts 0 bytes
+     *              against the budgets, and is moved, made resident, read and removed as the others are
+     * @throws IllegalArgumentException  naming the argument if one is null, the key is blank, or
+     *                                   the key is already cached (remove it first)
      * @throws TierFullException         if no room could be made
      * @throws TransferFailedException   if the bytes could not be copied in (nothing is cached then)
      */
@@ -140,7 +147,6 @@ public final class KvTierCache implements AutoCloseable {
         requireNonNull(positions, "positions");
         requireNonNull(bytes, "bytes");
         requireNonNull(tier, "tier");
-        requireNotEmpty(bytes, "bytes");
         entered(() -> engine.put(key, positions, bytes, tier));
     }
 
@@ -153,7 +159,7 @@ public final class KvTierCache implements AutoCloseable {
      *
      * @param deviceSegment native memory: a device pointer from the CUDA backend, or native host memory on the HOST backend
      * @throws IllegalArgumentException naming the argument if one is null, the key is blank or
-     *                                  cached already, or {@code deviceSegment} is a heap segment or empty
+     *                                  cached already, or {@code deviceSegment} is a heap segment
      * @throws TierFullException        if no room could be made on GPU
      */
     public void adopt(String key, PositionRange positions, MemorySegment deviceSegment) {
@@ -163,7 +169,6 @@ public final class KvTierCache implements AutoCloseable {
         if (!deviceSegment.isNative()) {
             throw new IllegalArgumentException("deviceSegment must be native (device) memory, was a heap segment: " + deviceSegment);
         }
-        requireNotEmpty(deviceSegment, "deviceSegment");
         entered(() -> engine.adopt(key, positions, deviceSegment));
     }
 
@@ -452,12 +457,6 @@ public final class KvTierCache implements AutoCloseable {
     private static RuntimeException notFound(String key, SegmentNotFoundException e) {
         requireNotBlank(key);
         return e;
-    }
-
-    private static void requireNotEmpty(MemorySegment bytes, String name) {
-        if (bytes.byteSize() == 0) {
-            throw new IllegalArgumentException(name + " must hold at least one byte, was empty");
-        }
     }
 
     private static void requireNonNull(Object value, String name) {

@@ -29,7 +29,7 @@ import java.util.Properties;
  *   <tr><td>{@code kvtier.disk.directory}</td><td>path</td><td>a temporary directory, deleted on close</td></tr>
  *   <tr><td>{@code kvtier.page.size}</td><td>size</td><td>64KiB</td></tr>
  *   <tr><td>{@code kvtier.policy}</td><td>a built-in policy name ({@link DemotionPolicy#named})</td><td>{@link DemotionPolicy#defaultPolicy()}</td></tr>
- *   <tr><td>{@code kvtier.backend}</td><td>{@code auto}, {@code host}, {@code cuda}</td><td>auto</td></tr>
+ *   <tr><td>{@code kvtier.backend}</td><td>{@code auto}, {@code cuda}, {@code host}</td><td>auto</td></tr>
  *   <tr><td>{@code kvtier.max.bytes.in.flight}</td><td>size</td><td>256MiB</td></tr>
  *   <tr><td>{@code kvtier.transfer.timeout}</td><td>duration: {@code 30s}, {@code 500ms}, {@code 2m}, or ISO-8601 {@code PT30S}</td><td>30s</td></tr>
  *   <tr><td>{@code kvtier.disk.extent.size}</td><td>size</td><td>64MiB</td></tr>

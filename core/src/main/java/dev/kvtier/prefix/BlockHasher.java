@@ -147,9 +147,16 @@ public final class BlockHasher {
      * As {@link #chain(int[], int)}, continuing a chain: the first block's parent is {@code parent}
      * (the hash of the block just before {@code tokens[0]}).
      *
-     * @throws IllegalArgumentException naming the value when {@code tokensPerBlock < 1}
+     * @throws IllegalArgumentException naming the value when {@code tokensPerBlock < 1}, or the argument when
+     *                                  {@code parent} or {@code tokens} is null
      */
     public List<BlockHash> chain(BlockHash parent, int[] tokens, int tokensPerBlock) {
+        if (parent == null) {
+            throw new IllegalArgumentException("parent must not be null (use BlockHash.ROOT for a chain's first block)");
+        }
+        if (tokens == null) {
+            throw new IllegalArgumentException("tokens must not be null");
+        }
         if (tokensPerBlock < 1) {
             throw new IllegalArgumentException("tokensPerBlock must be at least 1, got " + tokensPerBlock);
         }

@@ -77,9 +77,12 @@ final class Failures {
     static String reason(IOException failure) {
         if (failure instanceof FileSystemException e) {
             String file = e.getFile() == null ? "" : e.getFile() + " ";
+            Path regularFile = e.getFile() == null ? null : regularFileAtOrAbove(Path.of(e.getFile()));
+            if (regularFile != null) { // the path, or a directory it needs, is a file: "Not a directory" or "exists"
+                return regularFile + " is a regular file, not a directory";
+            }
             if (e instanceof FileAlreadyExistsException || e instanceof NotDirectoryException) {
-                return e.getFile() != null && Files.isRegularFile(Path.of(e.getFile()))
-                        ? file + "is a regular file, not a directory" : file + "exists and is not a directory";
+                return file + "exists and is not a directory";
             }
             if (e instanceof AccessDeniedException) {
                 return file + "permission denied";
@@ -92,6 +95,16 @@ final class Failures {
             }
         }
         return failure.getMessage() == null ? failure.toString() : failure.getMessage();
+    }
+
+    /** {@code path} or the nearest of its ancestors that exists, when that is a regular file; else null. */
+    private static Path regularFileAtOrAbove(Path path) {
+        for (Path at = path.toAbsolutePath(); at != null; at = at.getParent()) {
+            if (Files.exists(at)) {
+                return Files.isRegularFile(at) ? at : null;
+            }
+        }
+        return null;
     }
 
     /** The {@link BackendUnusableException} in {@code failure}'s cause chain, or null. */
