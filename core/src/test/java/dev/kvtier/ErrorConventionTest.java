@@ -1,5 +1,7 @@
 package dev.kvtier;
 
+import dev.kvtier.observe.KvTierFlightRecording;
+import dev.kvtier.observe.micrometer.KvTierMetrics;
 import dev.kvtier.prefix.BlockHash;
 import dev.kvtier.prefix.BlockHasher;
 import dev.kvtier.prefix.BlockLayout;
@@ -149,6 +151,11 @@ class ErrorConventionTest {
             checkNulls(null, ByteSizes.class, samples, Set.of("isShare"), broken);
             checkNulls(null, BlockLayout.class, samples, Set.of(), broken);
             checkNulls(null, KvTierCache.class, samples, Set.of(), broken);
+            checkNulls(null, KvTierFlightRecording.class, samples, Set.of(), broken);
+            try (KvTierMetrics metrics = new KvTierMetrics(cache)) {
+                checkNulls(metrics, KvTierMetrics.class, samples, Set.of(), broken);
+                assertThrows(IllegalArgumentException.class, () -> new KvTierMetrics(null));
+            }
             assertFalse(cache.removeListener(null), "null has a documented meaning here");
             assertEquals(0, cache.stats().gpuUsed() + cache.stats().cpuUsed() + cache.stats().diskUsed(),
                     "no call with a null argument cached anything");

@@ -58,7 +58,11 @@ public final class KvTierMetrics implements MeterBinder, AutoCloseable {
     private volatile CacheStats last;
     private volatile Listener listener;
 
-    /** Meters for {@code cache}, each with {@code tags} (e.g. the model or rank it serves) added. */
+    /**
+     * Meters for {@code cache}, each with {@code tags} (e.g. the model or rank it serves) added; null tags: none.
+     *
+     * @throws IllegalArgumentException if {@code cache} is null
+     */
     public KvTierMetrics(KvTierCache cache, Iterable<Tag> tags) {
         if (cache == null) {
             throw new IllegalArgumentException("cache must not be null");
@@ -75,11 +79,15 @@ public final class KvTierMetrics implements MeterBinder, AutoCloseable {
     /**
      * Registers the meters and starts timing {@code ensureResident}.
      *
-     * @throws IllegalStateException if this instance is already bound (bind to a composite registry
-     *                               instead), or the cache is closed
+     * @throws IllegalStateException    if this instance is already bound (bind to a composite registry
+     *                                  instead), or the cache is closed
+     * @throws IllegalArgumentException if {@code registry} is null
      */
     @Override
     public void bindTo(MeterRegistry registry) {
+        if (registry == null) {
+            throw new IllegalArgumentException("registry must not be null");
+        }
         synchronized (this) {
             if (listener != null) {
                 throw new IllegalStateException("already bound to a registry; bind to a CompositeMeterRegistry to"
