@@ -52,8 +52,9 @@ class ErrorConventionTest {
     }
 
     /**
-     * {@link SegmentNotFoundException} was a {@code NoSuchElementException} on main at 8d41ee6, so
-     * {@code catch (KvTierException e)} missed the commonest failure; this test failed there.
+     * On main at 8d41ee6 {@link SegmentNotFoundException} was a {@code NoSuchElementException} and a failed open an
+     * {@code IllegalStateException} or {@code UncheckedIOException}, so {@code catch (KvTierException e)} missed
+     * them (there this test does not compile: {@link CacheOpenException} is new).
      */
     @Test
     void everyFailureOfTheCacheIsAKvTierException() {

@@ -110,7 +110,7 @@ class KvTierMetricsTest {
         }
     }
 
-    /** The prefix meters were missing on main at 8d41ee6 (a runtime restoring prefixes saw no restore timed). */
+    /** The prefix meters did not exist on main at 8d41ee6 (a runtime restoring prefixes saw no restore timed). */
     @Test
     void prefixLookupsCountBlocksAndRestoresAreTimed() {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
