@@ -155,7 +155,9 @@ public final class KvTierConfig {
 
     /**
      * {@link #from(Map)} of the {@code KVTIER_*} variables of {@code environment}: {@code KVTIER_GPU_BUDGET} is
-     * {@code kvtier.gpu.budget}. Other variables are ignored.
+     * {@code kvtier.gpu.budget}. Other variables are ignored, those of other tools that share the prefix (such as
+     * {@code KVTIER_CUDART}, which the CUDA probe reads) included, except one whose name is a near miss of a
+     * setting's, which is refused naming the setting it looks like.
      */
     public static KvTierConfig fromEnvironment(Map<String, String> environment) {
         return builder().apply(Settings.ofEnvironment(environment)).build();

@@ -121,7 +121,12 @@ final class Settings {
         return settings;
     }
 
-    /** The {@code KVTIER_*} variables of {@code environment} as settings: {@code KVTIER_GPU_BUDGET} is {@code kvtier.gpu.budget}. */
+    /**
+     * The {@code KVTIER_*} variables of {@code environment} as settings: {@code KVTIER_GPU_BUDGET} is
+     * {@code kvtier.gpu.budget}. Other variables are ignored, except a near miss of a setting's name.
+     *
+     * @throws IllegalArgumentException naming a variable that looks like a misspelt setting, and the setting
+     */
     static Map<String, String> ofEnvironment(Map<String, String> environment) {
         if (environment == null) {
             throw new IllegalArgumentException("environment must not be null");
@@ -130,14 +135,15 @@ final class Settings {
         environment.forEach((name, value) -> {
             if (name.startsWith(ENVIRONMENT_PREFIX)) {
                 String key = name.toLowerCase(Locale.ROOT).replace('_', '.');
-                if (!KEYS.containsKey(key) && name.equals("KVTIER_CUDART")) {
-                    return; // the CUDA probe's own variable (CudaRuntime.probe()), not a setting
-                }
                 if (!KEYS.containsKey(key)) {
+                    // Other variables share the prefix (KVTIER_CUDART, read by the CUDA probe; tools' own): only a
+                    // near miss of a setting's name is taken for a misspelling of it.
                     String nearest = nearest(key);
-                    throw new IllegalArgumentException("unknown environment variable " + name
-                            + (nearest == null ? "" : " (did you mean " + environmentName(nearest) + "?)")
-                            + " (the settings are listed in KvTierConfig's class comment)");
+                    if (nearest == null) {
+                        return;
+                    }
+                    throw new IllegalArgumentException("unknown environment variable " + name + " (did you mean "
+                            + environmentName(nearest) + "?; the settings are listed in KvTierConfig's class comment)");
                 }
                 settings.put(key, value);
             }

@@ -371,8 +371,8 @@ final class RoomMaker {
         table.drop(victim);
         listeners.removed(victim.key, Tier.DISK, victim.sizeBytes);
         counters.evicted();
-        if (parent != null && parent.heldForChildren && parent.liveChildren() == 0
-                && table.currentTier(parent) == Tier.DISK) {
+        // Its parent's counts read without the parent's lock, as releaseParent does (and for the same reason harmless).
+        if (parent != null && parent.heldForChildren && parent.liveChildren() == 0) {
             parent.heldForChildren = false; // its last child left: the policy may name it again
             store.release(parent.handle);
         }
