@@ -11,7 +11,6 @@ import dev.kvtier.store.TieredStore;
 import dev.kvtier.tiering.OperationGate;
 import dev.kvtier.tiering.TieringEngine;
 
-import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -46,11 +45,13 @@ import java.util.function.UnaryOperator;
  *   <li><b>Blocking calls return when the bytes are in place.</b> {@link #ensureResidentAsync}
  *       completes its future then; its dependent stages never run on a driver callback thread.</li>
  *   <li><b>Errors.</b> Bad arguments (null or blank key, null segment, tier or positions, negative
- *       positions, a destination too small) throw {@link IllegalArgumentException} naming the
- *       argument and changing nothing; an unknown key throws {@link SegmentNotFoundException}
- *       (except {@link #get} and {@link #remove}, which answer empty); no room throws
- *       {@link TierFullException} (with the failure that kept room from being made as its cause, such
- *       as a full disk); any call after {@link #close()} throws {@link IllegalStateException}.</li>
+ *       positions, a destination too small) throw {@link IllegalArgumentException}
+ *       naming the argument and changing nothing (a null argument too: see the package comment); every
+ *       failure of kvtier's own is a {@link KvTierException}: an unknown key throws
+ *       {@link SegmentNotFoundException} (except {@link #get} and {@link #remove}, which answer empty);
+ *       no room throws {@link TierFullException} (with the failure that kept room from being made as its
+ *       cause, such as a full disk); an open that fails throws {@link CacheOpenException}; any call after
+ *       {@link #close()} throws {@link IllegalStateException}.</li>
  *   <li><b>Bounded.</b> No call waits longer than {@link KvTierConfig#transferTimeout()} for one copy:
  *       a copy that has not completed by then fails the call with {@link TransferFailedException}, the
  *       segment stays readable where it was, and memory the late copy may still write is neither
@@ -88,6 +89,12 @@ import java.util.function.UnaryOperator;
  * {@code cudaMemcpyBatchAsync} and one wait on the CUDA backend), so making room for a large
  * segment among many small ones does not pay a driver call and a round trip per victim. {@link #promote} and {@link #demote} do exactly the one move asked
  * and fail with {@link TierFullException} when the target tier has no room.
+ *
+ * <p>The DISK tier is unbounded by default (until its file system is full). With a budget
+ * ({@link KvTierConfig#diskBudgetBytes()}) a full DISK tier makes room the same way, for a put there or a
+ * victim spilled there, except that its victims leave the cache: they are removed (listeners hear
+ * {@link CacheChangeListener#segmentRemoved}), counted in {@link CacheStats#evictions()}, in the policy's order, a
+ * prefix chain from its tail (a block with a cached child is never evicted).
  */
 public final class KvTierCache implements AutoCloseable {
     private final KvTierConfig config;
@@ -105,8 +112,9 @@ public final class KvTierCache implements AutoCloseable {
      * HOST) and logs one line saying which and why.
      *
      * @throws IllegalArgumentException if {@code config} is null
-     * @throws IllegalStateException    if {@link Backend#CUDA} was asked for and CUDA is not usable (the reason says why)
-     * @throws UncheckedIOException     if the disk directory cannot be created
+     * @throws CacheOpenException       if {@link Backend#CUDA} was asked for and CUDA is not usable, or the disk
+     *                                  directory cannot be created, locked or read (the message says why)
+     * @throws IllegalStateException    if another open cache holds the disk directory (naming the holder)
      */
     public static KvTierCache open(KvTierConfig config) {
         return open(config, UnaryOperator.identity());
@@ -126,7 +134,9 @@ public final class KvTierCache implements AutoCloseable {
      * {@code positions} travel with it unchanged. Returns when the bytes are in place; the caller's
      * segment is not referenced afterwards.
      *
-     * @param bytes host memory (native or heap) holding the segment
+     * @param bytes host memory (native or heap) holding the segment. It may be empty, on purpose: a 0-byte
+     *              segment (say, a sequence's marker with empty positions) is cached like any other, counts 0 bytes
+     *              against the budgets, and is moved, made resident, read and removed as the others are
      * @throws IllegalArgumentException  naming the argument if one is null, the key is blank, or
      *                                   the key is already cached (remove it first)
      * @throws TierFullException         if no room could be made
@@ -164,9 +174,13 @@ public final class KvTierCache implements AutoCloseable {
 
     /**
      * Moves segment {@code key} down to the slower tier {@code to}, copying its bytes; returns when
-     * they are in place. Does nothing if the segment is already on {@code to}.
+     * they are in place.
      *
-     * @throws IllegalArgumentException   if {@code to} is faster than the segment's tier
+     * <p><b>Already on {@code to}: a no-op</b>, not an error, as for {@link #promote}: the call asks for the
+     * segment to be on {@code to}, and it is (room making may have moved it there just before). What is an
+     * error in both is a move the other way: here, {@code to} faster than where the segment is.
+     *
+     * @throws IllegalArgumentException   if {@code to} is faster than the segment's tier (use {@link #promote})
      * @throws SegmentNotFoundException   if {@code key} is not cached
      * @throws TierFullException          if {@code to} is CPU and has no room
      * @throws TransferFailedException    if the copy failed (the segment stays where it was)
@@ -180,10 +194,10 @@ public final class KvTierCache implements AutoCloseable {
 
     /**
      * Moves segment {@code key} up to the faster tier {@code to}, copying its bytes; returns when
-     * they are in place. Does nothing if it is already on {@code to}. Makes no room: use
+     * they are in place. A no-op if it is already on {@code to} (see {@link #demote}). Makes no room: use
      * {@link #ensureResident} for that.
      *
-     * @throws IllegalArgumentException   if {@code to} is slower than the segment's tier
+     * @throws IllegalArgumentException   if {@code to} is slower than the segment's tier (use {@link #demote})
      * @throws SegmentNotFoundException   if {@code key} is not cached
      * @throws TierFullException          if {@code to} has no room
      * @throws TransferFailedException    if the copy failed (the segment stays where it was)

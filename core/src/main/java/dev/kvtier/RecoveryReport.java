@@ -43,7 +43,12 @@ public record RecoveryReport(String namespace, int recovered, long recoveredByte
          * A prefix block whose parent block was not recovered (never persisted, or itself discarded): without
          * its parent it can never be reached as part of a chain.
          */
-        ORPHANED
+        ORPHANED,
+        /**
+         * It did not fit in the DISK budget ({@link KvTierConfig#diskBudgetBytes()}), smaller than the one it was
+         * written under; the segments recovered first (in the journal's order, parents before children) were kept.
+         */
+        OVER_BUDGET
     }
 
     /** Copies the collections. */

@@ -46,9 +46,9 @@ class CacheChangeListenerTest {
         }
 
         @Override
-        public synchronized void ensureResidentCompleted(String key, Tier tier, long nanos, boolean succeeded) {
+        public synchronized void ensureResidentCompleted(String key, Tier tier, Tier foundOn, long nanos) {
             assertTrue(nanos >= 0, "nanos " + nanos);
-            heard.add("resident " + key + " " + tier + " " + succeeded);
+            heard.add("resident " + key + " " + tier + " found on " + foundOn);
         }
     }
 
@@ -96,8 +96,9 @@ class CacheChangeListenerTest {
             assertThrows(SegmentNotFoundException.class, () -> cache.ensureResident("gone", Tier.GPU));
             assertEquals(List.of(
                     "added a GPU 4096", "added b GPU 4096", "moved a GPU->CPU 4096", "added c GPU 4096",
-                    "moved c GPU->DISK 4096", "moved c DISK->CPU 4096", "resident c CPU true", "resident c CPU true",
-                    "moved a CPU->GPU 4096", "removed b GPU 4096", "resident gone GPU false"), recorder.heard);
+                    "moved c GPU->DISK 4096", "moved c DISK->CPU 4096", "resident c CPU found on DISK",
+                    "resident c CPU found on CPU",
+                    "moved a CPU->GPU 4096", "removed b GPU 4096", "resident gone GPU found on null"), recorder.heard);
             assertTrue(cache.removeListener(recorder));
             assertFalse(cache.removeListener(recorder));
             cache.remove("a");

@@ -574,7 +574,7 @@ class Issue9RegressionTest {
                                     case 1 -> cache.ensureResident(key, Tier.GPU);
                                     default -> cache.remove(key);
                                 }
-                            } catch (KvTierException | java.util.NoSuchElementException expected) {
+                            } catch (KvTierException expected) {
                                 // busy tiers and removed keys are fine; the budgets are what this test watches
                             }
                         }

@@ -1,6 +1,5 @@
 package dev.kvtier.prefix;
 
-import java.util.Objects;
 
 /**
  * The geometry of a KV block as the runtime lays it out: how many tokens a block holds, how many bytes, and
@@ -68,8 +67,10 @@ public record BlockLayout(int tokensPerBlock, long bytesPerBlock, int layers, La
         if (layers < 1 || regionBytes < 1) {
             throw new IllegalArgumentException("layers and regionBytes must be >= 1, were " + layers + " and " + regionBytes);
         }
-        return new BlockLayout(tokensPerBlock, Math.multiplyExact(2L * layers, regionBytes), layers,
-                Objects.requireNonNull(order, "order"));
+        if (order == null) {
+            throw new IllegalArgumentException("order must not be null");
+        }
+        return new BlockLayout(tokensPerBlock, Math.multiplyExact(2L * layers, regionBytes), layers, order);
     }
 
     /** Whether a per-layer layout was declared. */

@@ -41,7 +41,8 @@ import java.util.concurrent.RejectedExecutionException;
  * A new block is placed on the tier asked for, or on its parent's tier when that is slower; a promotion
  * moves a leading run of a chain; the {@link RoomMaker} never lets a block leave a tier while a child is
  * there or faster. Together: a child is never hotter than its parent, chains leave a tier tail first, and
- * (eviction never removing anything from DISK) no parent leaves the cache while a child stays.
+ * (a block evicted from a bounded DISK tier only once no child of it is cached) no parent leaves the cache while a
+ * child stays.
  *
  * <p>Thread-safe.
  */

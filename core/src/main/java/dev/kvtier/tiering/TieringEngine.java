@@ -90,7 +90,8 @@ public final class TieringEngine {
         this.persisted = persisted;
         this.table = new SegmentTable(store, memories, persisted);
         this.mover = new Mover(memories, counters, listeners, persisted);
-        this.roomMaker = new RoomMaker(store, table, mover, DemotionCascade.STANDARD, listeners, roomBatchFraction);
+        this.roomMaker = new RoomMaker(store, table, mover, DemotionCascade.STANDARD, listeners, counters,
+                roomBatchFraction);
         this.residencies = new Residencies(gate, this::makeResident);
         this.chains = new PrefixChains(this, store, table, roomMaker, mover, memories, gate);
     }
@@ -98,8 +99,8 @@ public final class TieringEngine {
     /**
      * Opens the backend {@code config} asks for, wrapped by {@code decorate} (tests inject faults this way).
      *
-     * @throws UncheckedIOException  if the disk directory cannot be created
-     * @throws IllegalStateException if CUDA was asked for and is not usable
+     * @throws dev.kvtier.CacheOpenException if the disk directory cannot be created, locked or read, or CUDA was
+     *                                        asked for and is not usable
      */
     public static TieringEngine open(KvTierConfig config, UnaryOperator<ExecutionBackend> decorate) {
         Path created = null;
@@ -112,14 +113,15 @@ public final class TieringEngine {
                 diskDirectory = created = Files.createTempDirectory("kvtier-disk-");
             }
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot create the disk directory for " + config
-                    + " (set KvTierConfig.builder().diskDirectory(...) to a writable place)", e);
+            throw Failures.openFailed(config.diskDirectory().map(d -> "create the disk directory " + d)
+                    .orElse("create a temporary disk directory"), e);
         }
         TierMemories memories = null;
         PersistedDisk persisted = PersistedDisk.VOLATILE;
         try {
             // The store first: a bad policy fails before any thread or native memory exists.
-            TieredStore store = new TieredStore(config.gpuBudgetBytes(), config.cpuBudgetBytes(), config.policy());
+            TieredStore store = new TieredStore(config.gpuBudgetBytes(), config.cpuBudgetBytes(), config.diskBudgetBytes(),
+                    config.policy());
             ExecutionBackend backend = BackendSelection.open(config, diskDirectory);
             try {
                 backend = decorate.apply(backend);
@@ -135,13 +137,14 @@ public final class TieringEngine {
                     journal = DiskJournal.open(diskDirectory, config.persistence().get(), config.pageSizeBytes(),
                             memories.diskExtentBytes());
                 } catch (IOException e) {
-                    throw new UncheckedIOException("cannot read or write the journal of the persisted disk directory "
-                            + diskDirectory + ": " + e.getMessage(), e);
+                    throw Failures.openFailed("read or write the journal of the persisted disk directory "
+                            + diskDirectory, e);
                 }
                 persisted = new PersistedDisk(journal.journal(), store);
             }
             TieringEngine engine = new TieringEngine(store, memories, created, persisted, config.roomBatchFraction());
-            LOG.log(System.Logger.Level.INFO, "kvtier backend: " + memories.description());
+            LOG.log(System.Logger.Level.INFO, "kvtier backend: " + memories.description() + "; DISK tier: "
+                    + diskWords(config, diskDirectory, created != null));
             if (journal != null) {
                 engine.recover(journal, config.persistence().get(), diskDirectory, recoveryStart);
             }
@@ -162,6 +165,16 @@ public final class TieringEngine {
     }
 
     /**
+     * Where the DISK tier lives and how large it may grow, for the open's log line: a temporary directory and an
+     * unbounded tier are said plainly, with the settings that change them, as neither is visible otherwise.
+     */
+    static String diskWords(KvTierConfig config, Path directory, boolean temporary) {
+        return directory + (temporary ? " (a temporary directory, deleted on close: set diskDirectory to choose one)" : "")
+                + (config.diskBounded() ? ", budget " + config.diskBudgetBytes() + " bytes"
+                : ", unbounded until the file system is full (set diskBudgetBytes to bound it)");
+    }
+
+    /**
      * Registers again on DISK the segments the journal recovered: their pages claimed in the reopened
      * extents, their checksums known and, unless verification is eager, not yet checked (their first use
      * checks them). Runs before the engine is handed out, so nothing else touches these segments.
@@ -176,8 +189,7 @@ public final class TieringEngine {
         try {
             memories.reopenDisk(extents);
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot map the " + extents + " persisted disk extents in " + directory
-                    + " again: " + e.getMessage(), e);
+            throw Failures.openFailed("map the " + extents + " persisted disk extents in " + directory + " again", e);
         }
         Map<RecoveryReport.DiscardReason, Long> discarded = new EnumMap<>(RecoveryReport.DiscardReason.class);
         discarded.putAll(opened.discarded());
@@ -262,6 +274,14 @@ public final class TieringEngine {
                 table.publish(segment); // keys are unique in a replayed journal
                 segment.handle = store.registerHandle(SegmentMeta.of(segment.key, segment.positions, segment.sizeBytes)
                         .withAccessCount(r.accessCount()), Tier.DISK, segment);
+                if (segment.handle == null) { // beyond a DISK budget smaller than the one it was written under
+                    table.unpublish(segment);
+                    memories.release(segment.placement);
+                    discarded.merge(RecoveryReport.DiscardReason.OVER_BUDGET, 1L, Long::sum);
+                    persisted.leaving(segment);
+                    dropped.add(r.key());
+                    continue;
+                }
                 segment.live = true;
                 segment.countOn(Tier.DISK); // nothing else runs yet: no lock needed
                 restored.put(r.key(), segment);
@@ -511,13 +531,13 @@ public final class TieringEngine {
             return ensureResidentUntimed(key, tier);
         }
         long start = System.nanoTime();
-        boolean succeeded = false;
+        Tier foundOn = null;
         try {
             ResidentSegment resident = ensureResidentUntimed(key, tier);
-            succeeded = true;
+            foundOn = resident.foundOn();
             return resident;
         } finally {
-            listeners.ensureResidentCompleted(key, tier, System.nanoTime() - start, succeeded);
+            listeners.ensureResidentCompleted(key, tier, foundOn, System.nanoTime() - start);
         }
     }
 
@@ -549,8 +569,8 @@ public final class TieringEngine {
         CompletableFuture<ResidentSegment> future = residencies.ensureResidentAsync(key, tier);
         // The caller gets the dependent: listeners hear of the completion before the caller does. It is a
         // copy already (completing or cancelling it never affected the transfer), and listeners never throw.
-        return future.whenComplete((resident, failure) ->
-                listeners.ensureResidentCompleted(key, tier, System.nanoTime() - start, failure == null));
+        return future.whenComplete((resident, failure) -> listeners.ensureResidentCompleted(key, tier,
+                failure == null ? resident.foundOn() : null, System.nanoTime() - start));
     }
 
     /** Registers {@code listener} for every later committed change (see {@link CacheChangeListener}). */
@@ -650,7 +670,9 @@ public final class TieringEngine {
 
     /** Entered: the tiers of the leading run of blocks {@code high[i]}, {@code low[i]} cached as one chain. */
     public List<Tier> lookupChain(long[] high, long[] low) {
-        return chains.lookup(high, low);
+        List<Tier> tiers = chains.lookup(high, low);
+        listeners.prefixLookedUp(high.length, tiers.size());
+        return tiers;
     }
 
     /**
@@ -689,7 +711,20 @@ public final class TieringEngine {
      * {@code tier} or faster (one batched transfer per tier pair) and pins it; all or nothing.
      */
     public PinnedChain pinChain(long[] high, long[] low, Tier tier) {
-        return countedTransfers(() -> chains.pin(high, low, tier));
+        if (!listeners.any()) {
+            return countedTransfers(() -> chains.pin(high, low, tier));
+        }
+        long start = System.nanoTime();
+        int blocks = 0;
+        boolean succeeded = false;
+        try {
+            PinnedChain pinned = countedTransfers(() -> chains.pin(high, low, tier));
+            blocks = pinned.segments().size();
+            succeeded = true;
+            return pinned;
+        } finally {
+            listeners.prefixRestoreCompleted(tier, blocks, System.nanoTime() - start, succeeded);
+        }
     }
 
     /**
@@ -707,7 +742,15 @@ public final class TieringEngine {
 
     /** Enters itself: {@link #pinChain} without blocking, one batched transfer per layer (regions per layer). */
     public LayeredRestore pinChainLayered(long[] high, long[] low, Tier tier, long[][] offsets, long[][] lengths) {
-        return chains.pinLayered(high, low, tier, offsets, lengths);
+        if (!listeners.any()) {
+            return chains.pinLayered(high, low, tier, offsets, lengths);
+        }
+        long start = System.nanoTime();
+        LayeredRestore restore = chains.pinLayered(high, low, tier, offsets, lengths);
+        // A dependent of the restore's own future, not handed to the caller: the listeners hear of it as it completes.
+        restore.pinned().whenComplete((pinned, failure) -> listeners.prefixRestoreCompleted(tier,
+                failure == null ? pinned.segments().size() : 0, System.nanoTime() - start, failure == null));
+        return restore;
     }
 
     /** Releases pins taken by {@link #pinChain}; the last pin of a removed block frees its pages. */

@@ -1,10 +1,14 @@
-package dev.kvtier.bench.sim;
+package dev.kvtier;
 
 import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-/** Parsing and printing byte counts such as {@code 64MiB}, {@code 1.5GiB}, {@code 4096}. Stateless. */
+/**
+ * Parsing and printing byte counts such as {@code 64MiB}, {@code 1.5GiB}, {@code 4096}, and shares such
+ * as {@code 25%}: the one parser behind {@link KvTierConfig#from(java.util.Map)} and the simulator's
+ * command line. Stateless and thread-safe.
+ */
 public final class ByteSizes {
     private static final Pattern SIZE = Pattern.compile("(\\d+(?:\\.\\d+)?)\\s*([a-zA-Z]*)");
     private static final String[] BINARY_UNITS = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -17,9 +21,12 @@ public final class ByteSizes {
      * M/MiB, G/GiB, T/TiB -- except the SI spellings kB, MB, GB, TB, which mean powers of 1000.
      *
      * @return the number of bytes, rounded down
-     * @throws IllegalArgumentException naming the text when it is not a size
+     * @throws IllegalArgumentException naming the text when it is null or not a size
      */
     public static long parse(String text) {
+        if (text == null) {
+            throw new IllegalArgumentException("text must not be null");
+        }
         Matcher m = SIZE.matcher(text.strip());
         if (!m.matches()) {
             throw new IllegalArgumentException("not a size: '" + text + "' (expected e.g. 64MiB, 1.5GiB, 4096)");
@@ -43,6 +50,38 @@ public final class ByteSizes {
             throw new IllegalArgumentException("size too large: '" + text + "'");
         }
         return (long) bytes;
+    }
+
+    /** Whether {@code text} is written as a share: a number followed by {@code %} ({@link #parseShare}). */
+    public static boolean isShare(String text) {
+        return text != null && text.strip().endsWith("%");
+    }
+
+    /**
+     * Parses a share such as {@code 25%} or {@code 12.5%} into a fraction ({@code 0.25}, {@code 0.125}). What
+     * it is a share of is the caller's (physical memory for a CPU budget, the working set in the simulator),
+     * and so is its range.
+     *
+     * @throws IllegalArgumentException naming the text when it is not a positive, finite percentage
+     */
+    public static double parseShare(String text) {
+        if (text == null) {
+            throw new IllegalArgumentException("text must not be null");
+        }
+        if (!isShare(text)) {
+            throw new IllegalArgumentException("not a share: '" + text + "' (expected a percentage like 25%)");
+        }
+        String number = text.strip();
+        double percent;
+        try {
+            percent = Double.parseDouble(number.substring(0, number.length() - 1).strip());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("not a share: '" + text + "' (expected a percentage like 25%)");
+        }
+        if (!(percent > 0) || Double.isInfinite(percent)) {
+            throw new IllegalArgumentException("a share must be a positive percentage, was '" + text + "'");
+        }
+        return percent / 100;
     }
 
     /** Prints a byte count with a binary unit and up to one decimal, e.g. {@code 1.5 MiB}, {@code 512 B}. */
