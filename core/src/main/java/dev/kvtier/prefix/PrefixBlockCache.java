@@ -192,8 +192,8 @@ public final class PrefixBlockCache {
      * {@link #lookupPrefix}), nothing is stored and {@link dev.kvtier.ParentNotCachedException} names it: the blocks
      * are never stored as a chain start that no look-up of their chain would reach. Look the prefix up again and
      * store from its last cached block. A block found cached as a chain start but stored here after a cached parent
-     * (such a misplaced block, left by an older version, say) is replaced by the block in its place, unless blocks
-     * continue it.
+     * (such a misplaced block, left by an older version, say) is replaced by the block in its place (the blocks
+     * continuing it, at positions as misplaced as its own, are dropped with it).
      *
      * @param bytes host memory (native or heap) of exactly {@code hashes.size() * bytesPerBlock} bytes
      * @return how many blocks were new
@@ -214,8 +214,11 @@ public final class PrefixBlockCache {
         long bytesPerBlock = layout.bytesPerBlock();
         // Divided, not multiplied: blocks x bytesPerBlock may overflow a long, and a wrapped product could pass.
         if (bytes.byteSize() % bytesPerBlock != 0 || bytes.byteSize() / bytesPerBlock != hashes.size()) {
+            long total = hashes.size() * bytesPerBlock;
+            boolean fits = Math.multiplyHigh(hashes.size(), bytesPerBlock) == 0 && total >= 0;
             throw new IllegalArgumentException("bytes must hold " + hashes.size() + " blocks of " + bytesPerBlock
-                    + " bytes each, was " + bytes.byteSize() + " bytes");
+                    + " bytes" + (fits ? " = " + total + " bytes" : " (more than a long counts)") + ", was "
+                    + bytes.byteSize() + " bytes");
         }
         return entered(() -> engine.storeChain(parentHash.high(), parentHash.low(), words.high, words.low, bytes,
                 geometry, tier));

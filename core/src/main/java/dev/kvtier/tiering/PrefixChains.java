@@ -107,7 +107,7 @@ final class PrefixChains {
      * down when no room can be made there soon. The parent is locked (and so stays cached) from its check to the end.
      *
      * <p>A block cached as a chain start but stored here under a cached parent was misplaced (stored when its parent
-     * was missing, by an older version): it is replaced by the block in its place, unless blocks continue it.
+     * was missing, by an older version): it is replaced by the block in its place, the blocks continuing it dropped.
      *
      * @return how many blocks were new
      * @throws ParentNotCachedException  when the parent is not {@code BlockHash.ROOT} and not a cached block (nothing stored)
@@ -186,9 +186,10 @@ final class PrefixChains {
                 continues = true;
                 return existing;
             }
-            if (existing.parent == null && parent != null && existing.liveChildren() == 0) {
-                // A misplaced chain start: its hash names a parent, and that parent is cached now. Replaced.
-                engine.dropAndTell(existing);
+            if (existing.parent == null && parent != null) {
+                // A misplaced chain start: its hash names a parent, and that parent is cached now. Replaced; the blocks
+                // continuing it sit at positions shifted as it is, and go with it.
+                engine.dropWithDescendants(existing);
                 return null;
             }
             throw notContinuing(existing, parent, index);
@@ -331,8 +332,7 @@ final class PrefixChains {
     private static IllegalArgumentException notContinuing(Segment existing, Segment parent, int index) {
         return new IllegalArgumentException("key \"" + existing.key + "\" is cached already but not as the block after "
                 + (parent == null ? "the chain's start" : "\"" + parent.key + "\"") + " (block " + index
-                + " of the keys given)" + (existing.parent == null && existing.liveChildren() > 0
-                ? ": it is cached as a chain start with blocks continuing it; remove them, tail first, to store it here" : ""));
+                + " of the keys given)");
     }
 
     /**

@@ -332,6 +332,20 @@ public final class TieringEngine {
      * is left pointing to a block that is gone). Locks the descendants parents first, as chains do.
      */
     private void dropCorruptRecovered(Segment segment, SegmentCorruptedException corrupted) {
+        int descendants = dropWithDescendants(segment);
+        persisted.failedFirstUse();
+        LOG.log(System.Logger.Level.WARNING, corrupted.getMessage()
+                + (descendants == 0 ? "" : " (its " + descendants + " descendant block(s) dropped with it)"));
+    }
+
+    /**
+     * Drops a locked live segment and, for a prefix block, every cached descendant first (children before parents,
+     * so no child outlives its parent and none is left pointing to a block that is gone). Locks the descendants
+     * parents first, as chains do.
+     *
+     * @return how many descendants were dropped with it
+     */
+    int dropWithDescendants(Segment segment) {
         List<Segment> descendants = segment.liveChildren() > 0 ? table.descendantsOf(segment) : List.of();
         List<Segment> locked = new ArrayList<>(descendants.size());
         try {
@@ -350,9 +364,7 @@ public final class TieringEngine {
                 locked.get(i).unlock();
             }
         }
-        persisted.failedFirstUse();
-        LOG.log(System.Logger.Level.WARNING, corrupted.getMessage()
-                + (descendants.isEmpty() ? "" : " (its " + descendants.size() + " descendant block(s) dropped with it)"));
+        return descendants.size();
     }
 
     /** What the open recovered from the persisted disk directory; empty without persistence. */
