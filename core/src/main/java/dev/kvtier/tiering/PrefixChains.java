@@ -120,8 +120,8 @@ final class PrefixChains {
         long bytesPerBlock = geometry.bytesPerBlock();
         Segment parent = table.lockLiveBlockOrNull(parentHigh, parentLow);
         if (parent == null && (parentHigh != 0 || parentLow != 0)) {
-            throw new ParentNotCachedException(BlockKeys.of(parentHigh, parentLow),
-                    BlockKeys.of(parentHigh, parentLow).substring(BlockKeys.PREFIX.length()));
+            String parentKey = BlockKeys.of(parentHigh, parentLow);
+            throw new ParentNotCachedException(parentKey, parentKey.substring(BlockKeys.PREFIX.length()));
         }
         int stored = 0;
         try {
