@@ -202,6 +202,9 @@ public final class KvTierCache implements AutoCloseable {
      * @throws TierFullException          if {@code to} has no room
      * @throws TransferFailedException    if the copy failed (the segment stays where it was)
      * @throws SegmentCorruptedException  if it came from DISK and its bytes there are corrupted
+     * @throws IllegalStateException      if it is a prefix block ({@link #prefixBlocks}) whose parent block is on a
+     *                                    tier slower than {@code to} (a child is never on a faster tier than its
+     *                                    parent: restore the prefix with {@code PrefixBlockCache.ensurePrefixResident})
      */
     public void promote(String key, Tier to) {
         move(key, to, true);
@@ -229,6 +232,9 @@ public final class KvTierCache implements AutoCloseable {
      *                                   budget, or every candidate is in use)
      * @throws TransferFailedException   if the copy failed (the segment stays where it was)
      * @throws SegmentCorruptedException if it came from DISK and its bytes there are corrupted
+     * @throws IllegalStateException     if it is a prefix block ({@link #prefixBlocks}) whose parent block is on a tier
+     *                                   slower than {@code tier} (a child is never on a faster tier than its parent:
+     *                                   restore the prefix with {@code PrefixBlockCache.ensurePrefixResident})
      */
     public ResidentSegment ensureResident(String key, Tier tier) {
         requireNonNull(key, "key");
@@ -242,7 +248,8 @@ public final class KvTierCache implements AutoCloseable {
 
     /**
      * {@link #ensureResident} without blocking: the future completes when the bytes are in place,
-     * or exceptionally with the exception {@code ensureResident} would throw. Calls for the same
+     * or exceptionally with the exception {@code ensureResident} would throw (also the
+     * {@link IllegalStateException} of a prefix block that would be faster than its parent). Calls for the same
      * key and tier while one is in flight share it. Completing or cancelling the returned future
      * does not affect the transfer. The work runs on a kvtier thread, which also runs dependent
      * stages added before completion.
@@ -271,7 +278,10 @@ public final class KvTierCache implements AutoCloseable {
      *                                   by other calls before it could be pinned
      * @throws TransferFailedException   if the copy failed (the segment stays where it was)
      * @throws SegmentCorruptedException if it came from DISK and its bytes there are corrupted
-     * @throws IllegalStateException     after {@link #close()}
+     * @throws IllegalStateException     after {@link #close()}, or if it is a prefix block ({@link #prefixBlocks})
+     *                                   whose parent block is on a tier slower than {@code tier} (a child is never on
+     *                                   a faster tier than its parent: pin the prefix with
+     *                                   {@code PrefixBlockCache.ensurePrefixResident})
      */
     public SegmentPin pin(String key, Tier tier) {
         requireNonNull(key, "key");
@@ -314,6 +324,9 @@ public final class KvTierCache implements AutoCloseable {
      *
      * @return its metadata as it was, or empty if it was not cached
      * @throws IllegalArgumentException if {@code key} is null or blank
+     * @throws IllegalStateException    if it is a prefix block ({@link #prefixBlocks}) with cached child blocks,
+     *                                  naming how many (nothing removed: remove a chain from its tail, as
+     *                                  {@code PrefixBlockCache.removeBlock} does)
      */
     public Optional<SegmentMeta> remove(String key) {
         requireNonNull(key, "key");
@@ -343,8 +356,12 @@ public final class KvTierCache implements AutoCloseable {
      * A prefix-block view of this cache: chains of fixed-size KV blocks named by {@link BlockHash}, looked
      * up and restored by longest cached prefix, with eviction that keeps parents while children stay (see
      * {@link PrefixBlockCache}). The blocks share this cache's tiers, budgets, policy and lifecycle; each is
-     * a segment keyed {@link PrefixBlockCache#keyOf} (leave those keys to the view). Use one layout per
-     * cache. Cheap: the view holds no state of its own.
+     * a segment keyed {@link PrefixBlockCache#keyOf} (leave those keys to the view; where this class's calls are
+     * given such a key, they keep the prefix rule: {@link #promote}, {@link #ensureResident} and {@link #pin} never
+     * put a block on a tier faster than its parent's, {@link #demote} never a parent below a child's tier, and
+     * {@link #remove} never removes a block with cached children; each refuses with {@link IllegalStateException}).
+     * Use one layout per cache: a view of another block size is refused ({@link IllegalArgumentException}) by
+     * every call meeting a block stored through the other. Cheap: the view holds no state of its own.
      *
      * @throws IllegalArgumentException if {@code layout} is null
      * @throws IllegalStateException    after {@link #close()}

@@ -68,7 +68,7 @@ class CacheChangeListenerTest {
             var hasher = new dev.kvtier.prefix.BlockHasher();
             var first = hasher.hash(root, 1, 2, 3);
             var second = hasher.hash(first, 4, 5, 6);
-            blocks.storeBlocks(root, List.of(first, second), MemorySegment.ofArray(new byte[2 * PAGE]));
+            blocks.storeBlocks(dev.kvtier.prefix.BlockHash.ROOT, List.of(first, second), MemorySegment.ofArray(new byte[2 * PAGE]));
             assertTrue(blocks.removeBlock(second));
             String firstKey = dev.kvtier.prefix.PrefixBlockCache.keyOf(first);
             String secondKey = dev.kvtier.prefix.PrefixBlockCache.keyOf(second);

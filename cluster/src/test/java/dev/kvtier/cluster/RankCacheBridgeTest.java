@@ -133,7 +133,7 @@ class RankCacheBridgeTest {
     }
 
     private void store(PrefixBlockCache blocks, List<BlockHash> chain, Tier tier) {
-        blocks.storeBlocks(root, chain,
+        blocks.storeBlocks(BlockHash.ROOT, chain,
                 MemorySegment.ofArray(new byte[chain.size() * PAGE]), tier);
     }
 

@@ -1,5 +1,6 @@
 package dev.kvtier.tiering;
 
+import dev.kvtier.ParentNotCachedException;
 import dev.kvtier.ResidentSegment;
 import dev.kvtier.SegmentPinnedException;
 import dev.kvtier.TierFullException;
@@ -75,8 +76,10 @@ final class PrefixChains {
     /**
      * Entered: the tiers of the leading run of blocks {@code high[i]}, {@code low[i]} (their hashes' words) that is
      * cached as one chain; no lock is taken.
+     *
+     * @throws IllegalArgumentException if a block of that run is not of {@code geometry}
      */
-    List<Tier> lookup(long[] high, long[] low) {
+    List<Tier> lookup(long[] high, long[] low, BlockGeometry geometry) {
         List<Tier> tiers = new ArrayList<>();
         Segment previous = null;
         for (int i = 0; i < high.length; i++) {
@@ -89,6 +92,7 @@ final class PrefixChains {
             if (tier == null) {
                 break;
             }
+            geometry.requireMatches(segment);
             tiers.add(tier);
             previous = segment;
         }
@@ -96,33 +100,38 @@ final class PrefixChains {
     }
 
     /**
-     * Entered: stores new blocks continuing block {@code parentHigh}, {@code parentLow} (when that is not a cached
-     * block, the chain starts here), block {@code i} being hash {@code high[i]}, {@code low[i]} with the bytes
+     * Entered: stores new blocks continuing block {@code parentHigh}, {@code parentLow} (both 0, {@code BlockHash.ROOT}:
+     * the chain starts here), block {@code i} being hash {@code high[i]}, {@code low[i]} with the bytes
      * {@code bytes[i * bytesPerBlock, (i + 1) * bytesPerBlock)} at the token positions after its parent's. A block
-     * already cached is kept as it is (equal hash, equal bytes) and continues the chain. Each new block goes to
-     * {@code tier}, or to its parent's tier when that is slower, or further down when no room can be made there soon.
+     * already cached is kept as it is (equal hash, equal bytes) and continues the chain, also when another call
+     * stored it meanwhile. Each new block goes to {@code tier}, or to its parent's tier when that is slower, or further
+     * down when no room can be made there soon. The parent is locked (and so stays cached) from its check to the end.
+     *
+     * <p>A block cached as a chain start but stored here under a cached parent was misplaced (stored when its parent
+     * was missing, by an older version): it is replaced by the block in its place, the blocks continuing it dropped.
      *
      * @return how many blocks were new
-     * @throws IllegalArgumentException when a block is cached already but not as the child of the one before it
+     * @throws ParentNotCachedException  when the parent is not {@code BlockHash.ROOT} and not a cached block (nothing stored)
+     * @throws IllegalArgumentException when a block is cached already but not as the child of the one before it, or
+     *                                  a block cached already is not of {@code geometry}
      */
-    int store(long parentHigh, long parentLow, long[] high, long[] low, long tokensPerBlock, MemorySegment bytes,
-              long bytesPerBlock, Tier tier) {
+    int store(long parentHigh, long parentLow, long[] high, long[] low, MemorySegment bytes, BlockGeometry geometry,
+              Tier tier) {
+        long tokensPerBlock = geometry.tokensPerBlock();
+        long bytesPerBlock = geometry.bytesPerBlock();
         Segment parent = table.lockLiveBlockOrNull(parentHigh, parentLow);
+        if (parent == null && (parentHigh != 0 || parentLow != 0)) {
+            String parentKey = BlockKeys.of(parentHigh, parentLow);
+            throw new ParentNotCachedException(parentKey, parentKey.substring(BlockKeys.PREFIX.length()));
+        }
         int stored = 0;
         try {
+            if (parent != null) {
+                geometry.requireMatches(parent);
+            }
             long position = parent == null ? 0 : parent.positions.end();
             for (int i = 0; i < high.length; i++) {
-                Segment next = null;
-                Segment existing = table.peekBlock(high[i], low[i]);
-                if (existing != null) {
-                    requireContinues(existing, parent, i);
-                    next = table.lockLiveBlockOrNull(high[i], low[i]);
-                    if (next != null && next != existing) { // replaced meanwhile
-                        next.unlock();
-                        requireContinues(next, parent, i);
-                        next = table.lockLiveBlockOrNull(high[i], low[i]);
-                    }
-                }
+                Segment next = cachedContinuing(high[i], low[i], parent, i, geometry);
                 if (next == null) {
                     Tier parentTier = parent == null ? null : table.currentTier(parent);
                     Tier target = parentTier == null || !tier.isFasterThan(parentTier) ? tier : parentTier;
@@ -139,6 +148,10 @@ final class PrefixChains {
                     } else {
                         next = insert(high[i], low[i], PositionRange.of(position, position + tokensPerBlock),
                                 bytes.asSlice(i * bytesPerBlock, bytesPerBlock), parent, target);
+                        if (next == null) { // cached meanwhile by another call: look at it again
+                            i--;
+                            continue;
+                        }
                         stored++;
                     }
                 }
@@ -157,10 +170,43 @@ final class PrefixChains {
     }
 
     /**
+     * Block {@code high}, {@code low} locked, when it is cached as the child of {@code parent} (locked by the caller,
+     * or null); null when it is not cached (or was misplaced and has been removed just now: see {@link #store}).
+     *
+     * @throws IllegalArgumentException when it is cached as the child of another block, or is not of {@code geometry}
+     */
+    private Segment cachedContinuing(long high, long low, Segment parent, int index, BlockGeometry geometry) {
+        Segment existing = table.lockLiveBlockOrNull(high, low);
+        if (existing == null) {
+            return null;
+        }
+        boolean continues = false;
+        try {
+            geometry.requireMatches(existing);
+            if (existing.parent == parent) {
+                continues = true;
+                return existing;
+            }
+            if (existing.parent == null && parent != null) {
+                // A misplaced chain start: its hash names a parent, and that parent is cached now. Replaced; the blocks
+                // continuing it sit at positions shifted as it is, and go with it.
+                engine.dropWithDescendants(existing);
+                return null;
+            }
+            throw notContinuing(existing, parent, index);
+        } finally {
+            if (!continues) {
+                existing.unlock();
+            }
+        }
+    }
+
+    /**
      * Inserts one new block on {@code target}, or, when no room can be made there soon (its candidates are the
      * block's own ancestors, or pinned), on the next slower tier: a new block may always be colder than asked.
      *
-     * @return the block, live and locked
+     * @return the block, live and locked; null, having changed nothing, when another call has published the key
+     *         meanwhile (the caller looks at that block instead)
      */
     private Segment insert(long high, long low, PositionRange positions, MemorySegment bytes, Segment parent, Tier target) {
         Tier tier = target;
@@ -168,7 +214,10 @@ final class PrefixChains {
             Segment block = Segment.block(high, low, positions, bytes.byteSize(), parent);
             block.lock();
             try {
-                engine.insertLocked(block, tier, engine.copiedIn(bytes, tier, tier != Tier.DISK), tier != Tier.DISK);
+                if (!engine.insertLocked(block, tier, engine.copiedIn(bytes, tier, tier != Tier.DISK), tier != Tier.DISK)) {
+                    block.unlock();
+                    return null;
+                }
                 return block;
             } catch (TierFullException full) {
                 block.unlock();
@@ -281,12 +330,10 @@ final class PrefixChains {
         return Boolean.TRUE;
     }
 
-    private static void requireContinues(Segment existing, Segment parent, int index) {
-        if (existing.parent != parent) {
-            throw new IllegalArgumentException("key \"" + existing.key + "\" is cached already but not as the block after "
-                    + (parent == null ? "the chain's start" : "\"" + parent.key + "\"") + " (block " + index
-                    + " of the keys given)");
-        }
+    private static IllegalArgumentException notContinuing(Segment existing, Segment parent, int index) {
+        return new IllegalArgumentException("key \"" + existing.key + "\" is cached already but not as the block after "
+                + (parent == null ? "the chain's start" : "\"" + parent.key + "\"") + " (block " + index
+                + " of the keys given)");
     }
 
     /**
@@ -301,14 +348,7 @@ final class PrefixChains {
             return false;
         }
         try {
-            int children = segment.liveChildren();
-            if (children > 0) {
-                throw new IllegalStateException("block \"" + key + "\" has " + children + " cached child block(s):"
-                        + " remove them first (a block without its parent is useless)");
-            }
-            Tier tier = table.currentTier(segment);
-            engine.dropAndTell(segment);
-            roomMaker.releaseParent(segment, tier);
+            engine.removeLocked(segment);
             return true;
         } finally {
             segment.unlock();
@@ -319,10 +359,15 @@ final class PrefixChains {
      * Entered: makes the leading run of blocks {@code high[i]}, {@code low[i]} cached as one chain resident on
      * {@code tier} or faster and pins every block of it; the blocks that move are moved with one batch per tier pair.
      * All or nothing: if any copy fails, every block stays where it was.
+     *
+     * @throws IllegalArgumentException if a block of that run is not of {@code geometry} (nothing moved or pinned)
      */
-    TieringEngine.PinnedChain pin(long[] high, long[] low, Tier tier) {
+    TieringEngine.PinnedChain pin(long[] high, long[] low, Tier tier, BlockGeometry geometry) {
         List<Segment> chain = lockChain(high, low);
         try {
+            for (Segment block : chain) {
+                geometry.requireMatches(block);
+            }
             Tier[] tiers = new Tier[chain.size()];
             List<Mover.Move> moves = bookAndPrepare(chain, tier, tiers);
             if (!moves.isEmpty()) {
@@ -382,6 +427,7 @@ final class PrefixChains {
                                                     long[][] lengths, List<CompletableFuture<List<ResidentSegment>>> layers) {
         List<Segment> chain = lockChain(high, low);
         try {
+            requireLayersCover(chain, lengths);
             Tier[] tiers = new Tier[chain.size()];
             List<Mover.Move> moves = bookAndPrepare(chain, tier, tiers);
             List<ResidentSegment> resident = new ArrayList<>(chain.size());
@@ -419,6 +465,29 @@ final class PrefixChains {
             return commitAndPin(chain, moves, tier, tiers);
         } finally {
             unlockAll(chain);
+        }
+    }
+
+    /**
+     * Refuses a chain whose blocks the layers' ranges do not cover exactly: a restore through a view of smaller blocks
+     * would copy part of each block and commit it. (The view checks the blocks' size before it asks; this holds the
+     * promise also for a block stored again, by another view, between that check and the locks.)
+     *
+     * @throws IllegalArgumentException naming the first such block and both sizes
+     */
+    private static void requireLayersCover(List<Segment> chain, long[][] lengths) {
+        long covered = 0;
+        for (long[] layer : lengths) {
+            for (long length : layer) {
+                covered += length;
+            }
+        }
+        for (Segment block : chain) {
+            if (block.sizeBytes != covered) {
+                throw new IllegalArgumentException("block \"" + block.key + "\" holds " + block.sizeBytes
+                        + " bytes, but the layers of this view's layout cover " + covered + " bytes per block: open the"
+                        + " view with the layout the block was stored with (one layout per cache)");
+            }
         }
     }
 
@@ -569,7 +638,7 @@ final class PrefixChains {
         long bytesMoving = bytes;
         // Few rounds: a prefix that does not fit now (its tier's pages are fewer than its budget's bytes say, or held
         // by pins) is refused soon, and the caller uses the blocks where they are.
-        List<TierTransfer> transfers = roomMaker.makingRoomUntil(moving.get(0).key, tier, bytes, RESTORE_ROUNDS,
+        List<TierTransfer> transfers = roomMaker.makingRoomForAll(moving, tier, bytes, RESTORE_ROUNDS,
                 () -> bookAll(toMove, tier, bytesMoving));
         List<Mover.Move> moves = new ArrayList<>(moving.size());
         int i = 0;

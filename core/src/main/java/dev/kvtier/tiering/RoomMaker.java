@@ -161,23 +161,51 @@ final class RoomMaker {
 
     /** {@link #makingRoomUntil(String, Tier, long, Supplier)} in at most {@code rounds} rounds. */
     <T> T makingRoomUntil(String key, Tier tier, long bytes, int rounds, Supplier<T> attempt) {
+        return makingRoomUntil(key, null, tier, bytes, rounds, attempt);
+    }
+
+    /**
+     * {@link #makingRoomUntil(String, Tier, long, int, Supplier)} for the segments {@code together} at once
+     * ({@code bytes} is theirs together): a {@link TierFullException} names every one of them.
+     */
+    <T> T makingRoomForAll(List<Segment> together, Tier tier, long bytes, int rounds, Supplier<T> attempt) {
+        return makingRoomUntil(together.getFirst().key, together, tier, bytes, rounds, attempt);
+    }
+
+    /** @param together the segments the room is for, when several (their keys are named only in a failure); else null */
+    private <T> T makingRoomUntil(String key, List<Segment> together, Tier tier, long bytes, int rounds,
+                                  Supplier<T> attempt) {
         T done = attempt.get();
         if (done != null) {
             return done; // room there already: none of the machinery below
         }
         Failed failed = new Failed();
         done = retry(rounds, attempt, () -> {
-            requireFits(key, tier, bytes);
+            if (bytes > budget(tier)) {
+                throw full(key, together, tier, bytes, (together == null ? "the segment is" : "they are together")
+                        + " larger than the " + tier + " budget of " + budget(tier) + " bytes", null);
+            }
             return makeRoom(tier, bytes, key, failed);
         }, true);
         if (done == null) {
             if (failed.last != null) {
-                throw new TierFullException(key, tier, bytes, free(tier), "moving the candidates out failed, last: "
+                throw full(key, together, tier, bytes, "moving the candidates out failed, last: "
                         + failed.last.getMessage(), failed.last);
             }
-            throw new TierFullException(key, tier, bytes, free(tier), "every segment there is being moved, made resident or pinned; retry");
+            throw full(key, together, tier, bytes, "every segment there is being moved, made resident or pinned; retry", null);
         }
         return done;
+    }
+
+    private TierFullException full(String key, List<Segment> together, Tier tier, long bytes, String why, Throwable cause) {
+        if (together == null) {
+            return new TierFullException(key, tier, bytes, free(tier), why, cause);
+        }
+        List<String> keys = new ArrayList<>(together.size());
+        for (Segment segment : together) {
+            keys.add(segment.key);
+        }
+        return new TierFullException(keys, tier, bytes, free(tier), why, cause);
     }
 
     /**
@@ -603,14 +631,6 @@ final class RoomMaker {
         Failed failed = new Failed();
         return retry(() -> store.rollback(transfer) ? Boolean.TRUE : null,
                 () -> makeRoom(transfer.from(), segment.sizeBytes, segment.key, failed)) != null;
-    }
-
-    private void requireFits(String key, Tier tier, long bytes) {
-        long budget = budget(tier);
-        if (bytes > budget) {
-            throw new TierFullException(key, tier, bytes, free(tier), "the segment is larger than the " + tier
-                    + " budget of " + budget + " bytes");
-        }
     }
 
     private long budget(Tier tier) {

@@ -352,6 +352,20 @@ public final class TieringEngine {
      * is left pointing to a block that is gone). Locks the descendants parents first, as chains do.
      */
     private void dropCorruptRecovered(Segment segment, SegmentCorruptedException corrupted) {
+        int descendants = dropWithDescendants(segment);
+        persisted.failedFirstUse();
+        LOG.log(System.Logger.Level.WARNING, corrupted.getMessage()
+                + (descendants == 0 ? "" : " (its " + descendants + " descendant block(s) dropped with it)"));
+    }
+
+    /**
+     * Drops a locked live segment and, for a prefix block, every cached descendant first (children before parents,
+     * so no child outlives its parent and none is left pointing to a block that is gone). Locks the descendants
+     * parents first, as chains do.
+     *
+     * @return how many descendants were dropped with it
+     */
+    int dropWithDescendants(Segment segment) {
         List<Segment> descendants = segment.liveChildren() > 0 ? table.descendantsOf(segment) : List.of();
         List<Segment> locked = new ArrayList<>(descendants.size());
         try {
@@ -370,9 +384,7 @@ public final class TieringEngine {
                 locked.get(i).unlock();
             }
         }
-        persisted.failedFirstUse();
-        LOG.log(System.Logger.Level.WARNING, corrupted.getMessage()
-                + (descendants.isEmpty() ? "" : " (its " + descendants.size() + " descendant block(s) dropped with it)"));
+        return descendants.size();
     }
 
     /** What the open recovered from the persisted disk directory; empty without persistence. */
@@ -445,7 +457,9 @@ public final class TieringEngine {
         Segment segment = new Segment(key, positions, sizeBytes);
         segment.lock();
         try {
-            insertLocked(segment, tier, filler, false);
+            if (!insertLocked(segment, tier, filler, false)) {
+                throw new IllegalArgumentException("key \"" + key + "\" is already cached; remove it first");
+            }
             return null;
         } finally {
             segment.unlock();
@@ -457,11 +471,14 @@ public final class TieringEngine {
      * fills it and makes it live (a block is counted in its parent's children); undoes everything on
      * failure. The lock stays the caller's. {@code quickly}: making room gives up after a couple of rounds
      * (the caller has a slower tier to try).
+     *
+     * @return false, having changed nothing, when the key is cached already (perhaps published by another call
+     *         just now: the caller decides whether that is an error)
      */
-    void insertLocked(Segment segment, Tier tier, Function<Segment, PageAllocation> filler, boolean quickly) {
+    boolean insertLocked(Segment segment, Tier tier, Function<Segment, PageAllocation> filler, boolean quickly) {
         SegmentMeta meta = SegmentMeta.of(segment.key, segment.positions, segment.sizeBytes);
         if (!table.publish(segment)) {
-            throw new IllegalArgumentException("key \"" + segment.key + "\" is already cached; remove it first");
+            return false;
         }
         boolean registered = false;
         try {
@@ -471,6 +488,7 @@ public final class TieringEngine {
             segment.live = true;
             segment.countOn(tier);
             listeners.added(segment.key, tier, segment.sizeBytes);
+            return true;
         } catch (RuntimeException | Error e) {
             if (registered) {
                 store.discard(segment.handle);
@@ -491,7 +509,7 @@ public final class TieringEngine {
     }
 
     private Void moveLocked(String key, Tier to, boolean promotion) {
-        Segment segment = table.lockLive(key);
+        Segment segment = promotion ? lockLiveWithParent(key) : table.lockLive(key);
         try {
             verifyRecovered(segment);
             Tier from = table.currentTier(segment);
@@ -503,6 +521,9 @@ public final class TieringEngine {
                         + from + " where segment \"" + key + "\" is, was " + to);
             }
             SegmentTable.requireUnpinned(segment, (promotion ? "promote" : "demote") + " it to " + to);
+            if (promotion) {
+                requireNotAboveParent(segment, to, "promote it to " + to);
+            }
             if (!promotion && segment.holdsChildFasterThan(to)) {
                 throw new IllegalStateException("segment \"" + key + "\" is a prefix block with child blocks on a tier"
                         + " faster than " + to + "; demote them first (a chain leaves a tier from its tail)");
@@ -514,7 +535,72 @@ public final class TieringEngine {
             roomMaker.move(segment, transfer.get());
             return null;
         } finally {
+            if (promotion) {
+                unlockWithParent(segment);
+            } else {
+                segment.unlock();
+            }
+        }
+    }
+
+    /**
+     * Locks {@code key}'s live segment and, when it is a prefix block with a parent, that parent first (root to tail,
+     * the order of every chain call), so the parent's tier holds while the block moves ({@link #requireNotAboveParent}).
+     * Unlock with {@link #unlockWithParent}.
+     *
+     * @throws SegmentNotFoundException if {@code key} is not cached
+     */
+    private Segment lockLiveWithParent(String key) {
+        while (true) {
+            Segment peeked = table.peek(key);
+            Segment parent = peeked == null ? null : peeked.parent;
+            if (parent != null) {
+                parent.lock();
+            }
+            Segment segment;
+            try {
+                segment = table.lockLive(key);
+            } catch (RuntimeException | Error e) {
+                if (parent != null) {
+                    parent.unlock();
+                }
+                throw e;
+            }
+            if (segment.parent == parent) {
+                return segment;
+            }
+            // Replaced meanwhile by a segment of another parent: again, with that one.
             segment.unlock();
+            if (parent != null) {
+                parent.unlock();
+            }
+        }
+    }
+
+    private static void unlockWithParent(Segment segment) {
+        segment.unlock();
+        if (segment.parent != null) {
+            segment.parent.unlock();
+        }
+    }
+
+    /**
+     * The prefix rule on the segment API: a block (locked, with its parent, by {@link #lockLiveWithParent}) is never
+     * made resident on a tier faster than its parent's.
+     *
+     * @throws IllegalStateException naming both blocks and tiers when {@code to} is faster than the parent's tier
+     */
+    private void requireNotAboveParent(Segment segment, Tier to, String action) {
+        Segment parent = segment.parent;
+        if (parent == null || !parent.live) {
+            return;
+        }
+        Tier parentTier = table.currentTier(parent);
+        if (to.isFasterThan(parentTier)) {
+            throw new IllegalStateException("cannot " + action + ": prefix block \"" + segment.key + "\" would be on "
+                    + to + ", faster than its parent \"" + parent.key + "\" on " + parentTier + " (a child is never on"
+                    + " a faster tier than its parent); make the prefix resident from its first block"
+                    + " (PrefixBlockCache.ensurePrefixResident) instead");
         }
     }
 
@@ -545,7 +631,8 @@ public final class TieringEngine {
         gate.enter();
         try {
             Segment segment = table.peek(key);
-            if (segment != null && segment.tryLock()) {
+            // A block with a parent takes the residency path: its parent is locked first there.
+            if (segment != null && segment.parent == null && segment.tryLock()) {
                 try {
                     if (segment.live) {
                         return counted(() -> makeResident(segment, tier));
@@ -589,15 +676,18 @@ public final class TieringEngine {
     }
 
     private ResidentSegment makeResidentLocked(String key, Tier tier) {
-        Segment segment = table.lockLive(key);
+        Segment segment = lockLiveWithParent(key);
         try {
             return makeResident(segment, tier);
         } finally {
-            segment.unlock();
+            unlockWithParent(segment);
         }
     }
 
-    /** For a locked, live segment: counts the access if it is on {@code tier} or faster, else promotes it there. */
+    /**
+     * For a locked, live segment (a block with a parent: locked with it, {@link #lockLiveWithParent}): counts the
+     * access if it is on {@code tier} or faster, else promotes it there.
+     */
     private ResidentSegment makeResident(Segment segment, Tier tier) {
         verifyRecovered(segment);
         String key = segment.key;
@@ -609,6 +699,7 @@ public final class TieringEngine {
         if (segment.pins > 0) { // the message is built only when it is needed
             SegmentTable.requireUnpinned(segment, "make it resident on " + tier + " (it is pinned on " + current + ")");
         }
+        requireNotAboveParent(segment, tier, "make it resident on " + tier);
         TierTransfer transfer = roomMaker.makingRoomUntil(key, tier, segment.sizeBytes,
                 () -> store.promote(segment.handle, tier).orElse(null));
         roomMaker.move(segment, transfer);
@@ -668,9 +759,13 @@ public final class TieringEngine {
     // A chain's blocks are named by their 128-bit hashes, as two arrays of words (block i: high[i], low[i]); each is
     // cached under the key BlockKeys.of(high, low), but the chain calls find blocks by hash, building no key.
 
-    /** Entered: the tiers of the leading run of blocks {@code high[i]}, {@code low[i]} cached as one chain. */
-    public List<Tier> lookupChain(long[] high, long[] low) {
-        List<Tier> tiers = chains.lookup(high, low);
+    /**
+     * Entered: the tiers of the leading run of blocks {@code high[i]}, {@code low[i]} cached as one chain.
+     *
+     * @throws IllegalArgumentException if a block of that run is not of {@code geometry}
+     */
+    public List<Tier> lookupChain(long[] high, long[] low, BlockGeometry geometry) {
+        List<Tier> tiers = chains.lookup(high, low, geometry);
         listeners.prefixLookedUp(high.length, tiers.size());
         return tiers;
     }
@@ -678,24 +773,33 @@ public final class TieringEngine {
     /**
      * Entered: stores blocks continuing block {@code parentHigh}, {@code parentLow} (not a cached block: a chain's
      * start), block {@code i} being hash {@code high[i]}, {@code low[i]} with bytes
-     * {@code [i * bytesPerBlock, (i + 1) * bytesPerBlock)}; a new block goes to {@code tier}, or its parent's tier
-     * when slower. Returns how many were new.
+     * {@code [i * bytesPerBlock, (i + 1) * bytesPerBlock)} ({@code geometry}'s); a new block goes to {@code tier}, or
+     * its parent's tier when slower. Returns how many were new.
+     *
+     * @throws dev.kvtier.ParentNotCachedException if the parent is neither the root (both words 0) nor cached
      */
-    public int storeChain(long parentHigh, long parentLow, long[] high, long[] low, long tokensPerBlock,
-                          MemorySegment bytes, long bytesPerBlock, Tier tier) {
-        return counted(() -> chains.store(parentHigh, parentLow, high, low, tokensPerBlock, bytes, bytesPerBlock, tier));
+    public int storeChain(long parentHigh, long parentLow, long[] high, long[] low, MemorySegment bytes,
+                          BlockGeometry geometry, Tier tier) {
+        return counted(() -> chains.store(parentHigh, parentLow, high, low, bytes, geometry, tier));
     }
 
     /**
      * Entered: copies block {@code high}, {@code low}'s bytes into the start of {@code dst}, wherever it is.
      *
      * @throws SegmentNotFoundException naming the block's key if it is not cached
+     * @throws IllegalArgumentException  if the block is not of {@code geometry}
      */
-    public void readBlock(long high, long low, MemorySegment dst) {
+    public void readBlock(long high, long low, MemorySegment dst, BlockGeometry geometry) {
         counted(() -> {
             Segment block = table.lockLiveBlockOrNull(high, low);
             if (block == null) {
                 throw new SegmentNotFoundException(BlockKeys.of(high, low));
+            }
+            try {
+                geometry.requireMatches(block);
+            } catch (IllegalArgumentException e) {
+                block.unlock();
+                throw e;
             }
             return readLocked(block, dst);
         });
@@ -709,16 +813,18 @@ public final class TieringEngine {
     /**
      * Entered: makes the leading run of blocks {@code high[i]}, {@code low[i]} cached as one chain resident on
      * {@code tier} or faster (one batched transfer per tier pair) and pins it; all or nothing.
+     *
+     * @throws IllegalArgumentException if a block of that run is not of {@code geometry} (nothing moved or pinned)
      */
-    public PinnedChain pinChain(long[] high, long[] low, Tier tier) {
+    public PinnedChain pinChain(long[] high, long[] low, Tier tier, BlockGeometry geometry) {
         if (!listeners.any()) {
-            return countedTransfers(() -> chains.pin(high, low, tier));
+            return countedTransfers(() -> chains.pin(high, low, tier, geometry));
         }
         long start = System.nanoTime();
         int blocks = 0;
         boolean succeeded = false;
         try {
-            PinnedChain pinned = countedTransfers(() -> chains.pin(high, low, tier));
+            PinnedChain pinned = countedTransfers(() -> chains.pin(high, low, tier, geometry));
             blocks = pinned.segments().size();
             succeeded = true;
             return pinned;
@@ -799,11 +905,34 @@ public final class TieringEngine {
         }
     }
 
-    /** Entered: removes {@code key} and frees its memory; empty if it is not cached. */
+    /**
+     * Entered: removes {@code key} and frees its memory; empty if it is not cached.
+     *
+     * @throws IllegalStateException if it is a prefix block with cached children (see {@link #removeLocked})
+     */
     public Optional<SegmentMeta> remove(String key) {
-        return ifCached(key, segment -> {
+        return ifCached(key, this::removeLocked);
+    }
+
+    /**
+     * Removes a locked live segment, by either API: a prefix block only when no child of it is cached (no parent
+     * leaves the cache while a child stays), and the policy's hold on its parent for it released.
+     *
+     * @throws IllegalStateException naming the block and its number of children when it has cached children
+     */
+    Optional<SegmentMeta> removeLocked(Segment segment) {
+        if (!segment.isBlock()) {
             return dropAndTell(segment);
-        });
+        }
+        int children = segment.liveChildren();
+        if (children > 0) {
+            throw new IllegalStateException("block \"" + segment.key + "\" has " + children + " cached child block(s):"
+                    + " remove them first (a block without its parent is useless)");
+        }
+        Tier tier = table.currentTier(segment);
+        Optional<SegmentMeta> removed = dropAndTell(segment);
+        roomMaker.releaseParent(segment, tier);
+        return removed;
     }
 
     /**
