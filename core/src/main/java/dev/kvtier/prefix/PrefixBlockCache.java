@@ -128,7 +128,9 @@ public final class PrefixBlockCache {
     /**
      * {@link #ensurePrefixResident} without blocking, completing layer by layer: the blocks that move are
      * copied one batched transfer per layer (the regions of that layer in every block), layer 0 first; see
-     * {@link PrefixRestore}. The work runs on a kvtier thread.
+     * {@link PrefixRestore}. The work runs on a kvtier thread; the futures are completed on another kvtier thread,
+     * never under the restore's locks or inside the cache's operation (a dependent may call the cache, close it
+     * included), and cancelling or timing out {@link PrefixRestore#pinned()} releases the pins.
      *
      * @throws IllegalArgumentException if an argument or hash is null
      * @throws IllegalStateException    if the layout declares no layers, or after the cache was closed
@@ -145,8 +147,22 @@ public final class PrefixBlockCache {
         for (CompletableFuture<List<ResidentSegment>> layer : restore.layers()) {
             layers.add(layer.thenApply(segments -> blocks(hashes, segments)));
         }
-        CompletableFuture<PrefixPin> pinned = restore.pinned()
-                .thenApply(chain -> new PrefixPin(blocks(hashes, chain.segments()), chain.unpin()));
+        CompletableFuture<PrefixPin> pinned = new CompletableFuture<>();
+        restore.pinned().whenComplete((chain, failure) -> {
+            if (failure != null) {
+                pinned.completeExceptionally(failure);
+                return;
+            }
+            PrefixPin pin = null;
+            try {
+                pin = new PrefixPin(blocks(hashes, chain.segments()), chain.unpin());
+            } finally {
+                // Cancelled, timed out or completed by its holder meanwhile: nobody can close this pin but us.
+                if (pin == null || !pinned.complete(pin)) {
+                    chain.unpin().run();
+                }
+            }
+        });
         return new PrefixRestore(layers, pinned);
     }
 

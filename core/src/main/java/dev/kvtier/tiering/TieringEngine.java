@@ -81,10 +81,13 @@ public final class TieringEngine {
     private final PrefixChains chains;
     private final Path createdDiskDirectory;
     private final PersistedDisk persisted;
+    /** How long {@link #close} waits, at most, for the futures of operations done before it to be completed. */
+    private final Duration transferTimeout;
 
     private TieringEngine(TieredStore store, TierMemories memories, Path createdDiskDirectory, PersistedDisk persisted,
-                          double roomBatchFraction) {
+                          double roomBatchFraction, Duration transferTimeout) {
         this.store = store;
+        this.transferTimeout = transferTimeout;
         this.memories = memories;
         this.createdDiskDirectory = createdDiskDirectory;
         this.persisted = persisted;
@@ -140,7 +143,8 @@ public final class TieringEngine {
                 }
                 persisted = new PersistedDisk(journal.journal(), store);
             }
-            TieringEngine engine = new TieringEngine(store, memories, created, persisted, config.roomBatchFraction());
+            TieringEngine engine = new TieringEngine(store, memories, created, persisted, config.roomBatchFraction(),
+                    config.transferTimeout());
             LOG.log(System.Logger.Level.INFO, "kvtier backend: " + memories.description());
             if (journal != null) {
                 engine.recover(journal, config.persistence().get(), diskDirectory, recoveryStart);
@@ -821,14 +825,17 @@ public final class TieringEngine {
 
     /**
      * Closes the gate and waits for the operations inside, then frees all memory and deletes a disk
-     * directory it created. Idempotent.
+     * directory it created. Idempotent. The futures of the async operations done before it are completed
+     * meanwhile: it waits for their completions at most {@code transferTimeout} after it began (a dependent
+     * may block), and not at all when a dependent closes the cache.
      */
     public void close() {
+        long deadline = System.nanoTime() + transferTimeout.toNanos();
         if (!gate.close()) {
             return;
         }
-        residencies.shutdown();
-        chains.shutdown();
+        residencies.shutdown(deadline);
+        chains.shutdown(deadline);
         table.clear();
         try {
             persisted.close(); // syncs what the policy still owes, before the extents are unmapped
