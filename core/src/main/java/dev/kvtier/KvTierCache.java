@@ -393,7 +393,10 @@ public final class KvTierCache implements AutoCloseable {
      * calls run), then frees all memory (adopted memory is only forgotten) and deletes the DISK
      * extents; a persistent DISK tier ({@link KvTierConfig#persistence()}) is synced as its fsync policy
      * says and kept for the next open instead. Idempotent; every other call afterwards throws
-     * {@link IllegalStateException} ({@link #recovery()} still answers).
+     * {@link IllegalStateException} ({@link #recovery()} still answers). The futures handed out before
+     * ({@link #ensureResidentAsync}, a prefix restore's layers and pin) are completed meanwhile; close waits for
+     * their dependents at most {@link KvTierConfig#transferTimeout()} after it began, and may be called from
+     * one of them.
      */
     @Override
     public void close() {

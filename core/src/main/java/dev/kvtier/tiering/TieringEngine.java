@@ -63,8 +63,10 @@ public final class TieringEngine {
 
     /**
      * A chain restored layer by layer: {@code layers.get(l)} completes with the blocks (their pages on the
-     * target tier) once layer {@code l} of every block is in place; {@code pinned} once all are and the
-     * blocks are pinned.
+     * target tier) once layer {@code l} of every block is in place; {@code pinned} once all are, the blocks
+     * are pinned and the restore released its locks and left the gate. Each is completed on a completion
+     * thread, never under the restore's locks (see {@link PrefixChains#pinLayered}); whoever completes
+     * {@code pinned} first (cancels it) leaves the pins to the restore, which releases them.
      */
     public record LayeredRestore(List<CompletableFuture<List<ResidentSegment>>> layers,
                                  CompletableFuture<PinnedChain> pinned) { }
