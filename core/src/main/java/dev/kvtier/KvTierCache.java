@@ -230,8 +230,9 @@ public final class KvTierCache implements AutoCloseable {
      * {@link #ensureResident} without blocking: the future completes when the bytes are in place,
      * or exceptionally with the exception {@code ensureResident} would throw. Calls for the same
      * key and tier while one is in flight share it. Completing or cancelling the returned future
-     * does not affect the transfer. The work runs on a kvtier thread, which also runs dependent
-     * stages added before completion.
+     * does not affect the transfer (it holds nothing: no pin). The work runs on a kvtier thread, which
+     * also runs dependent stages added before completion, after the work released every lock and left
+     * the cache's operation: a dependent may call the cache on the same key or close it.
      *
      * @throws IllegalArgumentException if an argument is null or the key blank
      * @throws IllegalStateException    after {@link #close()}
