@@ -55,11 +55,11 @@ abstract class HandedOutFutureContract {
     static final BlockLayout LAYERED = BlockLayout.layered(16, 2, PAGE / 4, BlockLayout.LayerOrder.LAYER_MAJOR);
     static final Duration TRANSFER_TIMEOUT = Duration.ofSeconds(2);
     /** What every copy waits while a future must stay pending (far below {@link #TRANSFER_TIMEOUT}). */
-    static final long SLOW_COPY_MILLIS = 150;
+    static final long SLOW_COPY_MILLIS = 200;
     /** How long the checks wait for what happens asynchronously (a pin released after a cancel, a dependent). */
     static final Duration SETTLE = Duration.ofSeconds(10);
     /** Scheduling slack over {@link #TRANSFER_TIMEOUT} a close may take on a loaded machine. */
-    static final Duration CLOSE_SLACK = Duration.ofMillis(1500);
+    static final Duration CLOSE_SLACK = Duration.ofMillis(2500);
     static final String SEGMENT = "session-1/turn-1";
     static final int BLOCKS = 3;
 
