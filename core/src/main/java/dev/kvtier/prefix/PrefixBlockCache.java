@@ -35,6 +35,10 @@ import java.util.function.Supplier;
  *       a child is never on a faster tier than its parent, and no parent leaves the cache while a child of it
  *       stays (eviction never removes from DISK; {@link #removeBlock} refuses a block with children). This
  *       holds however the policy ranks blocks: its candidates are filtered, not reordered.</li>
+ *   <li><b>No caller code under the cache's locks.</b> The futures of {@link #ensurePrefixResidentByLayer} are
+ *       completed after the restore left the blocks' locks (its layers on a kvtier thread the restore never waits
+ *       for): a dependent may restore, pin, remove or read the same blocks, or close the cache. Cancelling or timing
+ *       out {@link PrefixRestore#pinned()} releases the restore's pins.</li>
  *   <li><b>Never a wrong byte, bounded waits, errors</b>: as {@code KvTierCache} (the same exceptions:
  *       {@code TierFullException} when no room can be made for the whole prefix, {@code TransferFailedException},
  *       {@code SegmentCorruptedException}; {@link IllegalArgumentException} naming a bad argument;
