@@ -60,7 +60,7 @@ abstract class HandedOutFutureContract {
     static final Duration SETTLE = Duration.ofSeconds(10);
     /** Scheduling slack over {@link #TRANSFER_TIMEOUT} a close may take on a loaded machine. */
     static final Duration CLOSE_SLACK = Duration.ofMillis(2500);
-    static final String SEGMENT = "session-1/turn-1";
+    static final String SEGMENT = "chat-1/turn-1";
     static final int BLOCKS = 3;
 
     /** The futures kvtier hands out, each as the test gets it. */
@@ -216,7 +216,7 @@ abstract class HandedOutFutureContract {
         call.closeResult();
         copyDelay.set(0);
         // The CPU pages the operation moved from are free again: new data takes them.
-        String other = "session-2/turn-1";
+        String other = "chat-2/turn-1";
         byte[] otherBytes = PrefixBlockCacheContract.content(BlockHash.ROOT, PAGE);
         for (int i = 0; i < BLOCKS + 1; i++) {
             cache.put(other + "/" + i, PositionRange.of(0, 16), MemorySegment.ofArray(otherBytes), Tier.CPU);

@@ -362,7 +362,7 @@ class PrefixRestoreRegressionTest {
         }
     }
 
-    // ------------------------------------------------------------------ helpers
+    // ------------------------------------------------------------------ waiting and closing, bounded
 
     /** Closes {@code cache} on another thread; true if that returned within {@code bound}. */
     static boolean closeWithin(KvTierCache cache, Duration bound) {
