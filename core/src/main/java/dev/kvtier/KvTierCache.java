@@ -251,8 +251,9 @@ public final class KvTierCache implements AutoCloseable {
      * or exceptionally with the exception {@code ensureResident} would throw (also the
      * {@link IllegalStateException} of a prefix block that would be faster than its parent). Calls for the same
      * key and tier while one is in flight share it. Completing or cancelling the returned future
-     * does not affect the transfer. The work runs on a kvtier thread, which also runs dependent
-     * stages added before completion.
+     * does not affect the transfer (it holds nothing: no pin). The work runs on a kvtier thread, which
+     * also runs dependent stages added before completion, after the work released every lock and left
+     * the cache's operation: a dependent may call the cache on the same key or close it.
      *
      * @throws IllegalArgumentException if an argument is null or the key blank
      * @throws IllegalStateException    after {@link #close()}
@@ -424,7 +425,10 @@ public final class KvTierCache implements AutoCloseable {
      * calls run), then frees all memory (adopted memory is only forgotten) and deletes the DISK
      * extents; a persistent DISK tier ({@link KvTierConfig#persistence()}) is synced as its fsync policy
      * says and kept for the next open instead. Idempotent; every other call afterwards throws
-     * {@link IllegalStateException} ({@link #recovery()} still answers).
+     * {@link IllegalStateException} ({@link #recovery()} still answers). The futures handed out before
+     * ({@link #ensureResidentAsync}, a prefix restore's layers and pin) are completed meanwhile; close waits for
+     * their dependents at most {@link KvTierConfig#transferTimeout()} after it began, and may be called from
+     * one of them.
      */
     @Override
     public void close() {

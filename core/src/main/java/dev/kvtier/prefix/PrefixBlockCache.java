@@ -41,6 +41,10 @@ import java.util.function.Supplier;
  *   <li><b>One layout per cache.</b> Every block remembers its size and tokens; a call of a view of another
  *       layout meeting it ({@link #lookupPrefix}, the restores, {@link #readBlock}, {@link #storeBlocks}) throws
  *       {@link IllegalArgumentException} naming both, having moved and copied nothing.</li>
+ *   <li><b>No caller code under the cache's locks.</b> The futures of {@link #ensurePrefixResidentByLayer} are
+ *       completed after the restore left the blocks' locks (its layers on a kvtier thread the restore never waits
+ *       for): a dependent may restore, pin, remove or read the same blocks, or close the cache. Cancelling or timing
+ *       out {@link PrefixRestore#pinned()} releases the restore's pins.</li>
  *   <li><b>Never a wrong byte, bounded waits, errors</b>: as {@code KvTierCache} (the same exceptions:
  *       {@code TierFullException} when no room can be made for the whole prefix, {@code TransferFailedException},
  *       {@code SegmentCorruptedException}; {@link IllegalArgumentException} naming a bad argument;
@@ -141,7 +145,9 @@ public final class PrefixBlockCache {
     /**
      * {@link #ensurePrefixResident} without blocking, completing layer by layer: the blocks that move are
      * copied one batched transfer per layer (the regions of that layer in every block), layer 0 first; see
-     * {@link PrefixRestore}. The work runs on a kvtier thread.
+     * {@link PrefixRestore}. The work runs on a kvtier thread; the futures are completed on another kvtier thread,
+     * never under the restore's locks or inside the cache's operation (a dependent may call the cache, close it
+     * included), and cancelling or timing out {@link PrefixRestore#pinned()} releases the pins.
      *
      * @throws IllegalArgumentException if an argument or hash is null, or a block of the prefix was stored through a
      *                                  view of another block size (naming it and both layouts; nothing is restored,
@@ -162,8 +168,22 @@ public final class PrefixBlockCache {
         for (CompletableFuture<List<ResidentSegment>> layer : restore.layers()) {
             layers.add(layer.thenApply(segments -> blocks(hashes, segments)));
         }
-        CompletableFuture<PrefixPin> pinned = restore.pinned()
-                .thenApply(chain -> new PrefixPin(blocks(hashes, chain.segments()), chain.unpin()));
+        CompletableFuture<PrefixPin> pinned = new CompletableFuture<>();
+        restore.pinned().whenComplete((chain, failure) -> {
+            if (failure != null) {
+                pinned.completeExceptionally(failure);
+                return;
+            }
+            PrefixPin pin = null;
+            try {
+                pin = new PrefixPin(blocks(hashes, chain.segments()), chain.unpin());
+            } finally {
+                // Cancelled, timed out or completed by its holder meanwhile: nobody can close this pin but us.
+                if (pin == null || !pinned.complete(pin)) {
+                    chain.unpin().run();
+                }
+            }
+        });
         return new PrefixRestore(layers, pinned);
     }
 

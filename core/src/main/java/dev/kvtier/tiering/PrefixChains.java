@@ -1,5 +1,6 @@
 package dev.kvtier.tiering;
 
+import dev.kvtier.KvTierException;
 import dev.kvtier.ParentNotCachedException;
 import dev.kvtier.ResidentSegment;
 import dev.kvtier.SegmentPinnedException;
@@ -25,6 +26,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadFactory;
 
 /**
  * Chains of prefix blocks over the segment machinery: each block is a segment linked to its parent
@@ -60,7 +62,10 @@ final class PrefixChains {
     private final Mover mover;
     private final TierMemories memories;
     private final OperationGate gate;
-    private final ExecutorService restorers = Executors.newCachedThreadPool(KvTierThreads.factory("prefix-restore"));
+    /** Set on the restore threads: one runs a dependent when the cache closed before it posted its outcome. */
+    private static final ThreadLocal<Boolean> ON_RESTORER = ThreadLocal.withInitial(() -> Boolean.FALSE);
+    private final ExecutorService restorers;
+    private final Completions completers = new Completions("prefix-complete");
 
     PrefixChains(TieringEngine engine, TieredStore store, SegmentTable table, RoomMaker roomMaker, Mover mover,
                  TierMemories memories, OperationGate gate) {
@@ -71,6 +76,11 @@ final class PrefixChains {
         this.mover = mover;
         this.memories = memories;
         this.gate = gate;
+        ThreadFactory threads = KvTierThreads.factory("prefix-restore");
+        this.restorers = Executors.newCachedThreadPool(task -> threads.newThread(() -> {
+            ON_RESTORER.set(Boolean.TRUE);
+            task.run();
+        }));
     }
 
     /**
@@ -386,9 +396,17 @@ final class PrefixChains {
      * As {@link #pin}, without blocking and layer by layer: the blocks are locked, booked and given their
      * destinations on a kvtier thread, then layer {@code l}'s regions ({@code offsets[l]}, {@code lengths[l]},
      * the same in every block) of every moving block are copied as one batch, the layers in order; the
-     * future of layer {@code l} completes when its bytes are in place, and {@code pinned} once all are and
-     * the blocks are pinned. On a failure every block stays where it was and the futures of the layers not
-     * yet complete (and {@code pinned}) fail.
+     * future of layer {@code l} completes when its bytes are in place, and {@code pinned} once all are, the
+     * moves are committed and the blocks pinned. On a failure every block stays where it was and the futures of
+     * the layers not yet complete (and {@code pinned}) fail.
+     *
+     * <p>No dependent runs under the restore's locks or inside the gate: the futures are completed on a completion
+     * thread ({@link Completions}), in layer order and {@code pinned} last, while the restore goes on without waiting
+     * for them. A layer's future completes as soon as its copy is in place, before the commit, so that attention on
+     * layer 0 overlaps the copies of later layers; a dependent calling into the cache meanwhile on these blocks waits
+     * for their locks, that is until the commit, and then sees them committed. {@code pinned} completes only after the
+     * restore released its locks and left the gate. Whoever takes {@code pinned} owns the pins: if it was completed
+     * already (cancelled, timed out) when the restore finishes, the pins are released right there.
      *
      * @throws IllegalStateException after close
      */
@@ -398,33 +416,83 @@ final class PrefixChains {
             layers.add(new CompletableFuture<>());
         }
         CompletableFuture<TieringEngine.PinnedChain> pinned = new CompletableFuture<>();
+        LayerCompletions completions = new LayerCompletions(layers, completers.sequence());
         gate.enter();
         try {
             restorers.execute(() -> {
+                TieringEngine.PinnedChain chain = null;
+                Throwable failure = null;
                 try {
-                    pinned.complete(engine.countedCall(() -> restoreLayers(high, low, tier, offsets, lengths, layers)));
+                    chain = engine.countedCall(() -> restoreLayers(high, low, tier, offsets, lengths, completions));
                 } catch (Throwable t) {
-                    for (CompletableFuture<List<ResidentSegment>> layer : layers) {
-                        layer.completeExceptionally(t);
-                    }
-                    pinned.completeExceptionally(t);
+                    failure = t;
                 } finally {
                     gate.exit();
                 }
+                completions.finish(pinned, chain, failure); // outside the gate and every lock
             });
         } catch (RejectedExecutionException e) {
             gate.exit();
             throw new IllegalStateException("the cache is closed", e);
         }
-        List<CompletableFuture<List<ResidentSegment>>> copies = new ArrayList<>(layers.size());
-        for (CompletableFuture<List<ResidentSegment>> layer : layers) {
-            copies.add(layer.copy());
+        return new TieringEngine.LayeredRestore(List.copyOf(layers), pinned);
+    }
+
+    /**
+     * The futures of one layered restore, completed through one {@link Completions.Sequence}: layers in order as their
+     * bytes arrive, then the outcome. Only the restore's thread calls it.
+     */
+    private static final class LayerCompletions {
+        private final List<CompletableFuture<List<ResidentSegment>>> layers;
+        private final Completions.Sequence sequence;
+        /** Layers whose completion was posted. */
+        private int posted;
+
+        LayerCompletions(List<CompletableFuture<List<ResidentSegment>>> layers, Completions.Sequence sequence) {
+            this.layers = layers;
+            this.sequence = sequence;
         }
-        return new TieringEngine.LayeredRestore(List.copyOf(copies), pinned.copy());
+
+        /** Layer {@code layer}'s bytes are in place (layers arrive in order). */
+        void arrived(int layer, List<ResidentSegment> view) {
+            CompletableFuture<List<ResidentSegment>> future = layers.get(layer);
+            sequence.post(() -> future.complete(view));
+            posted = layer + 1;
+        }
+
+        /** Every layer is in place (nothing had to move). */
+        void allArrived(List<ResidentSegment> view) {
+            for (int l = posted; l < layers.size(); l++) {
+                arrived(l, view);
+            }
+        }
+
+        /**
+         * The restore ended, left the gate and released its locks: {@code pinned} completes with {@code chain}, or the
+         * layers not yet posted and {@code pinned} fail with {@code failure}. A pin nobody can take any more is
+         * released.
+         */
+        void finish(CompletableFuture<TieringEngine.PinnedChain> pinned, TieringEngine.PinnedChain chain, Throwable failure) {
+            if (failure != null) {
+                List<CompletableFuture<List<ResidentSegment>>> left = layers.subList(posted, layers.size());
+                sequence.post(() -> {
+                    for (CompletableFuture<List<ResidentSegment>> layer : left) {
+                        layer.completeExceptionally(failure);
+                    }
+                    pinned.completeExceptionally(failure);
+                });
+                return;
+            }
+            sequence.post(() -> {
+                if (!pinned.complete(chain)) {
+                    chain.unpin().run();
+                }
+            });
+        }
     }
 
     private TieringEngine.PinnedChain restoreLayers(long[] high, long[] low, Tier tier, long[][] offsets,
-                                                    long[][] lengths, List<CompletableFuture<List<ResidentSegment>>> layers) {
+                                                    long[][] lengths, LayerCompletions completions) {
         List<Segment> chain = lockChain(high, low);
         try {
             requireLayersCover(chain, lengths);
@@ -444,7 +512,7 @@ final class PrefixChains {
             }
             List<ResidentSegment> view = Collections.unmodifiableList(resident);
             if (moves.isEmpty()) {
-                layers.forEach(layer -> layer.complete(view));
+                completions.allArrived(view);
                 return commitAndPin(chain, moves, tier, tiers);
             }
             List<PageAllocation> sources = new ArrayList<>(moves.size());
@@ -457,8 +525,8 @@ final class PrefixChains {
                 destinations.add(move.destination());
             }
             Throwable failure = memories.copiesWithTheCpu()
-                    ? copyLayersHere(sources, destinations, offsets, lengths, layers, view)
-                    : copyLayersAhead(sources, destinations, offsets, lengths, layers, view);
+                    ? copyLayersHere(sources, destinations, offsets, lengths, completions, view)
+                    : copyLayersAhead(sources, destinations, offsets, lengths, completions, view);
             if (failure != null) {
                 throw undoAll(moves, failure);
             }
@@ -492,35 +560,33 @@ final class PrefixChains {
     }
 
     /**
-     * The copies are the CPU's work: this thread copies each layer itself (no hand-off, no wake-up) and completes
-     * its future.
+     * The copies are the CPU's work: this thread copies each layer itself (no hand-off, no wake-up) and posts its
+     * future's completion.
      *
      * @return the first failure, or null
      */
     private Throwable copyLayersHere(List<PageAllocation> sources, List<PageAllocation> destinations, long[][] offsets,
-                                     long[][] lengths, List<CompletableFuture<List<ResidentSegment>>> layers,
-                                     List<ResidentSegment> view) {
+                                     long[][] lengths, LayerCompletions completions, List<ResidentSegment> view) {
         for (int l = 0; l < offsets.length; l++) {
             try {
                 memories.transferRangesAndWait(sources, destinations, offsets[l], lengths[l]);
             } catch (RuntimeException | InternalError e) {
                 return Failures.cause(e);
             }
-            layers.get(l).complete(view);
+            completions.arrived(l, view);
         }
         return null;
     }
 
     /**
      * The copies run on a device: layer {@code l + 1} is started before layer {@code l} is waited for, so they run
-     * back to back, and each layer's future completes as soon as it is in place (on this thread: never on a
-     * driver's callback thread).
+     * back to back, and each layer's future completes as soon as it is in place (posted from this thread: never
+     * from a driver's callback thread).
      *
      * @return the first failure, or null; returns only when no copy started can still write a destination
      */
     private Throwable copyLayersAhead(List<PageAllocation> sources, List<PageAllocation> destinations, long[][] offsets,
-                                      long[][] lengths, List<CompletableFuture<List<ResidentSegment>>> layers,
-                                      List<ResidentSegment> view) {
+                                      long[][] lengths, LayerCompletions completions, List<ResidentSegment> view) {
         List<CompletableFuture<Void>> copies = new ArrayList<>(offsets.length);
         Throwable failure = null;
         for (int l = 0; l < offsets.length; l++) {
@@ -537,7 +603,7 @@ final class PrefixChains {
             try {
                 memories.awaitTransfer(copies.get(l), destinations);
                 if (failure == null) {
-                    layers.get(l).complete(view);
+                    completions.arrived(l, view);
                 }
             } catch (RuntimeException | InternalError e) {
                 // Keep waiting for the later layers started: their copies still write the destinations.
@@ -721,11 +787,14 @@ final class PrefixChains {
         return first;
     }
 
-    /** A copy failed: every move is aborted and its booking undone; returns what to throw. */
+    /**
+     * A copy failed: every move is aborted and its booking undone; returns what to throw, a low-level failure (a
+     * {@code CudaException}, a transfer timeout, an I/O error) translated by {@link Failures} and kept as its cause.
+     */
     private RuntimeException undoAll(List<Mover.Move> moves, Throwable failure) {
-        RuntimeException outcome = Failures.rethrow(failure instanceof RuntimeException ? failure
+        RuntimeException outcome = failure instanceof KvTierException domain ? domain
                 : Failures.copyFailed(moves.get(0).segment().key, moves.get(0).transfer().from(),
-                moves.get(0).transfer().to(), failure));
+                moves.get(0).transfer().to(), failure);
         for (Mover.Move move : moves) {
             RuntimeException undone = roomMaker.undo(move.segment(), move.transfer(), move.destination(), outcome);
             if (undone != outcome) {
@@ -776,8 +845,17 @@ final class PrefixChains {
         }
     }
 
-    /** After the gate closed (no work in flight): stops the restore threads. */
-    void shutdown() {
+    /**
+     * After the gate closed (no work in flight): stops the restore threads, letting them and the completion threads
+     * complete the futures of the restores that ran, until {@code deadlineNanos} at most (a dependent may block);
+     * from one of these threads (a dependent closing the cache) it waits for none.
+     */
+    void shutdown(long deadlineNanos) {
         restorers.shutdown();
+        if (!Completions.onCompleter() && !ON_RESTORER.get()) {
+            // The restorers first: the last thing each does is post its outcome to the completion threads.
+            Completions.awaitUntil(restorers, deadlineNanos, "layered restores");
+        }
+        completers.shutdown(deadlineNanos);
     }
 }

@@ -63,8 +63,10 @@ public final class TieringEngine {
 
     /**
      * A chain restored layer by layer: {@code layers.get(l)} completes with the blocks (their pages on the
-     * target tier) once layer {@code l} of every block is in place; {@code pinned} once all are and the
-     * blocks are pinned.
+     * target tier) once layer {@code l} of every block is in place; {@code pinned} once all are, the blocks
+     * are pinned and the restore released its locks and left the gate. Each is completed on a completion
+     * thread, never under the restore's locks (see {@link PrefixChains#pinLayered}); whoever completes
+     * {@code pinned} first (cancels it) leaves the pins to the restore, which releases them.
      */
     public record LayeredRestore(List<CompletableFuture<List<ResidentSegment>>> layers,
                                  CompletableFuture<PinnedChain> pinned) { }
@@ -81,10 +83,13 @@ public final class TieringEngine {
     private final PrefixChains chains;
     private final Path createdDiskDirectory;
     private final PersistedDisk persisted;
+    /** How long {@link #close} waits, at most, for the futures of operations done before it to be completed. */
+    private final Duration transferTimeout;
 
     private TieringEngine(TieredStore store, TierMemories memories, Path createdDiskDirectory, PersistedDisk persisted,
-                          double roomBatchFraction) {
+                          double roomBatchFraction, Duration transferTimeout) {
         this.store = store;
+        this.transferTimeout = transferTimeout;
         this.memories = memories;
         this.createdDiskDirectory = createdDiskDirectory;
         this.persisted = persisted;
@@ -142,7 +147,8 @@ public final class TieringEngine {
                 }
                 persisted = new PersistedDisk(journal.journal(), store);
             }
-            TieringEngine engine = new TieringEngine(store, memories, created, persisted, config.roomBatchFraction());
+            TieringEngine engine = new TieringEngine(store, memories, created, persisted, config.roomBatchFraction(),
+                    config.transferTimeout());
             LOG.log(System.Logger.Level.INFO, "kvtier backend: " + memories.description() + "; DISK tier: "
                     + diskWords(config, diskDirectory, created != null));
             if (journal != null) {
@@ -993,14 +999,17 @@ public final class TieringEngine {
 
     /**
      * Closes the gate and waits for the operations inside, then frees all memory and deletes a disk
-     * directory it created. Idempotent.
+     * directory it created. Idempotent. The futures of the async operations done before it are completed
+     * meanwhile: it waits for their completions at most {@code transferTimeout} after it began (a dependent
+     * may block), and not at all when a dependent closes the cache.
      */
     public void close() {
+        long deadline = System.nanoTime() + transferTimeout.toNanos();
         if (!gate.close()) {
             return;
         }
-        residencies.shutdown();
-        chains.shutdown();
+        residencies.shutdown(deadline);
+        chains.shutdown(deadline);
         table.clear();
         try {
             persisted.close(); // syncs what the policy still owes, before the extents are unmapped
