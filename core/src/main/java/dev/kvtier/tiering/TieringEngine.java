@@ -15,6 +15,7 @@ import dev.kvtier.TransferFailedException;
 import dev.kvtier.exec.ExecutionBackend;
 import dev.kvtier.exec.PageAllocation;
 import dev.kvtier.persist.DiskJournal;
+import dev.kvtier.persist.RecoveryProgress;
 import dev.kvtier.persist.SegmentRecord;
 import dev.kvtier.store.PositionRange;
 import dev.kvtier.store.SegmentMeta;
@@ -129,11 +130,12 @@ public final class TieringEngine {
             }
             memories = TierMemories.open(backend, config);
             long recoveryStart = System.nanoTime();
+            RecoveryProgress progress = new RecoveryProgress(diskDirectory.toString(), recoveryStart);
             DiskJournal.Opened journal = null;
             if (config.persistence().isPresent()) {
                 try {
                     journal = DiskJournal.open(diskDirectory, config.persistence().get(), config.pageSizeBytes(),
-                            memories.diskExtentBytes());
+                            memories.diskExtentBytes(), progress);
                 } catch (IOException e) {
                     throw new UncheckedIOException("cannot read or write the journal of the persisted disk directory "
                             + diskDirectory + ": " + e.getMessage(), e);
@@ -143,7 +145,7 @@ public final class TieringEngine {
             TieringEngine engine = new TieringEngine(store, memories, created, persisted, config.roomBatchFraction());
             LOG.log(System.Logger.Level.INFO, "kvtier backend: " + memories.description());
             if (journal != null) {
-                engine.recover(journal, config.persistence().get(), diskDirectory, recoveryStart);
+                engine.recover(journal, config.persistence().get(), diskDirectory, recoveryStart, progress);
             }
             return engine;
         } catch (RuntimeException | Error e) {
@@ -166,7 +168,8 @@ public final class TieringEngine {
      * extents, their checksums known and, unless verification is eager, not yet checked (their first use
      * checks them). Runs before the engine is handed out, so nothing else touches these segments.
      */
-    private void recover(DiskJournal.Opened opened, DiskPersistence persistence, Path directory, long startNanos) {
+    private void recover(DiskJournal.Opened opened, DiskPersistence persistence, Path directory, long startNanos,
+                         RecoveryProgress progress) {
         int extents = 0;
         for (SegmentRecord record : opened.segments()) {
             for (int chunk : record.runChunk()) {
@@ -181,10 +184,12 @@ public final class TieringEngine {
         }
         Map<RecoveryReport.DiscardReason, Long> discarded = new EnumMap<>(RecoveryReport.DiscardReason.class);
         discarded.putAll(opened.discarded());
-        List<Segment> recovered = restoreParentsFirst(opened.segments(), discarded);
+        List<Segment> recovered = restoreParentsFirst(opened.segments(), discarded, progress);
         List<String> keys = new ArrayList<>(recovered.size());
         long bytes = 0;
+        long checked = 0;
         for (Segment segment : recovered) { // parents first: a parent dropped here orphans its children below
+            progress.step("segments checked", ++checked, recovered.size());
             if (segment.parent != null && !segment.parent.live) {
                 table.drop(segment);
                 discarded.merge(RecoveryReport.DiscardReason.ORPHANED, 1L, Long::sum);
@@ -199,11 +204,16 @@ public final class TieringEngine {
             bytes += segment.sizeBytes;
         }
         RecoveryReport report = new RecoveryReport(persistence.namespace(), keys.size(), bytes, discarded, 0,
-                opened.journalBytes(), Duration.ofNanos(System.nanoTime() - startNanos), opened.wipedBecause(), keys);
+                opened.journalBytes(), Duration.ofNanos(System.nanoTime() - startNanos), opened.wipedBecause(), keys,
+                opened.repairs());
         persisted.recovered(report);
         RecoveryEvent.emit(directory.toString(), report.recovered(), report.recoveredBytes(), report.discardedTotal(),
-                report.duration());
-        LOG.log(System.Logger.Level.INFO, "kvtier recovered " + directory + ": " + report);
+                report.rollbacksRefused(), report.duration());
+        LOG.log(report.rollbacksRefused() > 0 || !report.repairs().isEmpty() ? System.Logger.Level.WARNING
+                : System.Logger.Level.INFO, "kvtier recovered " + directory + ": " + report
+                + (report.rollbacksRefused() == 0 ? "" : " (" + report.rollbacksRefused() + " record(s) refused: their"
+                + " pages were later freed or rewritten, a record of which the journal lost; serving them would have"
+                + " rolled their keys back)"));
     }
 
     /**
@@ -216,7 +226,8 @@ public final class TieringEngine {
      * @return the segments registered, every parent before its children
      */
     private List<Segment> restoreParentsFirst(List<SegmentRecord> records,
-                                              Map<RecoveryReport.DiscardReason, Long> discarded) {
+                                              Map<RecoveryReport.DiscardReason, Long> discarded,
+                                              RecoveryProgress progress) {
         Map<String, SegmentRecord> byKey = new HashMap<>();
         for (SegmentRecord record : records) {
             byKey.put(record.key(), record);
@@ -224,7 +235,9 @@ public final class TieringEngine {
         Map<String, Segment> restored = new HashMap<>();
         Set<String> dropped = new HashSet<>();
         List<Segment> recovered = new ArrayList<>(records.size());
+        long visited = 0;
         for (SegmentRecord record : records) {
+            progress.step("segments registered", ++visited, records.size());
             // This record and its unsettled ancestors, child first; a cycle ends the walk (its top is an orphan).
             List<SegmentRecord> path = new ArrayList<>();
             Set<String> onPath = new HashSet<>();
