@@ -38,8 +38,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * The journal of one persistent DISK directory: {@link #open} recovers what it describes (compacting
  * it), then {@link #put} and {@link #remove} append a record for each DISK residency that begins or
- * ends, synced as the {@link FsyncPolicy} says. The format and the recovery algorithm are in the
- * package comment.
+ * ends, synced as the {@link FsyncPolicy} says, and keeps the generations file (which record's bytes each
+ * extent page holds) beside it. The format and the recovery algorithm are in the package comment.
  *
  * <p>Failures to write are never the cache's failures: the segment stays cached, only not persisted
  * (logged at WARNING, counted by {@link #writeFailures()}); the next open discards whatever half of a

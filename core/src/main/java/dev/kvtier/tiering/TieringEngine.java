@@ -228,33 +228,43 @@ public final class TieringEngine {
     private List<Segment> restoreParentsFirst(List<SegmentRecord> records,
                                               Map<RecoveryReport.DiscardReason, Long> discarded,
                                               RecoveryProgress progress) {
-        Map<String, SegmentRecord> byKey = new HashMap<>();
+        // Only blocks are looked up by key (a block's parent must be a block): plain segments, often all of them,
+        // cost no map entry and no walk (a list and a set per record, a map entry per record, at 10^6 records).
+        Map<String, SegmentRecord> blocksByKey = new HashMap<>();
         for (SegmentRecord record : records) {
-            byKey.put(record.key(), record);
+            if (record.block()) {
+                blocksByKey.put(record.key(), record);
+            }
         }
-        Map<String, Segment> restored = new HashMap<>();
-        Set<String> dropped = new HashSet<>();
+        Map<String, Segment> restoredBlocks = new HashMap<>();
+        Set<String> droppedBlocks = new HashSet<>();
         List<Segment> recovered = new ArrayList<>(records.size());
         long visited = 0;
         for (SegmentRecord record : records) {
             progress.step("segments registered", ++visited, records.size());
-            // This record and its unsettled ancestors, child first; a cycle ends the walk (its top is an orphan).
-            List<SegmentRecord> path = new ArrayList<>();
-            Set<String> onPath = new HashSet<>();
-            for (SegmentRecord at = record; at != null && !restored.containsKey(at.key()) && !dropped.contains(at.key())
-                    && onPath.add(at.key()); at = at.parentKey() == null ? null : byKey.get(at.parentKey())) {
-                path.add(at);
+            List<SegmentRecord> path;
+            if (!record.block()) {
+                path = List.of(record); // no parent, and no block's parent: met once, here
+            } else {
+                // This block and its unsettled ancestors, child first; a cycle ends the walk (its top is an orphan).
+                path = new ArrayList<>();
+                Set<String> onPath = new HashSet<>();
+                for (SegmentRecord at = record; at != null && !restoredBlocks.containsKey(at.key())
+                        && !droppedBlocks.contains(at.key()) && onPath.add(at.key());
+                     at = at.parentKey() == null ? null : blocksByKey.get(at.parentKey())) {
+                    path.add(at);
+                }
             }
             for (int i = path.size() - 1; i >= 0; i--) {
                 SegmentRecord r = path.get(i);
                 PositionRange positions = PositionRange.of(r.positionStart(), r.positionEnd());
-                Segment parent = r.parentKey() == null ? null : restored.get(r.parentKey());
+                Segment parent = r.parentKey() == null ? null : restoredBlocks.get(r.parentKey());
                 boolean orphan = r.parentKey() != null && (parent == null || !parent.isBlock());
                 if (orphan || r.block() && !BlockKeys.isBlockKey(r.key())) { // no chain call could find such a block
                     discarded.merge(orphan ? RecoveryReport.DiscardReason.ORPHANED
                             : RecoveryReport.DiscardReason.CORRUPT_RECORD, 1L, Long::sum);
                     persisted.leaving(new Segment(r.key(), positions, r.sizeBytes()));
-                    dropped.add(r.key());
+                    droppedBlocks.add(r.key());
                     continue;
                 }
                 Segment segment = r.block()
@@ -266,7 +276,7 @@ public final class TieringEngine {
                 } catch (IllegalArgumentException unclaimable) { // the replay already ruled this out; never serve it
                     discarded.merge(RecoveryReport.DiscardReason.CORRUPT_RECORD, 1L, Long::sum);
                     persisted.leaving(segment);
-                    dropped.add(r.key());
+                    droppedBlocks.add(r.key());
                     continue;
                 }
                 segment.crc32c = r.crc32c();
@@ -277,7 +287,9 @@ public final class TieringEngine {
                         .withAccessCount(r.accessCount()), Tier.DISK, segment);
                 segment.live = true;
                 segment.countOn(Tier.DISK); // nothing else runs yet: no lock needed
-                restored.put(r.key(), segment);
+                if (segment.isBlock()) {
+                    restoredBlocks.put(r.key(), segment);
+                }
                 recovered.add(segment);
             }
         }
