@@ -26,7 +26,8 @@ import java.util.stream.Stream;
  * <ul>
  *   <li>{@code recovery N...}: open time of a directory holding N persisted segments (4 KiB each), read
  *       from the {@link RecoveryReport} and timed around {@code open}, the median of 3 opens each, lazily
- *       verified (the default), then 3 more with {@code verify(EAGER)} (every byte read and checked); and the
+ *       verified (the default), then 3 more with {@code verify(EAGER)} (every byte read and checked; skipped with
+ *       {@code -Dbench.recovery.eager=false}, as reading every byte dominates at 10^6 segments); and the
  *       heap of the lazy opens: the peak of the heap pools during the open (what {@code -Xmx} must allow, give or
  *       take the collector's slack; garbage not yet collected counts) and what stays reachable once it returned
  *       (after a full GC, minus the heap before the open);</li>
@@ -99,6 +100,9 @@ public final class PersistenceBench {
                 if (report.recovered() != segments) {
                     throw new AssertionError("recovered " + report.recovered() + " of " + segments);
                 }
+            }
+            if (!Boolean.parseBoolean(System.getProperty("bench.recovery.eager", "true"))) {
+                continue;
             }
             start = System.nanoTime();
             try (KvTierCache cache = KvTierCache.open(config(directory, eagerly, size))) { // every byte read and checked
