@@ -44,10 +44,10 @@ import java.util.function.UnaryOperator;
  *       Adopted device memory stays the caller's: referenced, never freed (see {@link #adopt}).</li>
  *   <li><b>Blocking calls return when the bytes are in place.</b> {@link #ensureResidentAsync}
  *       completes its future then; its dependent stages never run on a driver callback thread.</li>
- *   <li><b>Errors.</b> Bad arguments (null or blank key, null segment, tier or positions, negative
- *       positions, a destination too small) throw {@link IllegalArgumentException}
- *       naming the argument and changing nothing (a null argument too: see the package comment); every
- *       failure of kvtier's own is a {@link KvTierException}: an unknown key throws
+ *   <li><b>Errors.</b> Bad arguments (null or blank key, a key longer than {@link #MAX_KEY_LENGTH}, null
+ *       segment, tier or positions, negative positions, a destination too small) throw
+ *       {@link IllegalArgumentException} naming the argument and changing nothing (a null argument too: see the
+ *       package comment); every failure of kvtier's own is a {@link KvTierException}: an unknown key throws
  *       {@link SegmentNotFoundException} (except {@link #get} and {@link #remove}, which answer empty);
  *       no room throws {@link TierFullException} (with the failure that kept room from being made as its
  *       cause, such as a full disk); an open that fails throws {@link CacheOpenException}; any call after
@@ -66,7 +66,8 @@ import java.util.function.UnaryOperator;
  *       their pages: a call that finds the pages taken makes more room, or, when they belong to moves in
  *       flight, fails with {@link TierFullException} ("retry") instead of growing the tier.</li>
  *   <li><b>One owner per disk directory.</b> An open cache holds a lock file in its disk directory; a
- *       second open of the same directory, in this process or another, fails naming the holder.
+ *       second open of the same directory, in this process or another, fails with
+ *       {@link DirectoryInUseException} naming the holder.
  *       Extents a dead owner left there are deleted at open (kept and recovered by a persistent cache).</li>
  *   <li><b>Restarts</b> ({@link KvTierConfig#persistence()}, opt-in): the DISK tier outlives the process
  *       under a user-chosen namespace. Segments on DISK at a clean close or a crash ({@code kill -9})
@@ -97,6 +98,14 @@ import java.util.function.UnaryOperator;
  * prefix chain from its tail (a block with a cached child is never evicted).
  */
 public final class KvTierCache implements AutoCloseable {
+    /**
+     * Longest key a segment may have, in UTF-16 code units ({@code String.length()}): 65,536. A persistent
+     * DISK tier records each key in its journal, whose records hold at most 1 MiB; this limit keeps a key to an
+     * eighth of that, leaving the rest for the page runs of a large, fragmented segment. Every cache applies
+     * it, persistent or not, so a key accepted today is accepted when persistence is turned on.
+     */
+    public static final int MAX_KEY_LENGTH = 1 << 16;
+
     private final KvTierConfig config;
     private final TieringEngine engine;
     private final OperationGate gate;
@@ -114,7 +123,7 @@ public final class KvTierCache implements AutoCloseable {
      * @throws IllegalArgumentException if {@code config} is null
      * @throws CacheOpenException       if {@link Backend#CUDA} was asked for and CUDA is not usable, or the disk
      *                                  directory cannot be created, locked or read (the message says why)
-     * @throws IllegalStateException    if another open cache holds the disk directory (naming the holder)
+     * @throws DirectoryInUseException  if another cache holds the disk directory (the message names the holder)
      */
     public static KvTierCache open(KvTierConfig config) {
         return open(config, UnaryOperator.identity());
@@ -137,7 +146,8 @@ public final class KvTierCache implements AutoCloseable {
      * @param bytes host memory (native or heap) holding the segment. It may be empty, on purpose: a 0-byte
      *              segment (say, a sequence's marker with empty positions) is cached like any other, counts 0 bytes
      *              against the budgets, and is moved, made resident, read and removed as the others are
-     * @throws IllegalArgumentException  naming the argument if one is null, the key is blank, or
+     * @throws IllegalArgumentException  naming the argument if one is null, the key is blank or longer than
+     *                                   {@link #MAX_KEY_LENGTH}, or
      *                                   the key is already cached (remove it first)
      * @throws TierFullException         if no room could be made
      * @throws TransferFailedException   if the bytes could not be copied in (nothing is cached then)
@@ -158,7 +168,8 @@ public final class KvTierCache implements AutoCloseable {
      * segment comes back in the cache's own device pages, not in the adopted memory.
      *
      * @param deviceSegment native memory: a device pointer from the CUDA backend, or native host memory on the HOST backend
-     * @throws IllegalArgumentException naming the argument if one is null, the key is blank or
+     * @throws IllegalArgumentException naming the argument if one is null, the key is blank, longer than
+     *                                  {@link #MAX_KEY_LENGTH} or
      *                                  cached already, or {@code deviceSegment} is a heap segment
      * @throws TierFullException        if no room could be made on GPU
      */
@@ -456,9 +467,13 @@ public final class KvTierCache implements AutoCloseable {
         }
     }
 
-    /** For calls that may add the key: null and blank keys are refused before anything is done. */
+    /** For calls that may add the key: null, blank and too long keys are refused before anything is done. */
     private static void requireKey(String key) {
         requireNonNull(key, "key");
+        if (key.length() > MAX_KEY_LENGTH) {
+            throw new IllegalArgumentException("key must be at most " + MAX_KEY_LENGTH + " chars (UTF-16 code units),"
+                    + " was " + key.length() + " chars starting \"" + key.substring(0, 32) + "\"");
+        }
         requireNotBlank(key);
     }
 

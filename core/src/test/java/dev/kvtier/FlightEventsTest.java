@@ -112,7 +112,7 @@ class FlightEventsTest {
     void aRecoveryIsRecordedWithItsCounts() throws IOException {
         Path file = dir.resolve("recovery.jfr");
         try (Recording recording = KvTierFlightRecording.start(file)) {
-            RecoveryEvent.emit("/var/cache/kv-jfr", 1000, 4096000, 3, Duration.ofMillis(250));
+            RecoveryEvent.emit("/var/cache/kv-jfr", 1000, 4096000, 3, 2, Duration.ofMillis(250));
             recording.stop();
         }
         List<RecordedEvent> recoveries = RecordingFile.readAllEvents(file).stream()
@@ -123,6 +123,7 @@ class FlightEventsTest {
         assertEquals(1000, recovery.getLong("segmentsFound"));
         assertEquals(4096000, recovery.getLong("bytesFound"));
         assertEquals(3, recovery.getLong("segmentsDiscarded"));
+        assertEquals(2, recovery.getLong("rollbacksRefused"));
         assertEquals(Duration.ofMillis(250), recovery.getDuration("recoveryDuration"));
     }
 
@@ -149,6 +150,7 @@ class FlightEventsTest {
         assertEquals(3, recoveries.getFirst().getLong("segmentsFound"));
         assertEquals(3L * PAGE, recoveries.getFirst().getLong("bytesFound"));
         assertEquals(0, recoveries.getFirst().getLong("segmentsDiscarded"));
+        assertEquals(0, recoveries.getFirst().getLong("rollbacksRefused"));
     }
 
     private static int crc32c(byte[] bytes) {

@@ -188,7 +188,7 @@ class Issue9RegressionTest {
             KvTierCache first = open(hostConfig(8, 8));
             first.put("k", PositionRange.of(0, 1), bytes(1, PAGE), Tier.DISK);
             RuntimeException e = assertThrows(RuntimeException.class, () -> open(hostConfig(8, 8)));
-            assertTrue(e instanceof IllegalStateException || e instanceof UncheckedIOException, e.toString());
+            assertTrue(e instanceof DirectoryInUseException, e.toString());
             assertTrue(e.getMessage().contains(diskDirectory.toString()), "names the directory: " + e.getMessage());
             assertTrue(e.getMessage().contains("pid " + ProcessHandle.current().pid()), "names the holder: " + e.getMessage());
             byte[] back = new byte[PAGE];

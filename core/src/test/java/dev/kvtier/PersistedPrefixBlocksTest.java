@@ -308,7 +308,7 @@ class PersistedPrefixBlocksTest {
         }
         byte[] bytes = Files.readAllBytes(journal());
         ByteBuffer header = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
-        assertEquals(2, header.getInt(8));
+        assertEquals(3, header.getInt(8));
         int headerEnd = 28 + header.getInt(24);
         header.putInt(8, 1); // version 1: records without the block flag and parent key
         CRC32C crc = new CRC32C();

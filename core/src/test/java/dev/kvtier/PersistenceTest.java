@@ -203,10 +203,13 @@ class PersistenceTest {
         assertEquals("format version", e.what());
         assertEquals("99", e.found());
 
-        bytes[20] ^= 1; // now the header's checksum fails: nothing of it can be trusted
+        bytes[20] ^= 1; // now both header copies fail their checksums: nothing of the header can be trusted
+        bytes[1056 + 20] ^= 1; // the second copy's slot: 28 fixed bytes, 1024 for the namespace, 4 for the CRC
         Files.write(journal(), bytes);
         e = assertThrows(PersistedDirectoryMismatchException.class, this::open);
         assertEquals("header", e.what());
+        assertTrue(e.getMessage().contains("copy 1 failed its checksum") && e.getMessage().contains("copy 2 its checksum"),
+                e.getMessage());
     }
 
     /** Ten DISK segments k-0..k-9, recorded in that order, and a clean close. */

@@ -1,9 +1,11 @@
 package dev.kvtier.tiering;
 
 import dev.kvtier.CacheOpenException;
+import dev.kvtier.DirectoryInUseException;
 import dev.kvtier.KvTierConfig;
 import dev.kvtier.cuda.CudaProbe;
 import dev.kvtier.cuda.CudaRuntime;
+import dev.kvtier.exec.DirectoryHeldException;
 import dev.kvtier.exec.DirectoryOwningBackend;
 import dev.kvtier.exec.DiskDirectoryLock;
 import dev.kvtier.exec.ExecutionBackend;
@@ -24,14 +26,15 @@ public final class BackendSelection {
      * The backend for {@code config}, owning {@code diskDirectory} (see {@link DiskDirectoryLock})
      * until it is closed.
      *
-     * @throws IllegalStateException if another cache holds the directory (the message names it and
-     *                               the holder)
-     * @throws CacheOpenException    if the directory cannot be locked, or CUDA was required and is not usable
+     * @throws DirectoryInUseException if another cache holds the directory (the message names it and the holder)
+     * @throws CacheOpenException      if the directory cannot be locked, or CUDA was required and is not usable
      */
     public static ExecutionBackend open(KvTierConfig config, Path diskDirectory) {
         DiskDirectoryLock lock;
         try {
             lock = DiskDirectoryLock.acquire(diskDirectory, config.persistence().isPresent());
+        } catch (DirectoryHeldException e) {
+            throw new DirectoryInUseException(e.directory(), e.holder(), e.getMessage(), e);
         } catch (IOException e) {
             throw Failures.openFailed("lock the disk directory " + diskDirectory, e);
         }

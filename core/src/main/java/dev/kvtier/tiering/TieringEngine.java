@@ -15,6 +15,7 @@ import dev.kvtier.TransferFailedException;
 import dev.kvtier.exec.ExecutionBackend;
 import dev.kvtier.exec.PageAllocation;
 import dev.kvtier.persist.DiskJournal;
+import dev.kvtier.persist.RecoveryProgress;
 import dev.kvtier.persist.SegmentRecord;
 import dev.kvtier.store.PositionRange;
 import dev.kvtier.store.SegmentMeta;
@@ -136,11 +137,12 @@ public final class TieringEngine {
             }
             memories = TierMemories.open(backend, config);
             long recoveryStart = System.nanoTime();
+            RecoveryProgress progress = new RecoveryProgress(diskDirectory.toString(), recoveryStart);
             DiskJournal.Opened journal = null;
             if (config.persistence().isPresent()) {
                 try {
                     journal = DiskJournal.open(diskDirectory, config.persistence().get(), config.pageSizeBytes(),
-                            memories.diskExtentBytes());
+                            memories.diskExtentBytes(), progress);
                 } catch (IOException e) {
                     throw Failures.openFailed("read or write the journal of the persisted disk directory "
                             + diskDirectory, e);
@@ -152,7 +154,7 @@ public final class TieringEngine {
             LOG.log(System.Logger.Level.INFO, "kvtier backend: " + memories.description() + "; DISK tier: "
                     + diskWords(config, diskDirectory, created != null));
             if (journal != null) {
-                engine.recover(journal, config.persistence().get(), diskDirectory, recoveryStart);
+                engine.recover(journal, config.persistence().get(), diskDirectory, recoveryStart, progress);
             }
             return engine;
         } catch (RuntimeException | Error e) {
@@ -185,7 +187,8 @@ public final class TieringEngine {
      * extents, their checksums known and, unless verification is eager, not yet checked (their first use
      * checks them). Runs before the engine is handed out, so nothing else touches these segments.
      */
-    private void recover(DiskJournal.Opened opened, DiskPersistence persistence, Path directory, long startNanos) {
+    private void recover(DiskJournal.Opened opened, DiskPersistence persistence, Path directory, long startNanos,
+                         RecoveryProgress progress) {
         int extents = 0;
         for (SegmentRecord record : opened.segments()) {
             for (int chunk : record.runChunk()) {
@@ -199,10 +202,12 @@ public final class TieringEngine {
         }
         Map<RecoveryReport.DiscardReason, Long> discarded = new EnumMap<>(RecoveryReport.DiscardReason.class);
         discarded.putAll(opened.discarded());
-        List<Segment> recovered = restoreParentsFirst(opened.segments(), discarded);
+        List<Segment> recovered = restoreParentsFirst(opened.segments(), discarded, progress);
         List<String> keys = new ArrayList<>(recovered.size());
         long bytes = 0;
+        long checked = 0;
         for (Segment segment : recovered) { // parents first: a parent dropped here orphans its children below
+            progress.step("segments checked", ++checked, recovered.size());
             if (segment.parent != null && !segment.parent.live) {
                 table.drop(segment);
                 discarded.merge(RecoveryReport.DiscardReason.ORPHANED, 1L, Long::sum);
@@ -217,11 +222,16 @@ public final class TieringEngine {
             bytes += segment.sizeBytes;
         }
         RecoveryReport report = new RecoveryReport(persistence.namespace(), keys.size(), bytes, discarded, 0,
-                opened.journalBytes(), Duration.ofNanos(System.nanoTime() - startNanos), opened.wipedBecause(), keys);
+                opened.journalBytes(), Duration.ofNanos(System.nanoTime() - startNanos), opened.wipedBecause(), keys,
+                opened.repairs());
         persisted.recovered(report);
         RecoveryEvent.emit(directory.toString(), report.recovered(), report.recoveredBytes(), report.discardedTotal(),
-                report.duration());
-        LOG.log(System.Logger.Level.INFO, "kvtier recovered " + directory + ": " + report);
+                report.rollbacksRefused(), report.duration());
+        LOG.log(report.rollbacksRefused() > 0 || !report.repairs().isEmpty() ? System.Logger.Level.WARNING
+                : System.Logger.Level.INFO, "kvtier recovered " + directory + ": " + report
+                + (report.rollbacksRefused() == 0 ? "" : " (" + report.rollbacksRefused() + " record(s) refused: their"
+                + " pages were later freed or rewritten, a record of which the journal lost; serving them would have"
+                + " rolled their keys back)"));
     }
 
     /**
@@ -234,32 +244,45 @@ public final class TieringEngine {
      * @return the segments registered, every parent before its children
      */
     private List<Segment> restoreParentsFirst(List<SegmentRecord> records,
-                                              Map<RecoveryReport.DiscardReason, Long> discarded) {
-        Map<String, SegmentRecord> byKey = new HashMap<>();
+                                              Map<RecoveryReport.DiscardReason, Long> discarded,
+                                              RecoveryProgress progress) {
+        // Only blocks are looked up by key (a block's parent must be a block): plain segments, often all of them,
+        // cost no map entry and no walk (a list and a set per record, a map entry per record, at 10^6 records).
+        Map<String, SegmentRecord> blocksByKey = new HashMap<>();
         for (SegmentRecord record : records) {
-            byKey.put(record.key(), record);
+            if (record.block()) {
+                blocksByKey.put(record.key(), record);
+            }
         }
-        Map<String, Segment> restored = new HashMap<>();
-        Set<String> dropped = new HashSet<>();
+        Map<String, Segment> restoredBlocks = new HashMap<>();
+        Set<String> droppedBlocks = new HashSet<>();
         List<Segment> recovered = new ArrayList<>(records.size());
+        long visited = 0;
         for (SegmentRecord record : records) {
-            // This record and its unsettled ancestors, child first; a cycle ends the walk (its top is an orphan).
-            List<SegmentRecord> path = new ArrayList<>();
-            Set<String> onPath = new HashSet<>();
-            for (SegmentRecord at = record; at != null && !restored.containsKey(at.key()) && !dropped.contains(at.key())
-                    && onPath.add(at.key()); at = at.parentKey() == null ? null : byKey.get(at.parentKey())) {
-                path.add(at);
+            progress.step("segments registered", ++visited, records.size());
+            List<SegmentRecord> path;
+            if (!record.block()) {
+                path = List.of(record); // no parent, and no block's parent: met once, here
+            } else {
+                // This block and its unsettled ancestors, child first; a cycle ends the walk (its top is an orphan).
+                path = new ArrayList<>();
+                Set<String> onPath = new HashSet<>();
+                for (SegmentRecord at = record; at != null && !restoredBlocks.containsKey(at.key())
+                        && !droppedBlocks.contains(at.key()) && onPath.add(at.key());
+                     at = at.parentKey() == null ? null : blocksByKey.get(at.parentKey())) {
+                    path.add(at);
+                }
             }
             for (int i = path.size() - 1; i >= 0; i--) {
                 SegmentRecord r = path.get(i);
                 PositionRange positions = PositionRange.of(r.positionStart(), r.positionEnd());
-                Segment parent = r.parentKey() == null ? null : restored.get(r.parentKey());
+                Segment parent = r.parentKey() == null ? null : restoredBlocks.get(r.parentKey());
                 boolean orphan = r.parentKey() != null && (parent == null || !parent.isBlock());
                 if (orphan || r.block() && !BlockKeys.isBlockKey(r.key())) { // no chain call could find such a block
                     discarded.merge(orphan ? RecoveryReport.DiscardReason.ORPHANED
                             : RecoveryReport.DiscardReason.CORRUPT_RECORD, 1L, Long::sum);
                     persisted.leaving(new Segment(r.key(), positions, r.sizeBytes()));
-                    dropped.add(r.key());
+                    droppedBlocks.add(r.key());
                     continue;
                 }
                 Segment segment = r.block()
@@ -271,7 +294,7 @@ public final class TieringEngine {
                 } catch (IllegalArgumentException unclaimable) { // the replay already ruled this out; never serve it
                     discarded.merge(RecoveryReport.DiscardReason.CORRUPT_RECORD, 1L, Long::sum);
                     persisted.leaving(segment);
-                    dropped.add(r.key());
+                    droppedBlocks.add(r.key());
                     continue;
                 }
                 segment.crc32c = r.crc32c();
@@ -285,12 +308,14 @@ public final class TieringEngine {
                     memories.release(segment.placement);
                     discarded.merge(RecoveryReport.DiscardReason.OVER_BUDGET, 1L, Long::sum);
                     persisted.leaving(segment);
-                    dropped.add(r.key());
+                    droppedBlocks.add(r.key());
                     continue;
                 }
                 segment.live = true;
                 segment.countOn(Tier.DISK); // nothing else runs yet: no lock needed
-                restored.put(r.key(), segment);
+                if (segment.isBlock()) {
+                    restoredBlocks.put(r.key(), segment);
+                }
                 recovered.add(segment);
             }
         }
