@@ -1,5 +1,6 @@
 package dev.kvtier.cluster;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -7,6 +8,7 @@ import dev.kvtier.store.Tier;
 import java.time.Duration;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
@@ -18,11 +20,23 @@ class ClusterPublisherTest {
     private static final class FlakyBus implements SyncBus {
         final InProcessSyncBus bus = new InProcessSyncBus(1_000_000);
         final AtomicBoolean down = new AtomicBoolean();
+        /** The next message larger than this is refused for good (as a server refuses one above max_payload). */
+        final java.util.concurrent.atomic.AtomicInteger refuseOnceAbove =
+                new java.util.concurrent.atomic.AtomicInteger(Integer.MAX_VALUE);
+        /** The next publish throws an Error (the kind of failure nothing expects), once. */
+        final AtomicBoolean failBadlyOnce = new AtomicBoolean();
 
         @Override
         public long publish(byte[] message) {
             if (down.get()) {
                 throw new SyncBusException("down on purpose", null);
+            }
+            int limit = refuseOnceAbove.get();
+            if (message.length > limit && refuseOnceAbove.compareAndSet(limit, Integer.MAX_VALUE)) {
+                throw new SyncBusException("refused on purpose: " + message.length + " bytes", null, true);
+            }
+            if (failBadlyOnce.compareAndSet(true, false)) {
+                throw new Error("failing badly on purpose");
             }
             return bus.publish(message);
         }
@@ -50,6 +64,11 @@ class ClusterPublisherTest {
         @Override
         public Subscription subscribeControl(ControlHandler handler) {
             return bus.subscribeControl(handler);
+        }
+
+        @Override
+        public String streamIdentity() {
+            return bus.streamIdentity();
         }
 
         @Override
@@ -105,6 +124,65 @@ class ClusterPublisherTest {
                 truth.store(RankTruth.block(1000), Tier.GPU);
                 publisher.endStep(); // the step boundary after the overflow re-announces everything
                 assertTrue(publisher.flush(Duration.ofSeconds(30)));
+                ClusterEndToEndContract.await("router equals the rank", () -> router.state().ranksOutOfSync() == 0
+                        && RankTruth.blockLinesOf(router.state()).equals(RankTruth.expectedBlocks(List.of(truth))));
+            }
+        }
+    }
+
+    /**
+     * A message the bus refuses for good is dropped, counted, and followed by a reset that repairs the receivers. Fails
+     * on commit 8d41ee6 (the publisher retried the refused message for ever, and had no such counter).
+     */
+    @Test
+    void aRefusedMessageIsCountedAndFollowedByAReset() throws Exception {
+        try (FlakyBus bus = new FlakyBus()) {
+            RankTruth truth = new RankTruth(0);
+            try (ClusterPublisher publisher = new ClusterPublisher(bus, TOPOLOGY, 0, "h", 1, truth, null, 1000);
+                    ClusterRouter router = ClusterRouter.start(bus, TOPOLOGY, new ClusterRouter.Options(null,
+                            Duration.ofHours(1), Duration.ofMillis(50), 64), null)) {
+                truth.attach(publisher);
+                assertTrue(publisher.flush(Duration.ofSeconds(30)));
+                Random random = new Random(3);
+                for (int step = 0; step < 10; step++) {
+                    truth.randomStep(random, 100, 2);
+                }
+                bus.refuseOnceAbove.set(400);
+                truth.randomStep(random, 100, 40); // a step of ~40 events: about 900 bytes, refused
+                for (int step = 0; step < 10; step++) {
+                    truth.randomStep(random, 100, 2);
+                }
+                assertTrue(publisher.flush(Duration.ofSeconds(30)));
+                assertEquals(1, publisher.refusedMessages());
+                assertTrue(publisher.publishFailures() >= 1);
+                ClusterEndToEndContract.await("router equals the rank", () -> router.state().ranksOutOfSync() == 0
+                        && RankTruth.blockLinesOf(router.state()).equals(RankTruth.expectedBlocks(List.of(truth))));
+            }
+        }
+    }
+
+    /**
+     * Should the publishing thread end all the same (an Error), the next step boundary says so and starts a new one,
+     * which sends what the old one had not. Fails on commit 8d41ee6 (the thread stayed dead and flush never returned
+     * true).
+     */
+    @Test
+    void aPublishingThreadThatDiesIsRestartedAtTheNextStep() throws Exception {
+        try (FlakyBus bus = new FlakyBus()) {
+            RankTruth truth = new RankTruth(0);
+            try (ClusterPublisher publisher = new ClusterPublisher(bus, TOPOLOGY, 0, "h", 1, truth, null, 1000);
+                    ClusterRouter router = ClusterRouter.start(bus, TOPOLOGY, new ClusterRouter.Options(null,
+                            Duration.ofHours(1), Duration.ofMillis(50), 64), null)) {
+                truth.attach(publisher);
+                assertTrue(publisher.flush(Duration.ofSeconds(30)));
+                Random random = new Random(4);
+                bus.failBadlyOnce.set(true);
+                for (int step = 0; step < 20; step++) {
+                    truth.randomStep(random, 100, 3);
+                    TimeUnit.MILLISECONDS.sleep(2); // steps apart in time, so that the thread is dead before the last
+                }
+                assertTrue(publisher.flush(Duration.ofSeconds(30)));
+                assertEquals(1, publisher.publisherRestarts());
                 ClusterEndToEndContract.await("router equals the rank", () -> router.state().ranksOutOfSync() == 0
                         && RankTruth.blockLinesOf(router.state()).equals(RankTruth.expectedBlocks(List.of(truth))));
             }
