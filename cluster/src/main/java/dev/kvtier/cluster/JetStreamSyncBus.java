@@ -221,7 +221,7 @@ public final class JetStreamSyncBus implements SyncBus {
         long deadline = System.nanoTime() + limit.toNanos();
         for (int attempt = 0; ; attempt++) {
             try {
-                return ensureStream(true);
+                return ensureStream(true, System.Logger.Level.DEBUG);
             } catch (IOException | JetStreamApiException | IllegalStateException e) {
                 if (System.nanoTime() > deadline) {
                     throw e;
@@ -231,8 +231,12 @@ public final class JetStreamSyncBus implements SyncBus {
         }
     }
 
-    /** The stream as it is now, created if missing; its configuration is set to ours when {@code update}. */
-    private StreamInfo ensureStream(boolean update) throws IOException, JetStreamApiException {
+    /**
+     * The stream as it is now, created if missing (said at {@code createdLevel}: news when it was there before);
+     * its configuration is set to ours when {@code update}.
+     */
+    private StreamInfo ensureStream(boolean update, System.Logger.Level createdLevel)
+            throws IOException, JetStreamApiException {
         StreamConfiguration config = StreamConfiguration.builder().name(streamName).subjects(subjectFilter)
                 .storageType(StorageType.File).maxMessages(retainedMessages).discardPolicy(DiscardPolicy.Old)
                 .build();
@@ -246,8 +250,8 @@ public final class JetStreamSyncBus implements SyncBus {
         }
         try {
             StreamInfo created = management.addStream(config);
-            LOG.log(System.Logger.Level.WARNING, describe() + " did not exist (a server with an empty store, or"
-                    + " deleted): created it");
+            LOG.log(createdLevel, describe() + " did not exist (a server with an empty store, or deleted, or never"
+                    + " created): created it");
             return created;
         } catch (JetStreamApiException e) {
             if (e.getApiErrorCode() != STREAM_NAME_IN_USE) {
@@ -269,9 +273,16 @@ public final class JetStreamSyncBus implements SyncBus {
         if (closed || connection.getStatus() != Connection.Status.CONNECTED) {
             return;
         }
+        // What each subscription had read before the stream is looked at: deliveries go on meanwhile, and a stream
+        // that ends below what was read before looking at it has been recreated.
+        java.util.List<ResumingSubscription> subscriptions = java.util.List.copyOf(liveSubscriptions);
+        long[] readBefore = new long[subscriptions.size()];
+        for (int i = 0; i < readBefore.length; i++) {
+            readBefore[i] = subscriptions.get(i).lastDelivered();
+        }
         StreamInfo info;
         try {
-            info = ensureStream(false);
+            info = ensureStream(false, System.Logger.Level.WARNING);
         } catch (IOException | JetStreamApiException | RuntimeException e) {
             LOG.log(System.Logger.Level.DEBUG, "stream check of " + describe() + " failed (will retry): " + e);
             return;
@@ -279,8 +290,8 @@ public final class JetStreamSyncBus implements SyncBus {
         String identity = identityOf(info);
         streamIdentity = identity;
         long last = info.getStreamState().getLastSequence();
-        for (ResumingSubscription subscription : liveSubscriptions) {
-            subscription.check(identity, last);
+        for (int i = 0; i < readBefore.length; i++) {
+            subscriptions.get(i).check(identity, last, readBefore[i]);
         }
     }
 
@@ -305,7 +316,7 @@ public final class JetStreamSyncBus implements SyncBus {
     private void afterReconnect() {
         readServerLimits();
         try {
-            streamIdentity = identityOf(ensureStream(true));
+            streamIdentity = identityOf(ensureStream(true, System.Logger.Level.WARNING));
         } catch (IOException | JetStreamApiException | RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "after reconnecting, " + describe() + " could not be made sure of"
                     + " (retried every " + WATCH_INTERVAL.toMillis() + " ms): " + e.getMessage());
@@ -497,14 +508,23 @@ public final class JetStreamSyncBus implements SyncBus {
             }
         }
 
-        /** On the watch thread: start over on a recreated stream, or reopen a consumer that is down. */
-        void check(String currentIdentity, long streamLastSequence) {
+        long lastDelivered() {
+            synchronized (deliveryLock) {
+                return lastDelivered;
+            }
+        }
+
+        /**
+         * On the watch thread: start over on a recreated stream (another identity, or one ending below what this
+         * subscription had read before the stream was looked at), or reopen a consumer that is down.
+         */
+        void check(String currentIdentity, long streamLastSequence, long readBefore) {
             if (closed) {
                 return;
             }
             boolean recreated;
             synchronized (deliveryLock) {
-                recreated = !currentIdentity.equals(identity) || streamLastSequence < lastDelivered;
+                recreated = !currentIdentity.equals(identity) || streamLastSequence < readBefore;
             }
             boolean reopen;
             synchronized (lock) {
