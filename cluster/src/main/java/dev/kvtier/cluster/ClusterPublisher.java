@@ -47,7 +47,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * new one, which resends what was not acknowledged.
  *
  * <p><b>Control.</b> Resync requests for this rank (or all ranks) trigger {@link #resetAndReannounce()}; prefetch hints
- * for this rank go to the {@link PrefetchListener}. {@link RankCacheBridge} builds a publisher over a
+ * for this rank go to the {@link PrefetchListener}. Bad control messages (not kvtier's, damaged, or an event batch on
+ * the control channel) are counted by reason ({@link #badControlMessages()}) and logged at most once a second, as the
+ * router does with bad event-stream messages. {@link RankCacheBridge} builds a publisher over a
  * {@code KvTierCache}: it reports the cache's committed changes, walks its blocks for re-announcements and turns
  * prefetch hints into the prefix API's restores.
  *
@@ -118,6 +120,9 @@ public final class ClusterPublisher implements AutoCloseable {
     private final java.util.concurrent.ExecutorService reannouncer =
             java.util.concurrent.Executors.newSingleThreadExecutor(KvTierThreads.factory("cluster-reannounce"));
     private final SyncBus.Subscription control;
+    private final java.util.concurrent.ConcurrentHashMap<MalformedMessageException.Reason, java.util.concurrent.atomic.LongAdder>
+            badControl = new java.util.concurrent.ConcurrentHashMap<>();
+    private final ThrottledLog badControlLog = new ThrottledLog(LOG, Duration.ofSeconds(1));
 
     /**
      * Starts publishing for {@code rank} of {@code topology} on {@code bus}: enqueues the reset with the
@@ -591,7 +596,7 @@ public final class ClusterPublisher implements AutoCloseable {
         try {
             message = WireFormat.decode(payload, limits);
         } catch (MalformedMessageException e) {
-            LOG.log(System.Logger.Level.WARNING, "rank " + rank + ": skipped bad control message: " + e.getMessage());
+            badControl(e.reason(), e.getMessage());
             return;
         }
         switch (message) {
@@ -599,10 +604,25 @@ public final class ClusterPublisher implements AutoCloseable {
                     resetAndReannounce();
             case WireMessage.PrefetchHint hint when hint.rank() == rank && prefetch != null ->
                     prefetch.onPrefetchHint(hint.blocks(), hint.reusableTokens());
+            case WireMessage.RankBatch batch -> badControl(MalformedMessageException.Reason.BAD_STRUCTURE,
+                    "an event batch of rank " + batch.rank() + " on the control channel");
             default -> {
                 // for another rank, or nothing to do
             }
         }
+    }
+
+    private void badControl(MalformedMessageException.Reason reason, String detail) {
+        badControl.computeIfAbsent(reason, r -> new java.util.concurrent.atomic.LongAdder()).increment();
+        badControlLog.warn("rank " + rank + ": skipped bad control message: " + detail);
+    }
+
+    /** Bad control messages skipped, by reason (only reasons seen). */
+    public java.util.Map<MalformedMessageException.Reason, Long> badControlMessages() {
+        java.util.EnumMap<MalformedMessageException.Reason, Long> counts =
+                new java.util.EnumMap<>(MalformedMessageException.Reason.class);
+        badControl.forEach((reason, count) -> counts.put(reason, count.sum()));
+        return counts;
     }
 
     /**

@@ -50,13 +50,15 @@ import java.util.zip.CheckedOutputStream;
  * (retention dropped what the consumer had not read) puts every rank out of sync. A rank's reset forgets all it held
  * (old epochs are cleared) and puts it back in sync.
  *
- * <p><b>Bad messages</b> are counted by {@link Reason} ({@link #badMessages()}), logged, and skipped; their stream
- * sequence still counts as read, so they never look like a gap.
+ * <p><b>Bad messages</b> are counted by {@link Reason} ({@link #badMessages()}), logged (at most one line a second,
+ * saying how many were not logged), and skipped; their stream sequence still counts as read, so they never look like a
+ * gap.
  *
  * <p>Thread-safe: one writer at a time (the consumer's delivery thread), readers in parallel under a read lock.
  */
 public final class ClusterState {
     private static final System.Logger LOG = System.getLogger(ClusterState.class.getName());
+    private final ThrottledLog badMessageLog = new ThrottledLog(LOG, java.time.Duration.ofSeconds(1));
     private static final int SNAPSHOT_MAGIC = 0x4B565453; // "KVTS"
     private static final int SNAPSHOT_VERSION = 2;
     /** How far ahead of this process's clock an epoch may be; a later one is refused ({@link Reason#EPOCH_AHEAD}). */
@@ -162,8 +164,7 @@ public final class ClusterState {
             } finally {
                 lock.writeLock().unlock();
             }
-            LOG.log(System.Logger.Level.WARNING, "skipped bad message at stream sequence " + streamSequence + ": "
-                    + e.getMessage());
+            badMessageLog.warn("skipped bad message at stream sequence " + streamSequence + ": " + e.getMessage());
             return Outcome.BAD_MESSAGE;
         }
         if (!(message instanceof WireMessage.RankBatch batch)) {
@@ -186,6 +187,8 @@ public final class ClusterState {
                 noteStreamSequence(streamSequence);
                 if (senderRank != SyncBus.UNKNOWN_SENDER && senderRank != batch.rank()) {
                     bad.merge(Reason.WRONG_SENDER, 1L, Long::sum);
+                    badMessageLog.warn("refused a batch of rank " + batch.rank() + " sent by rank " + senderRank
+                            + " at stream sequence " + streamSequence);
                     outcome = Outcome.BAD_MESSAGE;
                 } else {
                     outcome = applyBatch(batch);
@@ -227,6 +230,8 @@ public final class ClusterState {
             long bit = 1L << rank;
             if (epoch > System.currentTimeMillis() + MAX_EPOCH_AHEAD.toMillis()) {
                 bad.merge(Reason.EPOCH_AHEAD, 1L, Long::sum);
+                badMessageLog.warn("refused a batch of rank " + rank + " with epoch " + epoch + ", more than "
+                        + MAX_EPOCH_AHEAD + " ahead of this clock");
                 return Outcome.BAD_MESSAGE;
             }
             if (epoch < epochs[rank]) {
