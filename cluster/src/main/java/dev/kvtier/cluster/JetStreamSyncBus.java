@@ -136,7 +136,8 @@ public final class JetStreamSyncBus implements SyncBus {
      * Connects to {@code url} presenting {@code access}'s credentials and creates the stream {@code streamName} (or
      * uses it if it exists) with subjects under {@code subjectPrefix}, keeping the newest {@code retainedMessages}
      * messages. An existing stream is updated to this retention: every participant of one cluster should pass the
-     * same value.
+     * same value. Without credentials the first connect is retried like a reconnect (a process started while the
+     * server restarts still comes up); with credentials it is tried once, so that refused credentials fail at once.
      *
      * @throws IllegalArgumentException if {@code retainedMessages < 1} or a name is blank
      * @throws SyncBusException naming the url and stream when the server cannot be reached within {@code timeout},
