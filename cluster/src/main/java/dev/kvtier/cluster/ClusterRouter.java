@@ -125,10 +125,9 @@ public final class ClusterRouter implements AutoCloseable {
             @Override
             public void onSubscriptionLive(boolean live) {
                 streamLive = live;
-                if (!live) {
-                    LOG.log(System.Logger.Level.WARNING, "not receiving from " + bus.describe() + ": the index may be"
-                            + " stale until the subscription is back (retrying)");
-                }
+                LOG.log(live ? System.Logger.Level.INFO : System.Logger.Level.WARNING, live
+                        ? "receiving from " + bus.describe() + " again"
+                        : "not receiving from " + bus.describe() + ": the index may be stale until it is back");
             }
         });
         long resync = options.resyncInterval().toNanos();

@@ -323,7 +323,7 @@ public final class JetStreamSyncBus implements SyncBus {
                     + " (retried every " + WATCH_INTERVAL.toMillis() + " ms): " + e.getMessage());
         }
         for (ResumingSubscription subscription : liveSubscriptions) {
-            subscription.markDown(); // the server's ordered consumer is gone or going: open a fresh one
+            subscription.markDown(); // the server's ordered consumer is gone or going: open a fresh one now
         }
         watchStream();
     }
@@ -502,10 +502,25 @@ public final class JetStreamSyncBus implements SyncBus {
             }
         }
 
-        /** The connection dropped: the consumer must be reopened once it is back. */
+        /**
+         * The connection dropped, or came back without the server's consumer: the consumer must be reopened, and the
+         * handler hears that nothing is received meanwhile.
+         */
         void markDown() {
             synchronized (lock) {
                 down = true;
+            }
+            tellDown("the connection to the server dropped");
+        }
+
+        private void tellDown(String why) {
+            synchronized (deliveryLock) {
+                if (!told && !closed) {
+                    told = true;
+                    LOG.log(System.Logger.Level.WARNING, "not receiving from " + describe() + ": " + why
+                            + " (resubscribing every " + WATCH_INTERVAL.toMillis() + " ms, never giving up)");
+                    handler.onSubscriptionLive(false);
+                }
             }
         }
 
@@ -553,15 +568,7 @@ public final class JetStreamSyncBus implements SyncBus {
             try {
                 open();
             } catch (SyncBusException e) {
-                synchronized (deliveryLock) {
-                    if (!told) {
-                        told = true;
-                        LOG.log(System.Logger.Level.WARNING, "cannot resubscribe to " + describe() + " (retrying every "
-                                + WATCH_INTERVAL.toMillis() + " ms; what it feeds may be stale meanwhile): "
-                                + e.getMessage());
-                        handler.onSubscriptionLive(false);
-                    }
-                }
+                tellDown("cannot resubscribe: " + e.getMessage());
             }
         }
 

@@ -109,6 +109,11 @@ class StreamLossTest {
         assertRouterCatchesUp(router, truths, "before the restart");
 
         server.kill();
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (!router.indexMayBeStale() && System.nanoTime() < deadline) {
+            TimeUnit.MILLISECONDS.sleep(10); // polling the router with a bound
+        }
+        assertTrue(router.indexMayBeStale(), "the router says its index may be stale while the server is away");
         TestFiles.deleteTree(store); // a new disk: the stream and everything in it are gone
         server.start();
         play(truths, 30);
