@@ -461,7 +461,7 @@ public final class ClusterPublisher implements AutoCloseable {
      * @throws SendFailed when the oldest acknowledgement failed (already handled: resend queued, or reset asked)
      */
     private Step publishNext(int attempt) throws SendFailed {
-        byte[] toSend = null;
+        Unacknowledged toSend = null;
         Unacknowledged oldest;
         lock.lock();
         try {
@@ -474,7 +474,9 @@ public final class ClusterPublisher implements AutoCloseable {
                     break;
                 }
                 if (unacknowledged.size() < MAX_UNACKNOWLEDGED && !queue.isEmpty()) {
-                    toSend = queue.pollFirst();
+                    // Counted as unacknowledged from the moment it leaves the queue: flush never misses it.
+                    toSend = new Unacknowledged(queue.pollFirst(), new java.util.concurrent.CompletableFuture<>());
+                    unacknowledged.addLast(toSend);
                     break;
                 }
                 changed.awaitUninterruptibly();
@@ -483,22 +485,22 @@ public final class ClusterPublisher implements AutoCloseable {
             lock.unlock();
         }
         if (toSend != null) {
-            java.util.concurrent.CompletableFuture<Long> ack;
+            // An Error thrown here ends the thread with the message still unacknowledged: its successor resends it.
+            java.util.concurrent.CompletableFuture<Long> result;
             try {
-                ack = bus.publishAsync(toSend);
+                result = bus.publishAsync(toSend.message());
             } catch (RuntimeException e) {
-                ack = java.util.concurrent.CompletableFuture.failedFuture(e); // a bus that throws instead
-            } catch (Error e) {
-                requeueFirst(toSend); // the thread ends: its successor sends this message first
-                throw e;
+                result = java.util.concurrent.CompletableFuture.failedFuture(e); // a bus that throws instead
             }
-            lock.lock();
-            try {
-                unacknowledged.addLast(new Unacknowledged(toSend, ack));
-            } finally {
-                lock.unlock();
-            }
-            ack.whenComplete((sequence, failure) -> signalChange());
+            java.util.concurrent.CompletableFuture<Long> ack = toSend.ack();
+            result.whenComplete((sequence, failure) -> {
+                if (failure == null) {
+                    ack.complete(sequence);
+                } else {
+                    ack.completeExceptionally(failure);
+                }
+                signalChange();
+            });
             return Step.SENT;
         }
         Throwable failure = ack(oldest);
@@ -517,15 +519,6 @@ public final class ClusterPublisher implements AutoCloseable {
         }
         onSendFailure(failure, attempt);
         throw new SendFailed();
-    }
-
-    private void requeueFirst(byte[] message) {
-        lock.lock();
-        try {
-            queue.addFirst(message);
-        } finally {
-            lock.unlock();
-        }
     }
 
     private void signalChange() {
