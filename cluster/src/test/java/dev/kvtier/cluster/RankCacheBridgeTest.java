@@ -326,6 +326,11 @@ class RankCacheBridgeTest {
         }
 
         @Override
+        public String streamIdentity() {
+            return bus.streamIdentity();
+        }
+
+        @Override
         public String describe() {
             return "stalled " + bus.describe();
         }

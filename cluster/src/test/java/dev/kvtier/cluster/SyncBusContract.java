@@ -84,6 +84,26 @@ abstract class SyncBusContract {
     }
 
     @Test
+    void asynchronousPublishesFromOneThreadAreStoredInCallOrder() throws Exception {
+        SyncBus bus = open(1000);
+        List<java.util.concurrent.CompletableFuture<Long>> acks = new ArrayList<>();
+        for (int i = 1; i <= 300; i++) {
+            acks.add(bus.publishAsync(text("m" + i)));
+        }
+        for (int i = 1; i <= 300; i++) {
+            assertEquals(i, acks.get(i - 1).get(WAIT_SECONDS, TimeUnit.SECONDS));
+        }
+        LinkedBlockingQueue<Delivery> got = new LinkedBlockingQueue<>();
+        try (SyncBus.Subscription ignored = sameStream(bus).subscribe(1, (s, p) -> got.add(new Delivery(s, p)))) {
+            for (int i = 1; i <= 300; i++) {
+                assertEquals("m" + i, next(got).text());
+            }
+        }
+        assertTrue(bus.maxMessageBytes() > 0 && bus.maxMessageBytes() <= WireFormat.MAX_MESSAGE_BYTES);
+        assertEquals(bus.streamIdentity(), sameStream(bus).streamIdentity(), "one stream, one identity");
+    }
+
+    @Test
     void aSubscriberFromOneSeesEveryMessageOnceInOrderThenNewOnes() throws Exception {
         SyncBus bus = open(100);
         bus.publish(text("a"));
