@@ -168,7 +168,8 @@ final class SimCommand {
 
     @Option(names = "--policy", paramLabel = "P", defaultValue = "adaptive-s3-fifo", converter = PolicyConverter.class,
             description = "adaptive-s3-fifo (the library's default) | chain-s3-fifo | lfu (the seed's: least-accessed first,"
-                    + " LRU tie-break) | lru | s3-fifo | w-tinylfu  (default ${DEFAULT-VALUE})")
+                    + " LRU tie-break) | lru | lru-2 | arc | s3-fifo | w-tinylfu | adaptive-continuation-s3-fifo"
+                    + "  (default ${DEFAULT-VALUE})")
     PolicyChoice policy;
 
     @Option(names = "--backend", paramLabel = "B", defaultValue = "auto", converter = BackendConverter.class,
