@@ -72,7 +72,8 @@ final class SimCommand {
     Path trace;
 
     @Option(names = "--generate-trace", paramLabel = "KIND", converter = TraceKindConverter.class,
-            description = "generate a trace: chat | tool-agent | doc-qa | chat-sessions, with --requests requests from --seed")
+            description = "generate a trace: chat | tool-agent | doc-qa | chat-sessions | conversation | agent-loop | doc-qa-long"
+                    + " | burst-chat | stress, with --requests requests from --seed")
     TraceGenerator.Kind generateTrace;
 
     @Option(names = "--block-bytes", paramLabel = "SIZE", defaultValue = "4KiB", converter = BlockBytesConverter.class,
