@@ -383,27 +383,27 @@ public final class TraceGenerator {
      * One actor of a timed family: a conversation, an agent, a reader of a document, a burst of prompts. Each request
      * it makes extends its own context; the timeline asks it for its next request and how long until the one after.
      */
-    private abstract static class Session {
+    private abstract static class Actor {
         int turnsLeft;
         int outputTokens;
 
-        /** The context of this session's next request (sets {@link #outputTokens}). */
+        /** The context of this actor's next request (sets {@link #outputTokens}). */
         abstract Context next();
 
-        /** From this request until the session's next one, in ms. */
+        /** From this request until the actor's next one, in ms. */
         abstract long pauseMs();
     }
 
-    /** A stream of session starts: Poisson, {@code meanGapMs} apart on average. */
-    private record Source(double meanGapMs, java.util.function.Supplier<Session> start) {
+    /** A stream of actor starts: Poisson, {@code meanGapMs} apart on average. */
+    private record Source(double meanGapMs, java.util.function.Supplier<Actor> start) {
     }
 
     /**
-     * Plays {@code sources}' sessions in time order until {@code requests} requests are out: each source starts
-     * sessions as a Poisson process; each session's next request comes its pause after the previous one.
+     * Plays {@code sources}' actors in time order until {@code requests} requests are out: each source starts
+     * actors as a Poisson process; each actor's next request comes its pause after the previous one.
      */
     private List<TraceRequest> timeline(int requests, List<Source> sources) {
-        record Due(long atMs, long order, Session session, int source) {
+        record Due(long atMs, long order, Actor actor, int source) {
         }
         PriorityQueue<Due> due = new PriorityQueue<>((a, b) -> a.atMs != b.atMs ? Long.compare(a.atMs, b.atMs)
                 : Long.compare(a.order, b.order));
@@ -414,16 +414,16 @@ public final class TraceGenerator {
         List<TraceRequest> out = new ArrayList<>(requests);
         while (out.size() < requests) {
             Due next = due.poll();
-            Session session = next.session;
-            if (session == null) {
+            Actor actor = next.actor;
+            if (actor == null) {
                 Source source = sources.get(next.source);
-                session = source.start.get();
+                actor = source.start.get();
                 due.add(new Due(next.atMs + exponentialMs(source.meanGapMs), scheduled++, null, next.source));
             }
-            Context context = session.next();
-            out.add(new TraceRequest(next.atMs, context.tokens, session.outputTokens, context.ids));
-            if (--session.turnsLeft > 0) {
-                due.add(new Due(next.atMs + session.pauseMs(), scheduled++, session, -1));
+            Context context = actor.next();
+            out.add(new TraceRequest(next.atMs, context.tokens, actor.outputTokens, context.ids));
+            if (--actor.turnsLeft > 0) {
+                due.add(new Due(next.atMs + actor.pauseMs(), scheduled++, actor, -1));
             }
         }
         return out;
@@ -459,8 +459,8 @@ public final class TraceGenerator {
         return fullBlocks(Context.EMPTY, BLOCK * between(1, 3));
     }
 
-    /** Mean request rate of the timed families: one per {@value #MEAN_GAP_MS} ms. */
-    private static double sessionGapMs(double meanTurns) {
+    /** The mean gap between actor starts that gives one request per {@value #MEAN_GAP_MS} ms. */
+    private static double actorGapMs(double meanTurns) {
         return MEAN_GAP_MS * meanTurns;
     }
 
@@ -483,7 +483,7 @@ public final class TraceGenerator {
         double thinkSigma = uniform(1.0, 1.3);
         double meanTurns = singleTurnShare + (1 - singleTurnShare) * (2 + moreTurns);
         List<Source> sources = new ArrayList<>();
-        sources.add(new Source(sessionGapMs(meanTurns), () -> new Session() {
+        sources.add(new Source(actorGapMs(meanTurns), () -> new Actor() {
             Context context;
 
             {
@@ -509,7 +509,7 @@ public final class TraceGenerator {
         }));
         if (bursts) {
             double burstGapMs = uniform(120_000, 360_000);
-            sources.add(new Source(burstGapMs, () -> new Session() {
+            sources.add(new Source(burstGapMs, () -> new Actor() {
                 {
                     turnsLeft = between(20, 80);
                 }
@@ -548,7 +548,7 @@ public final class TraceGenerator {
         }
         double moreSteps = uniform(1, 2);
         double latencyMedianMs = uniform(120_000, 300_000);
-        return timeline(requests, List.of(new Source(sessionGapMs(1 + moreSteps), () -> new Session() {
+        return timeline(requests, List.of(new Source(actorGapMs(1 + moreSteps), () -> new Actor() {
             Context context;
 
             {
@@ -590,7 +590,7 @@ public final class TraceGenerator {
         double lengthMedian = uniform(6000, 12_000);
         double followUps = uniform(0.5, 1.5);
         Context[] documentContexts = new Context[documents];
-        return timeline(requests, List.of(new Source(sessionGapMs(1 + followUps), () -> new Session() {
+        return timeline(requests, List.of(new Source(actorGapMs(1 + followUps), () -> new Actor() {
             Context context;
 
             {
