@@ -51,7 +51,7 @@ public final class PolicyTraceCheck {
             seeds.add(Long.parseLong(s.strip()));
         }
         List<String> policies = List.of((args.length > 2 ? args[2]
-                : "least-recently-used,least-accessed-first,s3-fifo,w-tinylfu,chain-s3-fifo,adaptive-s3-fifo,"
+                : "least-recently-used,least-accessed-first,lru-2,arc,s3-fifo,w-tinylfu,chain-s3-fifo,adaptive-s3-fifo,"
                 + "adaptive-continuation-s3-fifo").split(","));
         int interleave = args.length > 3 ? Integer.parseInt(args[3]) : 1;
         Map<String, double[]> worst = new LinkedHashMap<>(); // policy -> {min / optimum, min / LRU, cells >= 2/3, cells}

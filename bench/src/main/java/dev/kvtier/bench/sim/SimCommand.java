@@ -73,7 +73,8 @@ final class SimCommand {
     Path trace;
 
     @Option(names = "--generate-trace", paramLabel = "KIND", converter = TraceKindConverter.class,
-            description = "generate a trace: chat | tool-agent | doc-qa | chat-sessions, with --requests requests from --seed")
+            description = "generate a trace: chat | tool-agent | doc-qa | chat-sessions | conversation | agent-loop | doc-qa-long"
+                    + " | burst-chat | stress, with --requests requests from --seed")
     TraceGenerator.Kind generateTrace;
 
     @Option(names = "--block-bytes", paramLabel = "SIZE", defaultValue = "4KiB", converter = BlockBytesConverter.class,
@@ -169,7 +170,8 @@ final class SimCommand {
 
     @Option(names = "--policy", paramLabel = "P", defaultValue = "adaptive-s3-fifo", converter = PolicyConverter.class,
             description = "adaptive-s3-fifo (the library's default) | chain-s3-fifo | lfu (the seed's: least-accessed first,"
-                    + " LRU tie-break) | lru | s3-fifo | w-tinylfu  (default ${DEFAULT-VALUE})")
+                    + " LRU tie-break) | lru | lru-2 | arc | s3-fifo | w-tinylfu | adaptive-continuation-s3-fifo"
+                    + "  (default ${DEFAULT-VALUE})")
     PolicyChoice policy;
 
     @Option(names = "--backend", paramLabel = "B", defaultValue = "auto", converter = BackendConverter.class,
