@@ -5,6 +5,8 @@ import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.lang.ArchRule;
 import dev.kvtier.exec.StorageKind;
+import dev.kvtier.observe.RecoveryEvent;
+import dev.kvtier.persist.SegmentRecord;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -52,6 +54,15 @@ class ArchitectureTest {
         ArchRule rule = noClasses().that().haveNameMatching("dev\\.kvtier\\.tiering\\.Mover(\\$.*)?")
                 .should().dependOnClassesThat().haveNameMatching("dev\\.kvtier\\.tiering\\.RoomMaker(\\$.*)?");
         rule.check(classes);
+    }
+
+    @Test
+    void recoveryHasOneHome() {
+        // Tiering writes the journal's records in PersistedDisk; only DiskRecovery reads them back and reports it.
+        noClasses().that().resideInAPackage("dev.kvtier.tiering")
+                .and().doNotHaveSimpleName("DiskRecovery").and().doNotHaveSimpleName("PersistedDisk")
+                .should().dependOnClassesThat().belongToAnyOf(SegmentRecord.class, RecoveryEvent.class)
+                .check(classes);
     }
 
     @Test

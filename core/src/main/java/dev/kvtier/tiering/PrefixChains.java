@@ -56,6 +56,7 @@ final class PrefixChains {
     static final int RUN_ROUNDS = 2;
 
     private final TieringEngine engine;
+    private final DiskRecovery recovery;
     private final TieredStore store;
     private final SegmentTable table;
     private final RoomMaker roomMaker;
@@ -67,9 +68,10 @@ final class PrefixChains {
     private final ExecutorService restorers;
     private final Completions completers = new Completions("prefix-complete");
 
-    PrefixChains(TieringEngine engine, TieredStore store, SegmentTable table, RoomMaker roomMaker, Mover mover,
-                 TierMemories memories, OperationGate gate) {
+    PrefixChains(TieringEngine engine, DiskRecovery recovery, TieredStore store, SegmentTable table, RoomMaker roomMaker,
+                 Mover mover, TierMemories memories, OperationGate gate) {
         this.engine = engine;
+        this.recovery = recovery;
         this.store = store;
         this.table = table;
         this.roomMaker = roomMaker;
@@ -652,7 +654,7 @@ final class PrefixChains {
                         previous.lastChild = peeked; // the child asked for last is the likeliest next time
                     }
                 }
-                if (!engine.recoveredIntact(peeked)) { // recovered, and its bytes fail their first check: dropped
+                if (!recovery.recoveredIntact(peeked)) { // recovered, and its bytes fail their first check: dropped
                     peeked.unlock();
                     break;
                 }

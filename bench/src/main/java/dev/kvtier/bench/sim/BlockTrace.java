@@ -102,17 +102,17 @@ public final class BlockTrace {
     }
 
     /** Index of request {@code q}'s first reference. */
-    int start(int q) {
+    public int start(int q) {
         return requestStart[q];
     }
 
     /** Index one past request {@code q}'s last reference. */
-    int end(int q) {
+    public int end(int q) {
         return requestStart[q + 1];
     }
 
     /** The block of reference {@code i}. */
-    int block(int i) {
+    public int block(int i) {
         return references[i];
     }
 
@@ -122,17 +122,17 @@ public final class BlockTrace {
     }
 
     /** The index within its request at which {@code block} first appeared. */
-    int depth(int block) {
+    public int depth(int block) {
         return depthOf[block];
     }
 
     /** The first {@code count} references as dense block numbers (a copy), for the offline optimum. */
-    int[] referenceSequence(int count) {
+    public int[] referenceSequence(int count) {
         return Arrays.copyOf(references, count);
     }
 
     /** Tokens per block (the Mooncake format's). */
-    static int tokensPerBlock() {
+    public static int tokensPerBlock() {
         return MooncakeTrace.TOKENS_PER_BLOCK;
     }
 }

@@ -1,4 +1,4 @@
-package dev.kvtier.bench.sim;
+package dev.kvtier.bench.policy;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
+import dev.kvtier.bench.sim.BlockTrace;
 import dev.kvtier.bench.trace.Belady;
 import dev.kvtier.bench.trace.TraceGenerator;
 import dev.kvtier.bench.trace.TraceGenerator.Kind;
@@ -31,7 +32,7 @@ import dev.kvtier.bench.trace.TraceStatistics;
  * at the {@link #HELD_OUT_SEEDS}. Each seed of a production-like family draws its own parameters, so a held-out seed
  * is another deployment, not another sample of one.
  *
- * <p>Usage: {@code java -cp benchmarks.jar dev.kvtier.bench.sim.PolicyHeldOut tuning|held-out [policies] [out.md]}
+ * <p>Usage: {@code java -cp benchmarks.jar dev.kvtier.bench.policy.PolicyHeldOut tuning|held-out [policies] [out.md]}
  * (policies: comma-separated, default the classic ones and the library's adaptive S3-FIFOs). Prints each family's
  * statistics ({@link TraceStatistics}), then the table (markdown), then per policy the worst cell against the best
  * classic policy and against the optimum; writes the same to {@code out.md} if given. On the tuning set it also
@@ -128,7 +129,7 @@ public final class PolicyHeldOut {
         out.append(String.format(Locale.ROOT, "Families %s, seeds %s; short window the first %,d requests (cold cache), long "
                         + "the first %,d; GPU a share of the window's unique blocks, CPU twice the GPU, disk unbounded, "
                         + "4 KiB blocks, demand admission; one request at a time. Command: `java -cp bench/target/benchmarks.jar "
-                        + "dev.kvtier.bench.sim.PolicyHeldOut %s %s`.%n%n",
+                        + "dev.kvtier.bench.policy.PolicyHeldOut %s %s`.%n%n",
                 families.stream().map(Kind::optionValue).toList(), seeds, SHORT_REQUESTS, LONG_REQUESTS, args[0],
                 String.join(",", policies.subList(CLASSIC.size(), policies.size()))));
         out.append("## Trace statistics (long window)\n\n| family | seed | statistics |\n|---|---|---|\n");

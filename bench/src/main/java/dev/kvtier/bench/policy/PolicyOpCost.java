@@ -1,4 +1,4 @@
-package dev.kvtier.bench.sim;
+package dev.kvtier.bench.policy;
 
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
@@ -27,7 +27,7 @@ import dev.kvtier.store.TieredStore;
  * policy is O(1) per operation, the time per reference grows with N only by what memory (cache misses over
  * a larger table) adds, as it does for LRU's bucket index, measured beside it.
  *
- * <p>Usage: {@code java -Xmx4g -cp benchmarks.jar dev.kvtier.bench.sim.PolicyOpCost [policies] [sizes]
+ * <p>Usage: {@code java -Xmx4g -cp benchmarks.jar dev.kvtier.bench.policy.PolicyOpCost [policies] [sizes]
  * [references per round] [rounds]} (defaults adaptive-s3-fifo,chain-s3-fifo,least-recently-used, 1000,100000,1000000,
  * 2000000, 3).
  *

@@ -1,4 +1,4 @@
-package dev.kvtier.bench.sim;
+package dev.kvtier.bench.policy;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
+import dev.kvtier.bench.sim.BlockTrace;
 import dev.kvtier.bench.trace.Belady;
 import dev.kvtier.bench.trace.TraceGenerator;
 import dev.kvtier.store.DemotionPolicy;
@@ -23,7 +24,7 @@ import dev.kvtier.store.TieredStore;
  * ({@code --workload trace --sweep}) plays the same references through the real cache and gives the same
  * hit counts (single thread, no failures), which is how this harness was checked.
  *
- * <p>Usage: {@code java -cp benchmarks.jar dev.kvtier.bench.sim.PolicyTraceCheck [requests] [seeds] [policies]
+ * <p>Usage: {@code java -cp benchmarks.jar dev.kvtier.bench.policy.PolicyTraceCheck [requests] [seeds] [policies]
  * [interleave]} with {@code seeds} and {@code policies} comma-separated (defaults 3000, 42, every built-in
  * policy, 1). With {@code interleave} R above 1, R requests are in flight at once and their references are
  * played round-robin, one from each in turn (a new request takes the place of a finished one), as concurrent

@@ -1,4 +1,4 @@
-package dev.kvtier.bench.sim;
+package dev.kvtier.bench.policy;
 
 import java.util.Arrays;
 import java.util.Iterator;
@@ -6,6 +6,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 
+import dev.kvtier.bench.sim.BlockTrace;
 import dev.kvtier.bench.trace.Belady;
 import dev.kvtier.bench.trace.TraceGenerator;
 
@@ -17,7 +18,7 @@ import dev.kvtier.bench.trace.TraceGenerator;
  * does for partial last blocks) can add to LRU. For the {@code chat} kind a third figure: {@link #chatOnlineBound},
  * an upper bound on the <em>expected</em> hits of any online policy over that generator's draws (evaluated on one
  * trace; not a bound on that trace's hits, which a policy can exceed), also divided by the optimum.
- * Usage: {@code java -cp benchmarks.jar dev.kvtier.bench.sim.DeadBlockOracleBound [kinds] [requests] [seeds]}
+ * Usage: {@code java -cp benchmarks.jar dev.kvtier.bench.policy.DeadBlockOracleBound [kinds] [requests] [seeds]}
  * (defaults chat, 3000,10000, 1,2,3,42). Prints per GPU budget "LRU / LRU with the oracle [/ online bound /
  * posterior bound (greedy: slot-aware, trace-only, recency only, turn only)]", each divided by the optimum; the
  * last two are the trace-only greedy without one of its two signals ({@link Knowledge}), to show what each is worth.

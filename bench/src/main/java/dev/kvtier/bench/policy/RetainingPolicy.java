@@ -1,4 +1,4 @@
-package dev.kvtier.bench.sim;
+package dev.kvtier.bench.policy;
 
 import java.util.List;
 import java.util.Locale;

@@ -1,4 +1,4 @@
-package dev.kvtier.bench.sim;
+package dev.kvtier.bench.policy;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -10,6 +10,7 @@ import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 
+import dev.kvtier.bench.sim.BlockTrace;
 import dev.kvtier.bench.trace.Belady;
 import dev.kvtier.bench.trace.TraceGenerator;
 import dev.kvtier.bench.trace.TraceRequest;

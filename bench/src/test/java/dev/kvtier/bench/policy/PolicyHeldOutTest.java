@@ -1,4 +1,4 @@
-package dev.kvtier.bench.sim;
+package dev.kvtier.bench.policy;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

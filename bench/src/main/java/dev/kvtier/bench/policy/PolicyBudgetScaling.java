@@ -1,10 +1,11 @@
-package dev.kvtier.bench.sim;
+package dev.kvtier.bench.policy;
 
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 
+import dev.kvtier.bench.sim.BlockTrace;
 import dev.kvtier.bench.trace.Belady;
 import dev.kvtier.bench.trace.TraceGenerator;
 import dev.kvtier.store.DemotionPolicy;
@@ -18,7 +19,7 @@ import dev.kvtier.store.DemotionPolicy;
  * of its first half, each player's own) over the same difference for the optimum; the policy's first-half
  * hits are exact (it is online), the optimum's are those of the optimum for the first half alone, which is
  * at least what the whole trace's optimum has there, so the figure is, if anything, generous to the policy.
- * Usage: {@code java -cp benchmarks.jar dev.kvtier.bench.sim.PolicyBudgetScaling [kind] [seed] [policy]}
+ * Usage: {@code java -cp benchmarks.jar dev.kvtier.bench.policy.PolicyBudgetScaling [kind] [seed] [policy]}
  * (defaults chat, 42, the default policy).
  */
 public final class PolicyBudgetScaling {
