@@ -37,10 +37,28 @@ public interface CacheChangeListener {
     /**
      * An {@link KvTierCache#ensureResident} or {@link KvTierCache#ensureResidentAsync} call for
      * {@code tier} completed after {@code nanos} (waiting for another call's move of the same key
-     * included), successfully or not. Timing a call reads the clock twice, which is a large part of a
-     * resident hit's cost: the cache does it only while a registered listener's class overrides this
-     * method, so a listener that follows changes only should leave it alone.
+     * included), successfully or not. {@code foundOn} is the tier the segment was found on
+     * ({@link ResidentSegment#foundOn()}): {@code tier} or a faster one for a hit there, a slower one it
+     * was promoted from; null when the call failed (the key not cached, no room, a failed copy). Timing a
+     * call reads the clock twice, which is a large part of a resident hit's cost: the cache does it only
+     * while a registered listener's class overrides this method, so a listener that follows changes only
+     * should leave it alone.
      */
-    default void ensureResidentCompleted(String key, Tier tier, long nanos, boolean succeeded) {
+    default void ensureResidentCompleted(String key, Tier tier, Tier foundOn, long nanos) {
+    }
+
+    /**
+     * A prefix lookup ({@code PrefixBlockCache.lookupPrefix}) asked for a chain of {@code queriedBlocks}
+     * blocks and found its leading {@code matchedBlocks} cached: their ratio is the prefix hit rate.
+     */
+    default void prefixLookedUp(int queriedBlocks, int matchedBlocks) {
+    }
+
+    /**
+     * A prefix restore ({@code PrefixBlockCache.ensurePrefixResident} or {@code ensurePrefixResidentByLayer})
+     * to {@code tier} or faster completed after {@code nanos}: {@code blocks} blocks pinned there, or failed
+     * ({@code succeeded} false, {@code blocks} 0). For a restore by layer, when its last layer is in place.
+     */
+    default void prefixRestoreCompleted(Tier tier, int blocks, long nanos, boolean succeeded) {
     }
 }

@@ -13,12 +13,16 @@ import java.util.Arrays;
  * @param cpuUsed      bytes of segments on CPU
  * @param diskUsed     bytes of segments on DISK
  * @param transfers    completed tier-to-tier moves (demotions and promotions)
+ * @param demotions    the completed moves to a slower tier among {@code transfers}: made to make room, or asked for
+ * @param evictions    segments removed from a full DISK tier to make room there (a DISK budget,
+ *                     {@link KvTierConfig#diskBudgetBytes()}); removals the caller asked for are not counted
  * @param failures     calls that failed because bytes could not be moved or checked (each rolled back),
  *                     counted once per call however many attempts failed inside it
  * @param bytesMovedByPair bytes moved by completed transfers, at {@code from.ordinal() * 3 + to.ordinal()}
  * @param allocatedByTier  bytes of segments held in the executor's own pages, by {@code tier.ordinal()}
  */
-public record CacheStats(long gpuUsed, long cpuUsed, long diskUsed, long transfers, long failures,
+public record CacheStats(long gpuUsed, long cpuUsed, long diskUsed, long transfers, long demotions, long evictions,
+                         long failures,
                          long[] bytesMovedByPair, long[] allocatedByTier) {
 
     /** Defensive copies; {@code bytesMovedByPair} is indexed {@code from.ordinal() * 3 + to.ordinal()}. */
@@ -66,14 +70,16 @@ public record CacheStats(long gpuUsed, long cpuUsed, long diskUsed, long transfe
     @Override
     public boolean equals(Object o) {
         return o instanceof CacheStats s && gpuUsed == s.gpuUsed && cpuUsed == s.cpuUsed && diskUsed == s.diskUsed
-                && transfers == s.transfers && failures == s.failures
+                && transfers == s.transfers && demotions == s.demotions && evictions == s.evictions
+                && failures == s.failures
                 && Arrays.equals(bytesMovedByPair, s.bytesMovedByPair) && Arrays.equals(allocatedByTier, s.allocatedByTier);
     }
 
     @Override
     public int hashCode() {
         return 31 * Arrays.hashCode(bytesMovedByPair) + Arrays.hashCode(allocatedByTier)
-                + Long.hashCode(gpuUsed + 7 * cpuUsed + 13 * diskUsed + 17 * transfers + 19 * failures);
+                + Long.hashCode(gpuUsed + 7 * cpuUsed + 13 * diskUsed + 17 * transfers + 19 * failures + 23 * demotions
+                + 29 * evictions);
     }
 
     @Override
@@ -88,7 +94,8 @@ public record CacheStats(long gpuUsed, long cpuUsed, long diskUsed, long transfe
             }
         }
         return "CacheStats[gpuUsed=" + gpuUsed + ", cpuUsed=" + cpuUsed + ", diskUsed=" + diskUsed
-                + ", transfers=" + transfers + ", failures=" + failures + ", moved={" + moved
+                + ", transfers=" + transfers + ", demotions=" + demotions + ", evictions=" + evictions
+                + ", failures=" + failures + ", moved={" + moved
                 + "}, allocated=" + Arrays.toString(allocatedByTier) + "]";
     }
 }

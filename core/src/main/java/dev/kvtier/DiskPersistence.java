@@ -34,20 +34,26 @@ public final class DiskPersistence {
      * policy keeps every record written (the page cache survives the process); the policies differ in
      * what survives a power loss or kernel crash. Whatever survives, a record is served only after its
      * bytes match the CRC32C it recorded, so a record that reached the disk without its bytes is dropped,
-     * never served.
+     * never served; and only while its pages still carry its generation, so a restart never serves a version
+     * of a key older than one acknowledged under the policy, nor a key whose removal was acknowledged, even
+     * when the journal itself was damaged (the guarantee per policy is in {@code dev.kvtier.persist}).
      */
     public enum FsyncPolicy {
         /** Nothing is synced (the OS writes back when it likes): fastest; a power loss may lose any recent segment. */
         NONE,
         /**
-         * Group commit in the background: records are written at once (as with {@code NONE}); once a
-         * batch holds {@link #batchRecords()} records or its oldest is {@link #batchDelay()} old, a
-         * background thread fsyncs each extent file the batch wrote to (once per file), then the journal;
-         * at close the last batch is synced. A put waits only when four batches are still unsynced. A
-         * power loss loses at most the unsynced batches.
+         * Group commit in the background: records (of arrivals on DISK and of departures from it) are written
+         * at once (as with {@code NONE}); once a batch holds {@link #batchRecords()} records or its oldest is
+         * {@link #batchDelay()} old, a background thread fsyncs each extent file the batch wrote to (once per
+         * file), then the generations and the journal; at close the last batch is synced. A call waits only
+         * when four batches are still unsynced. A power loss loses at most the unsynced batches.
          */
         PER_BATCH,
-        /** Each DISK put or demotion returns only after its bytes, then its record, are synced: slowest, loses nothing acknowledged. */
+        /**
+         * Each DISK put or demotion returns only after its bytes, then its record, are synced, and each
+         * departure from DISK (remove, promotion, drop) only after its removal record is: slowest, loses
+         * nothing acknowledged and brings back nothing whose removal was acknowledged.
+         */
         PER_SEGMENT
     }
 

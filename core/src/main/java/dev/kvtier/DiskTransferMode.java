@@ -8,7 +8,7 @@ package dev.kvtier;
  * that is what the measurements so far say: staging was never clearly faster than copying straight
  * from a registered mapping, and from a warm mapping it was slower (the extra host copy). The
  * figures, and why they measure the host side only (no GPU was lent for them), are in
- * {@code bench/results/copy.md}, section 4 ({@code ColdDiskToGpuBenchmark}). Change the default only
+ * {@code bench/RESULTS.md}, Copies ({@code ColdDiskToGpuBenchmark}). Change the default only
  * on the same benchmark run on a GPU.
  */
 public enum DiskTransferMode {

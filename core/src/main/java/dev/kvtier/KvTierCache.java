@@ -12,7 +12,6 @@ import dev.kvtier.tiering.EngineViews;
 import dev.kvtier.tiering.OperationGate;
 import dev.kvtier.tiering.TieringEngine;
 
-import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -46,12 +45,14 @@ import java.util.function.UnaryOperator;
  *       Adopted device memory stays the caller's: referenced, never freed (see {@link #adopt}).</li>
  *   <li><b>Blocking calls return when the bytes are in place.</b> {@link #ensureResidentAsync}
  *       completes its future then; its dependent stages never run on a driver callback thread.</li>
- *   <li><b>Errors.</b> Bad arguments (null or blank key, null segment, tier or positions, negative
- *       positions, a destination too small) throw {@link IllegalArgumentException} naming the
- *       argument and changing nothing; an unknown key throws {@link SegmentNotFoundException}
- *       (except {@link #get} and {@link #remove}, which answer empty); no room throws
- *       {@link TierFullException} (with the failure that kept room from being made as its cause, such
- *       as a full disk); any call after {@link #close()} throws {@link IllegalStateException}.</li>
+ *   <li><b>Errors.</b> Bad arguments (null or blank key, a key longer than {@link #MAX_KEY_LENGTH}, null
+ *       segment, tier or positions, negative positions, a destination too small) throw
+ *       {@link IllegalArgumentException} naming the argument and changing nothing (a null argument too: see the
+ *       package comment); every failure of kvtier's own is a {@link KvTierException}: an unknown key throws
+ *       {@link SegmentNotFoundException} (except {@link #get} and {@link #remove}, which answer empty);
+ *       no room throws {@link TierFullException} (with the failure that kept room from being made as its
+ *       cause, such as a full disk); an open that fails throws {@link CacheOpenException}; any call after
+ *       {@link #close()} throws {@link IllegalStateException}.</li>
  *   <li><b>Bounded.</b> No call waits longer than {@link KvTierConfig#transferTimeout()} for one copy:
  *       a copy that has not completed by then fails the call with {@link TransferFailedException}, the
  *       segment stays readable where it was, and memory the late copy may still write is neither
@@ -66,7 +67,8 @@ import java.util.function.UnaryOperator;
  *       their pages: a call that finds the pages taken makes more room, or, when they belong to moves in
  *       flight, fails with {@link TierFullException} ("retry") instead of growing the tier.</li>
  *   <li><b>One owner per disk directory.</b> An open cache holds a lock file in its disk directory; a
- *       second open of the same directory, in this process or another, fails naming the holder.
+ *       second open of the same directory, in this process or another, fails with
+ *       {@link DirectoryInUseException} naming the holder.
  *       Extents a dead owner left there are deleted at open (kept and recovered by a persistent cache).</li>
  *   <li><b>Restarts</b> ({@link KvTierConfig#persistence()}, opt-in): the DISK tier outlives the process
  *       under a user-chosen namespace. Segments on DISK at a clean close or a crash ({@code kill -9})
@@ -89,8 +91,22 @@ import java.util.function.UnaryOperator;
  * {@code cudaMemcpyBatchAsync} and one wait on the CUDA backend), so making room for a large
  * segment among many small ones does not pay a driver call and a round trip per victim. {@link #promote} and {@link #demote} do exactly the one move asked
  * and fail with {@link TierFullException} when the target tier has no room.
+ *
+ * <p>The DISK tier is unbounded by default (until its file system is full). With a budget
+ * ({@link KvTierConfig#diskBudgetBytes()}) a full DISK tier makes room the same way, for a put there or a
+ * victim spilled there, except that its victims leave the cache: they are removed (listeners hear
+ * {@link CacheChangeListener#segmentRemoved}), counted in {@link CacheStats#evictions()}, in the policy's order, a
+ * prefix chain from its tail (a block with a cached child is never evicted).
  */
 public final class KvTierCache implements AutoCloseable {
+    /**
+     * Longest key a segment may have, in UTF-16 code units ({@code String.length()}): 65,536. A persistent
+     * DISK tier records each key in its journal, whose records hold at most 1 MiB; this limit keeps a key to an
+     * eighth of that, leaving the rest for the page runs of a large, fragmented segment. Every cache applies
+     * it, persistent or not, so a key accepted today is accepted when persistence is turned on.
+     */
+    public static final int MAX_KEY_LENGTH = 1 << 16;
+
     private final KvTierConfig config;
     private final TieringEngine engine;
     private final OperationGate gate;
@@ -106,8 +122,9 @@ public final class KvTierCache implements AutoCloseable {
      * HOST) and logs one line saying which and why.
      *
      * @throws IllegalArgumentException if {@code config} is null
-     * @throws IllegalStateException    if {@link Backend#CUDA} was asked for and CUDA is not usable (the reason says why)
-     * @throws UncheckedIOException     if the disk directory cannot be created
+     * @throws CacheOpenException       if {@link Backend#CUDA} was asked for and CUDA is not usable, or the disk
+     *                                  directory cannot be created, locked or read (the message says why)
+     * @throws DirectoryInUseException  if another cache holds the disk directory (the message names the holder)
      */
     public static KvTierCache open(KvTierConfig config) {
         return open(config, UnaryOperator.identity());
@@ -127,8 +144,11 @@ public final class KvTierCache implements AutoCloseable {
      * {@code positions} travel with it unchanged. Returns when the bytes are in place; the caller's
      * segment is not referenced afterwards.
      *
-     * @param bytes host memory (native or heap) holding the segment
-     * @throws IllegalArgumentException  naming the argument if one is null, the key is blank, or
+     * @param bytes host memory (native or heap) holding the segment. It may be empty, on purpose: a 0-byte
+     *              segment (say, a sequence's marker with empty positions) is cached like any other, counts 0 bytes
+     *              against the budgets, and is moved, made resident, read and removed as the others are
+     * @throws IllegalArgumentException  naming the argument if one is null, the key is blank or longer than
+     *                                   {@link #MAX_KEY_LENGTH}, or
      *                                   the key is already cached (remove it first)
      * @throws TierFullException         if no room could be made
      * @throws TransferFailedException   if the bytes could not be copied in (nothing is cached then)
@@ -149,7 +169,8 @@ public final class KvTierCache implements AutoCloseable {
      * segment comes back in the cache's own device pages, not in the adopted memory.
      *
      * @param deviceSegment native memory: a device pointer from the CUDA backend, or native host memory on the HOST backend
-     * @throws IllegalArgumentException naming the argument if one is null, the key is blank or
+     * @throws IllegalArgumentException naming the argument if one is null, the key is blank, longer than
+     *                                  {@link #MAX_KEY_LENGTH} or
      *                                  cached already, or {@code deviceSegment} is a heap segment
      * @throws TierFullException        if no room could be made on GPU
      */
@@ -165,9 +186,13 @@ public final class KvTierCache implements AutoCloseable {
 
     /**
      * Moves segment {@code key} down to the slower tier {@code to}, copying its bytes; returns when
-     * they are in place. Does nothing if the segment is already on {@code to}.
+     * they are in place.
      *
-     * @throws IllegalArgumentException   if {@code to} is faster than the segment's tier
+     * <p><b>Already on {@code to}: a no-op</b>, not an error, as for {@link #promote}: the call asks for the
+     * segment to be on {@code to}, and it is (room making may have moved it there just before). What is an
+     * error in both is a move the other way: here, {@code to} faster than where the segment is.
+     *
+     * @throws IllegalArgumentException   if {@code to} is faster than the segment's tier (use {@link #promote})
      * @throws SegmentNotFoundException   if {@code key} is not cached
      * @throws TierFullException          if {@code to} is CPU and has no room
      * @throws TransferFailedException    if the copy failed (the segment stays where it was)
@@ -181,14 +206,17 @@ public final class KvTierCache implements AutoCloseable {
 
     /**
      * Moves segment {@code key} up to the faster tier {@code to}, copying its bytes; returns when
-     * they are in place. Does nothing if it is already on {@code to}. Makes no room: use
+     * they are in place. A no-op if it is already on {@code to} (see {@link #demote}). Makes no room: use
      * {@link #ensureResident} for that.
      *
-     * @throws IllegalArgumentException   if {@code to} is slower than the segment's tier
+     * @throws IllegalArgumentException   if {@code to} is slower than the segment's tier (use {@link #demote})
      * @throws SegmentNotFoundException   if {@code key} is not cached
      * @throws TierFullException          if {@code to} has no room
      * @throws TransferFailedException    if the copy failed (the segment stays where it was)
      * @throws SegmentCorruptedException  if it came from DISK and its bytes there are corrupted
+     * @throws IllegalStateException      if it is a prefix block ({@link #prefixBlocks}) whose parent block is on a
+     *                                    tier slower than {@code to} (a child is never on a faster tier than its
+     *                                    parent: restore the prefix with {@code PrefixBlockCache.ensurePrefixResident})
      */
     public void promote(String key, Tier to) {
         move(key, to, true);
@@ -216,6 +244,9 @@ public final class KvTierCache implements AutoCloseable {
      *                                   budget, or every candidate is in use)
      * @throws TransferFailedException   if the copy failed (the segment stays where it was)
      * @throws SegmentCorruptedException if it came from DISK and its bytes there are corrupted
+     * @throws IllegalStateException     if it is a prefix block ({@link #prefixBlocks}) whose parent block is on a tier
+     *                                   slower than {@code tier} (a child is never on a faster tier than its parent:
+     *                                   restore the prefix with {@code PrefixBlockCache.ensurePrefixResident})
      */
     public ResidentSegment ensureResident(String key, Tier tier) {
         requireNonNull(key, "key");
@@ -229,10 +260,12 @@ public final class KvTierCache implements AutoCloseable {
 
     /**
      * {@link #ensureResident} without blocking: the future completes when the bytes are in place,
-     * or exceptionally with the exception {@code ensureResident} would throw. Calls for the same
+     * or exceptionally with the exception {@code ensureResident} would throw (also the
+     * {@link IllegalStateException} of a prefix block that would be faster than its parent). Calls for the same
      * key and tier while one is in flight share it. Completing or cancelling the returned future
-     * does not affect the transfer. The work runs on a kvtier thread, which also runs dependent
-     * stages added before completion.
+     * does not affect the transfer (it holds nothing: no pin). The work runs on a kvtier thread, which
+     * also runs dependent stages added before completion, after the work released every lock and left
+     * the cache's operation: a dependent may call the cache on the same key or close it.
      *
      * @throws IllegalArgumentException if an argument is null or the key blank
      * @throws IllegalStateException    after {@link #close()}
@@ -258,7 +291,10 @@ public final class KvTierCache implements AutoCloseable {
      *                                   by other calls before it could be pinned
      * @throws TransferFailedException   if the copy failed (the segment stays where it was)
      * @throws SegmentCorruptedException if it came from DISK and its bytes there are corrupted
-     * @throws IllegalStateException     after {@link #close()}
+     * @throws IllegalStateException     after {@link #close()}, or if it is a prefix block ({@link #prefixBlocks})
+     *                                   whose parent block is on a tier slower than {@code tier} (a child is never on
+     *                                   a faster tier than its parent: pin the prefix with
+     *                                   {@code PrefixBlockCache.ensurePrefixResident})
      */
     public SegmentPin pin(String key, Tier tier) {
         requireNonNull(key, "key");
@@ -301,6 +337,9 @@ public final class KvTierCache implements AutoCloseable {
      *
      * @return its metadata as it was, or empty if it was not cached
      * @throws IllegalArgumentException if {@code key} is null or blank
+     * @throws IllegalStateException    if it is a prefix block ({@link #prefixBlocks}) with cached child blocks,
+     *                                  naming how many (nothing removed: remove a chain from its tail, as
+     *                                  {@code PrefixBlockCache.removeBlock} does)
      */
     public Optional<SegmentMeta> remove(String key) {
         requireNonNull(key, "key");
@@ -330,8 +369,12 @@ public final class KvTierCache implements AutoCloseable {
      * A prefix-block view of this cache: chains of fixed-size KV blocks named by {@link BlockHash}, looked
      * up and restored by longest cached prefix, with eviction that keeps parents while children stay (see
      * {@link PrefixBlockCache}). The blocks share this cache's tiers, budgets, policy and lifecycle; each is
-     * a segment keyed {@link PrefixBlockCache#keyOf} (leave those keys to the view). Use one layout per
-     * cache. Cheap: the view holds no state of its own.
+     * a segment keyed {@link PrefixBlockCache#keyOf} (leave those keys to the view; where this class's calls are
+     * given such a key, they keep the prefix rule: {@link #promote}, {@link #ensureResident} and {@link #pin} never
+     * put a block on a tier faster than its parent's, {@link #demote} never a parent below a child's tier, and
+     * {@link #remove} never removes a block with cached children; each refuses with {@link IllegalStateException}).
+     * Use one layout per cache: a view of another block size is refused ({@link IllegalArgumentException}) by
+     * every call meeting a block stored through the other. Cheap: the view holds no state of its own.
      *
      * @throws IllegalArgumentException if {@code layout} is null
      * @throws IllegalStateException    after {@link #close()}
@@ -394,7 +437,10 @@ public final class KvTierCache implements AutoCloseable {
      * calls run), then frees all memory (adopted memory is only forgotten) and deletes the DISK
      * extents; a persistent DISK tier ({@link KvTierConfig#persistence()}) is synced as its fsync policy
      * says and kept for the next open instead. Idempotent; every other call afterwards throws
-     * {@link IllegalStateException} ({@link #recovery()} still answers).
+     * {@link IllegalStateException} ({@link #recovery()} still answers). The futures handed out before
+     * ({@link #ensureResidentAsync}, a prefix restore's layers and pin) are completed meanwhile; close waits for
+     * their dependents at most {@link KvTierConfig#transferTimeout()} after it began, and may be called from
+     * one of them.
      */
     @Override
     public void close() {
@@ -422,9 +468,13 @@ public final class KvTierCache implements AutoCloseable {
         }
     }
 
-    /** For calls that may add the key: null and blank keys are refused before anything is done. */
+    /** For calls that may add the key: null, blank and too long keys are refused before anything is done. */
     private static void requireKey(String key) {
         requireNonNull(key, "key");
+        if (key.length() > MAX_KEY_LENGTH) {
+            throw new IllegalArgumentException("key must be at most " + MAX_KEY_LENGTH + " chars (UTF-16 code units),"
+                    + " was " + key.length() + " chars starting \"" + key.substring(0, 32) + "\"");
+        }
         requireNotBlank(key);
     }
 

@@ -4,15 +4,65 @@ import dev.kvtier.store.DemotionPolicy;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Properties;
 
 /**
  * How a {@link KvTierCache} is built: budgets, where DISK extents go, page size, demotion policy,
- * backend and the bound on bytes in flight. Immutable and thread-safe; build with {@link #builder()}.
+ * backend and the bound on bytes in flight. Immutable and thread-safe; build with {@link #builder()},
+ * or read from settings a person writes ({@link #from(Map)}, {@link #from(Properties)},
+ * {@link #fromEnvironment()}).
+ *
+ * <h2>Settings</h2>
+ * Each setting has one key; in a {@code Map} or {@code Properties} it is written as below, in the
+ * environment in capitals with {@code _} for {@code .} ({@code kvtier.gpu.budget} is
+ * {@code KVTIER_GPU_BUDGET}). Sizes take units ({@code 64GiB}, {@code 512MiB}, {@code 4096}; binary
+ * units, except kB, MB, GB, TB which are powers of 1000: {@link ByteSizes#parse}); where a share is
+ * allowed it is written {@code 25%}.
+ * <table>
+ *   <caption>Keys</caption>
+ *   <tr><th>key</th><th>value</th><th>default</th></tr>
+ *   <tr><td>{@code kvtier.gpu.budget}</td><td>size</td><td>none: required</td></tr>
+ *   <tr><td>{@code kvtier.cpu.budget}</td><td>size, or share of physical memory</td><td>{@value #DEFAULT_CPU_BUDGET_SHARE_PERCENT}%</td></tr>
+ *   <tr><td>{@code kvtier.disk.budget}</td><td>size, or share of the disk directory's file system</td><td>unbounded</td></tr>
+ *   <tr><td>{@code kvtier.disk.directory}</td><td>path</td><td>a temporary directory, deleted on close</td></tr>
+ *   <tr><td>{@code kvtier.page.size}</td><td>size</td><td>64KiB</td></tr>
+ *   <tr><td>{@code kvtier.policy}</td><td>a built-in policy name ({@link DemotionPolicy#named})</td><td>{@link DemotionPolicy#defaultPolicy()}</td></tr>
+ *   <tr><td>{@code kvtier.backend}</td><td>{@code auto}, {@code cuda}, {@code host}</td><td>auto</td></tr>
+ *   <tr><td>{@code kvtier.max.bytes.in.flight}</td><td>size</td><td>256MiB</td></tr>
+ *   <tr><td>{@code kvtier.transfer.timeout}</td><td>duration: {@code 30s}, {@code 500ms}, {@code 2m}, or ISO-8601 {@code PT30S}</td><td>30s</td></tr>
+ *   <tr><td>{@code kvtier.disk.extent.size}</td><td>size</td><td>64MiB</td></tr>
+ *   <tr><td>{@code kvtier.copy.threads}</td><td>integer</td><td>cores, between 2 and 4</td></tr>
+ *   <tr><td>{@code kvtier.cuda.library}</td><td>path</td><td>the default search</td></tr>
+ *   <tr><td>{@code kvtier.disk.transfer.mode}</td><td>{@code auto}, {@code registered}, {@code staged}</td><td>auto</td></tr>
+ *   <tr><td>{@code kvtier.bounce.buffer.size}</td><td>size</td><td>8MiB</td></tr>
+ *   <tr><td>{@code kvtier.bounce.buffer.pairs}</td><td>integer</td><td>2</td></tr>
+ *   <tr><td>{@code kvtier.room.batch.fraction}</td><td>fraction or share ({@code 0.004}, {@code 0.4%})</td><td>0.004</td></tr>
+ *   <tr><td>{@code kvtier.persistence.namespace}</td><td>a namespace ({@link DiskPersistence#of}, its other defaults)</td><td>none: not persistent</td></tr>
+ * </table>
+ * A key that starts with {@code kvtier.} and is not in this table is refused, naming it (a misspelt
+ * setting never goes unnoticed); other keys are ignored, so a whole {@code System.getProperties()} may be
+ * passed. A bad value is refused with an {@link IllegalArgumentException} naming the key and the value.
  */
 public final class KvTierConfig {
-    /** Default page size: 64 KiB, a few KV blocks of a typical model. */
+    /**
+     * Default page size: 64 KiB. Why: large enough that a segment of a few MiB costs few pages (the page
+     * tables and the copies' per-page work stay small), small enough that a segment's last page wastes at
+     * most 64 KiB, a few KV blocks of a typical model; a multiple of 4096, so every page lies on OS-page
+     * boundaries in the mapped DISK extents. Caches of small blocks should use a page of one block.
+     */
     public static final int DEFAULT_PAGE_SIZE = 64 << 10;
+    /** The smallest page size: pages below 512 bytes cost more metadata than the bytes they hold. */
+    public static final int MIN_PAGE_SIZE = 512;
+    /**
+     * Default CPU budget as a percentage of physical memory: 25%. Why: the CPU tier is pinned host memory on
+     * the CUDA backend (never swapped out), so it must leave most of the machine to what else needs memory:
+     * the runtime's own heap and loading of model weights, and the page cache through which the DISK tier's
+     * mapped extents are read. A quarter holds several times a typical GPU's KV and leaves three quarters.
+     * Set {@code cpuBudgetBytes} when the machine is shared or larger offload is wanted.
+     */
+    public static final int DEFAULT_CPU_BUDGET_SHARE_PERCENT = 25;
     /** Default bound on bytes of unfinished copies: 256 MiB. */
     public static final long DEFAULT_MAX_BYTES_IN_FLIGHT = 256L << 20;
     /** Default bytes per pinned bounce buffer (CUDA, staged DISK copies): 8 MiB, large enough that the per-copy cost is noise. */
@@ -36,6 +86,7 @@ public final class KvTierConfig {
 
     private final long gpuBudgetBytes;
     private final long cpuBudgetBytes;
+    private final long diskBudgetBytes;
     private final Path diskDirectory;
     private final int pageSizeBytes;
     private final DemotionPolicy policy;
@@ -51,9 +102,10 @@ public final class KvTierConfig {
     private final DiskPersistence persistence;
     private final double roomBatchFraction;
 
-    private KvTierConfig(Builder b) {
+    private KvTierConfig(Builder b, long cpuBudgetBytes, long diskBudgetBytes) {
         this.gpuBudgetBytes = b.gpuBudgetBytes;
-        this.cpuBudgetBytes = b.cpuBudgetBytes;
+        this.cpuBudgetBytes = cpuBudgetBytes;
+        this.diskBudgetBytes = diskBudgetBytes;
         this.diskDirectory = b.diskDirectory;
         this.pageSizeBytes = b.pageSizeBytes;
         this.policy = b.policy;
@@ -71,12 +123,44 @@ public final class KvTierConfig {
     }
 
     /**
-     * A builder with the defaults: no budgets (set both), a fresh temporary disk directory, 64 KiB pages,
-     * {@link DemotionPolicy#defaultPolicy()}, AUTO, room made in batches of {@value #DEFAULT_ROOM_BATCH_FRACTION} of
-     * a tier.
+     * A builder with the defaults: no GPU budget (set it), a CPU budget of
+     * {@value #DEFAULT_CPU_BUDGET_SHARE_PERCENT}% of physical memory, an unbounded DISK tier in a fresh temporary
+     * directory, 64 KiB pages, {@link DemotionPolicy#defaultPolicy()}, AUTO, room made in batches of
+     * {@value #DEFAULT_ROOM_BATCH_FRACTION} of a tier.
      */
     public static Builder builder() {
         return new Builder();
+    }
+
+    /**
+     * The configuration {@code settings} describe (keys and values in the class comment); unset settings keep
+     * their defaults.
+     *
+     * @throws IllegalArgumentException naming the key and the value if one is bad, a {@code kvtier.} key is
+     *                                  unknown, or the GPU budget is missing
+     */
+    public static KvTierConfig from(Map<String, String> settings) {
+        return builder().apply(settings).build();
+    }
+
+    /** {@link #from(Map)} of {@code properties} (their string keys and values; defaults included). */
+    public static KvTierConfig from(Properties properties) {
+        return builder().apply(Settings.of(properties)).build();
+    }
+
+    /** {@link #from(Map)} of the {@code KVTIER_*} environment variables ({@code KVTIER_GPU_BUDGET=64GiB}). */
+    public static KvTierConfig fromEnvironment() {
+        return fromEnvironment(System.getenv());
+    }
+
+    /**
+     * {@link #from(Map)} of the {@code KVTIER_*} variables of {@code environment}: {@code KVTIER_GPU_BUDGET} is
+     * {@code kvtier.gpu.budget}. Other variables are ignored, those of other tools that share the prefix (such as
+     * {@code KVTIER_CUDART}, which the CUDA probe reads) included, except one whose name is a near miss of a
+     * setting's, which is refused naming the setting it looks like.
+     */
+    public static KvTierConfig fromEnvironment(Map<String, String> environment) {
+        return builder().apply(Settings.ofEnvironment(environment)).build();
     }
 
     /** Bytes of segments the GPU tier may hold. */
@@ -87,6 +171,20 @@ public final class KvTierConfig {
     /** Bytes of segments the CPU (pinned host) tier may hold. */
     public long cpuBudgetBytes() {
         return cpuBudgetBytes;
+    }
+
+    /**
+     * Bytes of segments the DISK tier may hold; {@link Long#MAX_VALUE} (the default) when unbounded, until the file
+     * system is full. When it is full, making room there evicts the policy's candidates from the cache (see
+     * {@link KvTierCache}).
+     */
+    public long diskBudgetBytes() {
+        return diskBudgetBytes;
+    }
+
+    /** Whether the DISK tier has a budget ({@link #diskBudgetBytes()} is not {@link Long#MAX_VALUE}). */
+    public boolean diskBounded() {
+        return diskBudgetBytes != Long.MAX_VALUE;
     }
 
     /** Where DISK extents are created; empty means a fresh temporary directory, deleted on close. */
@@ -161,7 +259,8 @@ public final class KvTierConfig {
 
     @Override
     public String toString() {
-        return "KvTierConfig[gpuBudget=" + gpuBudgetBytes + ", cpuBudget=" + cpuBudgetBytes + ", diskDirectory="
+        return "KvTierConfig[gpuBudget=" + gpuBudgetBytes + ", cpuBudget=" + cpuBudgetBytes + ", diskBudget="
+                + (diskBounded() ? String.valueOf(diskBudgetBytes) : "unbounded") + ", diskDirectory="
                 + (diskDirectory == null ? "(temporary)" : diskDirectory) + ", pageSize=" + pageSizeBytes
                 + ", policy=" + policy.name() + ", backend=" + backend + ", maxBytesInFlight=" + maxBytesInFlight
                 + ", transferTimeout=" + transferTimeout
@@ -176,6 +275,9 @@ public final class KvTierConfig {
     public static final class Builder {
         private long gpuBudgetBytes = -1;
         private long cpuBudgetBytes = -1;
+        private double cpuBudgetShare = DEFAULT_CPU_BUDGET_SHARE_PERCENT / 100.0;
+        private long diskBudgetBytes = Long.MAX_VALUE;
+        private double diskBudgetShare;
         private Path diskDirectory;
         private int pageSizeBytes = DEFAULT_PAGE_SIZE;
         private DemotionPolicy policy = DemotionPolicy.defaultPolicy();
@@ -200,9 +302,47 @@ public final class KvTierConfig {
             return this;
         }
 
-        /** Bytes of segments the CPU tier may hold, {@code >= 0}; required. */
+        /**
+         * Bytes of segments the CPU tier may hold, {@code >= 0}. Default {@value #DEFAULT_CPU_BUDGET_SHARE_PERCENT}%
+         * of physical memory ({@link #DEFAULT_CPU_BUDGET_SHARE_PERCENT} says why).
+         */
         public Builder cpuBudgetBytes(long bytes) {
             this.cpuBudgetBytes = nonNegative(bytes, "cpuBudgetBytes");
+            this.cpuBudgetShare = 0;
+            return this;
+        }
+
+        /**
+         * The CPU budget as a share of the machine's physical memory, in {@code (0, 1]}, resolved by
+         * {@link #build()}.
+         */
+        public Builder cpuBudgetShare(double share) {
+            this.cpuBudgetShare = share(share, "cpuBudgetShare");
+            this.cpuBudgetBytes = -1;
+            return this;
+        }
+
+        /**
+         * Bytes of segments the DISK tier may hold, {@code > 0}. Default: unbounded, until the file system is full.
+         * With a budget, a full DISK tier makes room as the faster ones do, except that its victims leave the
+         * cache (the policy's order; a prefix chain from its tail).
+         */
+        public Builder diskBudgetBytes(long bytes) {
+            if (bytes <= 0) {
+                throw new IllegalArgumentException("diskBudgetBytes must be > 0, was " + bytes);
+            }
+            this.diskBudgetBytes = bytes;
+            this.diskBudgetShare = 0;
+            return this;
+        }
+
+        /**
+         * The DISK budget as a share, in {@code (0, 1]}, of the total size of the file system that holds the disk
+         * directory (of the temporary directory when none is set), resolved by {@link #build()}.
+         */
+        public Builder diskBudgetShare(double share) {
+            this.diskBudgetShare = share(share, "diskBudgetShare");
+            this.diskBudgetBytes = Long.MAX_VALUE;
             return this;
         }
 
@@ -215,10 +355,21 @@ public final class KvTierConfig {
             return this;
         }
 
-        /** Page size of every tier, {@code > 0}; a multiple of 4096 keeps pages aligned. Default 64 KiB. */
+        /**
+         * Page size of every tier: a multiple of 4096, or a power of two from {@value #MIN_PAGE_SIZE} to 2048.
+         * Why: a multiple of 4096 lies on OS-page boundaries in the mapped DISK extents, and a smaller power of two
+         * tiles an OS page exactly (a choice for caches of small blocks, a page per block); any other size would
+         * make pages straddle OS pages, so one page read from DISK could cost two page faults. Default
+         * {@link #DEFAULT_PAGE_SIZE} (its Javadoc says why).
+         *
+         * @throws IllegalArgumentException naming the value and the nearest allowed sizes otherwise
+         */
         public Builder pageSizeBytes(int bytes) {
-            if (bytes <= 0) {
-                throw new IllegalArgumentException("pageSizeBytes must be > 0, was " + bytes);
+            boolean smallPowerOfTwo = bytes >= MIN_PAGE_SIZE && bytes < 4096 && Integer.bitCount(bytes) == 1;
+            if (bytes <= 0 || bytes % 4096 != 0 && !smallPowerOfTwo) {
+                throw new IllegalArgumentException("pageSizeBytes must be a multiple of 4096 or a power of two from "
+                        + MIN_PAGE_SIZE + " to 2048, was " + bytes + (bytes > 4096 ? " (nearest: " + bytes / 4096 * 4096
+                        + " or " + (bytes / 4096 + 1) * 4096 + ")" : ""));
             }
             this.pageSizeBytes = bytes;
             return this;
@@ -371,9 +522,26 @@ public final class KvTierConfig {
         }
 
         /**
-         * The configuration.
+         * Applies {@code settings} (keys and values in {@link KvTierConfig}'s class comment) over what this builder
+         * holds; unset keys change nothing.
          *
-         * @throws IllegalArgumentException if a budget was not set, or persistence was asked without a disk directory
+         * @throws IllegalArgumentException naming the key and the value if one is bad, or a {@code kvtier.} key is
+         *                                  unknown (nothing is applied then)
+         */
+        public Builder apply(Map<String, String> settings) {
+            if (settings == null) {
+                throw new IllegalArgumentException("settings must not be null");
+            }
+            Settings.apply(settings, this);
+            return this;
+        }
+
+        /**
+         * The configuration, shares resolved: the CPU budget against the machine's physical memory, the DISK budget
+         * against the disk directory's file system.
+         *
+         * @throws IllegalArgumentException if the GPU budget was not set, or persistence was asked without a disk
+         *                                  directory
          */
         public KvTierConfig build() {
             if (persistence != null && diskDirectory == null) {
@@ -383,10 +551,18 @@ public final class KvTierConfig {
             if (gpuBudgetBytes < 0) {
                 throw new IllegalArgumentException("gpuBudgetBytes must be set");
             }
-            if (cpuBudgetBytes < 0) {
-                throw new IllegalArgumentException("cpuBudgetBytes must be set");
+            long cpuBudget = cpuBudgetBytes >= 0 ? cpuBudgetBytes
+                    : (long) (cpuBudgetShare * Settings.physicalMemoryBytes());
+            long diskBudget = diskBudgetShare > 0
+                    ? Math.max(1, (long) (diskBudgetShare * Settings.fileSystemBytes(diskDirectory))) : diskBudgetBytes;
+            return new KvTierConfig(this, cpuBudget, diskBudget);
+        }
+
+        private static double share(double share, String name) {
+            if (!(share > 0 && share <= 1)) {
+                throw new IllegalArgumentException(name + " must be in (0, 1], was " + share);
             }
-            return new KvTierConfig(this);
+            return share;
         }
 
         private static long nonNegative(long value, String name) {

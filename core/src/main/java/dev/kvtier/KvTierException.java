@@ -1,22 +1,30 @@
 package dev.kvtier;
 
 /**
- * Base of the errors a {@link KvTierCache} raises when it cannot do what was asked with a valid
- * request: bytes that could not be moved, a tier that has no room, a checksum that does not match.
- * Each names the segment's key. When one is thrown, the segment's metadata and bytes are as they
- * were before the call.
+ * Base of every failure kvtier raises for its own reasons, so that {@code catch (KvTierException e)}
+ * catches them all: a segment that is not cached ({@link SegmentNotFoundException}), a tier that has no
+ * room ({@link TierFullException}), bytes that could not be moved ({@link TransferFailedException}) or
+ * do not match their checksum ({@link SegmentCorruptedException}), a pinned segment asked to move
+ * ({@link SegmentPinnedException}), a cache that could not open ({@link CacheOpenException}). Each names
+ * the segment's key where there is one. When one is thrown, the segment's metadata and bytes are as
+ * they were before the call (the exceptions that say otherwise say so).
+ *
+ * <p>Not kvtier failures, and so not of this type: a bad argument ({@link IllegalArgumentException},
+ * naming the argument, see the package comment) and a call the cache's state forbids
+ * ({@link IllegalStateException}: any call after {@link KvTierCache#close()}, a prefix block moved or
+ * removed against the chain rule).
  */
 public class KvTierException extends RuntimeException {
     private static final long serialVersionUID = 1L;
     private final String key;
 
-    /** @param key the segment concerned; @param message what happened and, where there is one, the fix */
+    /** @param key the segment concerned, or null when none is; @param message what happened and, where there is one, the fix */
     public KvTierException(String key, String message, Throwable cause) {
         super(message, cause);
         this.key = key;
     }
 
-    /** The key of the segment concerned. */
+    /** The key of the segment concerned, or null when the failure concerns no one segment (an open). */
     public String key() {
         return key;
     }

@@ -6,7 +6,7 @@ package dev.kvtier;
  * changed. The message names what differs, both values, and the fixes: use the directory's namespace
  * and layout, another directory, or {@link DiskPersistence.OnMismatch#WIPE}.
  */
-public final class PersistedDirectoryMismatchException extends IllegalStateException {
+public final class PersistedDirectoryMismatchException extends CacheOpenException {
     private static final long serialVersionUID = 1L;
     private final String what;
     private final String expected;
@@ -16,7 +16,7 @@ public final class PersistedDirectoryMismatchException extends IllegalStateExcep
     public PersistedDirectoryMismatchException(String directory, String what, String expected, String found) {
         super("disk directory " + directory + " holds persisted KV with " + what + " \"" + found + "\" but this cache"
                 + " has " + what + " \"" + expected + "\": refusing to serve it (configure the same " + what
-                + ", another disk directory, or DiskPersistence.onMismatch(WIPE) to delete what is there)");
+                + ", another disk directory, or DiskPersistence.onMismatch(WIPE) to delete what is there)", null);
         this.what = what;
         this.expected = expected;
         this.found = found;

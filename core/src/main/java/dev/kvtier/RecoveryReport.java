@@ -22,10 +22,13 @@ import java.util.Optional;
  * @param duration         how long the open spent recovering (journal read, registration, verification)
  * @param wipedBecause     when the directory was wiped ({@link DiskPersistence.OnMismatch#WIPE}), why
  * @param recoveredKeys    the keys registered by the open, in journal order
+ * @param repairs          what the open found damaged or out of date in the journal itself and rewrote, one
+ *                         sentence each: a header copy that failed a check (naming the check; the other copy was
+ *                         used), a journal migrated from an older format
  */
 public record RecoveryReport(String namespace, int recovered, long recoveredBytes, Map<DiscardReason, Long> discarded,
                              long failedFirstUse, long journalBytes, Duration duration, Optional<String> wipedBecause,
-                             List<String> recoveredKeys) {
+                             List<String> recoveredKeys, List<String> repairs) {
 
     /** Why a persisted record or segment was not registered again. */
     public enum DiscardReason {
@@ -37,13 +40,24 @@ public record RecoveryReport(String namespace, int recovered, long recoveredByte
         EXTENT_MISSING,
         /** A later record claimed some of its pages (a removal record that never reached the journal). */
         OVERLAPPED,
+        /**
+         * A rollback refused: its pages carry another generation than its record (a later removal or rewrite
+         * of its key, or a reuse of its pages, whose record the journal lost), so serving it could bring back
+         * an older version of its key, or a key that was removed. See {@link #rollbacksRefused()}.
+         */
+        SUPERSEDED,
         /** Its bytes did not match its CRC32C in eager verification. */
         CHECKSUM_MISMATCH,
         /**
          * A prefix block whose parent block was not recovered (never persisted, or itself discarded): without
          * its parent it can never be reached as part of a chain.
          */
-        ORPHANED
+        ORPHANED,
+        /**
+         * It did not fit in the DISK budget ({@link KvTierConfig#diskBudgetBytes()}), smaller than the one it was
+         * written under; the segments recovered first (in the journal's order, parents before children) were kept.
+         */
+        OVER_BUDGET
     }
 
     /** Copies the collections. */
@@ -54,6 +68,16 @@ public record RecoveryReport(String namespace, int recovered, long recoveredByte
         }
         discarded = Map.copyOf(counts);
         recoveredKeys = List.copyOf(recoveredKeys);
+        repairs = List.copyOf(repairs);
+    }
+
+    /**
+     * Records the open refused to serve because a newer state of their pages was recorded and then lost
+     * from the journal ({@link DiscardReason#SUPERSEDED}): each would have rolled a key back to an older
+     * version, or brought back a removed key.
+     */
+    public long rollbacksRefused() {
+        return discarded.get(DiscardReason.SUPERSEDED);
     }
 
     /** Records and segments discarded, all reasons together. */
@@ -64,8 +88,9 @@ public record RecoveryReport(String namespace, int recovered, long recoveredByte
     @Override
     public String toString() {
         return "RecoveryReport[namespace=" + namespace + ", recovered=" + recovered + " (" + recoveredBytes
-                + " bytes), discarded=" + discarded + ", failedFirstUse=" + failedFirstUse + ", journal="
-                + journalBytes + " bytes, " + duration.toMillis() + " ms" + wipedBecause.map(w -> ", wiped: " + w)
-                .orElse("") + "]";
+                + " bytes), discarded=" + discarded + ", rollbacksRefused=" + rollbacksRefused() + ", failedFirstUse="
+                + failedFirstUse + ", journal=" + journalBytes + " bytes, " + duration.toMillis() + " ms"
+                + wipedBecause.map(w -> ", wiped: " + w).orElse("") + (repairs.isEmpty() ? "" : ", repaired: " + repairs)
+                + "]";
     }
 }

@@ -1,24 +1,15 @@
 package dev.kvtier;
 
-import java.util.NoSuchElementException;
-
 /**
  * Thrown by every {@link KvTierCache} operation that needs a segment which is not cached (never
  * put or adopted, or already removed). {@link KvTierCache#get} and {@link KvTierCache#remove}
- * answer an empty {@code Optional} instead.
+ * answer an empty {@code Optional} instead. Nothing was changed.
  */
-public final class SegmentNotFoundException extends NoSuchElementException {
+public final class SegmentNotFoundException extends KvTierException {
     private static final long serialVersionUID = 1L;
-    private final String key;
 
     /** @param key the key that was asked for */
     public SegmentNotFoundException(String key) {
-        super("no segment with key \"" + key + "\" is cached");
-        this.key = key;
-    }
-
-    /** The key that was asked for. */
-    public String key() {
-        return key;
+        super(key, "no segment with key \"" + key + "\" is cached", null);
     }
 }

@@ -26,7 +26,7 @@ class BackendSelectionTest {
             assertTrue(description.startsWith("host (no GPU: "), description);
             assertTrue(description.contains("no-such-libcudart.so"), description);
         }
-        IllegalStateException e = assertThrows(IllegalStateException.class,
+        CacheOpenException e = assertThrows(CacheOpenException.class,
                 () -> KvTierCache.open(config().backend(Backend.CUDA).cudaLibrary(missing).build()));
         assertTrue(e.getMessage().contains("CUDA is not usable"), e.getMessage());
         assertTrue(e.getMessage().contains("Backend.HOST"), e.getMessage());

@@ -2,6 +2,8 @@ package dev.kvtier;
 
 import dev.kvtier.store.PositionRange;
 import dev.kvtier.store.Tier;
+import dev.kvtier.testing.FaultLogRouting;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -17,6 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Listeners hear of committed changes only, with their tiers, in order; a throwing listener changes nothing. */
+@Tag(FaultLogRouting.TAG)
 class CacheChangeListenerTest {
     private static final int PAGE = 4096;
 
@@ -43,9 +46,9 @@ class CacheChangeListenerTest {
         }
 
         @Override
-        public synchronized void ensureResidentCompleted(String key, Tier tier, long nanos, boolean succeeded) {
+        public synchronized void ensureResidentCompleted(String key, Tier tier, Tier foundOn, long nanos) {
             assertTrue(nanos >= 0, "nanos " + nanos);
-            heard.add("resident " + key + " " + tier + " " + succeeded);
+            heard.add("resident " + key + " " + tier + " found on " + foundOn);
         }
     }
 
@@ -65,7 +68,7 @@ class CacheChangeListenerTest {
             var hasher = new dev.kvtier.prefix.BlockHasher();
             var first = hasher.hash(root, 1, 2, 3);
             var second = hasher.hash(first, 4, 5, 6);
-            blocks.storeBlocks(root, List.of(first, second), MemorySegment.ofArray(new byte[2 * PAGE]));
+            blocks.storeBlocks(dev.kvtier.prefix.BlockHash.ROOT, List.of(first, second), MemorySegment.ofArray(new byte[2 * PAGE]));
             assertTrue(blocks.removeBlock(second));
             String firstKey = dev.kvtier.prefix.PrefixBlockCache.keyOf(first);
             String secondKey = dev.kvtier.prefix.PrefixBlockCache.keyOf(second);
@@ -93,8 +96,9 @@ class CacheChangeListenerTest {
             assertThrows(SegmentNotFoundException.class, () -> cache.ensureResident("gone", Tier.GPU));
             assertEquals(List.of(
                     "added a GPU 4096", "added b GPU 4096", "moved a GPU->CPU 4096", "added c GPU 4096",
-                    "moved c GPU->DISK 4096", "moved c DISK->CPU 4096", "resident c CPU true", "resident c CPU true",
-                    "moved a CPU->GPU 4096", "removed b GPU 4096", "resident gone GPU false"), recorder.heard);
+                    "moved c GPU->DISK 4096", "moved c DISK->CPU 4096", "resident c CPU found on DISK",
+                    "resident c CPU found on CPU",
+                    "moved a CPU->GPU 4096", "removed b GPU 4096", "resident gone GPU found on null"), recorder.heard);
             assertTrue(cache.removeListener(recorder));
             assertFalse(cache.removeListener(recorder));
             cache.remove("a");

@@ -1,6 +1,8 @@
 package dev.kvtier;
 
 import dev.kvtier.cuda.FakeCuda;
+import dev.kvtier.testing.FaultLogRouting;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -36,6 +38,7 @@ import static org.junit.jupiter.api.Assertions.fail;
  * stream that "still runs a copy". CPU and DISK reads already worked (host copies). The calls were fast
  * there too (the sticky error made each fail at once), so the checks that fail are the message and close.
  */
+@Tag(FaultLogRouting.TAG)
 class CudaStickyErrorTest {
     @TempDir
     Path directory;
@@ -63,7 +66,6 @@ class CudaStickyErrorTest {
             fail("the child JVM did not finish within 90 s (a call hung), output:\n" + output.get(10, TimeUnit.SECONDS));
         }
         String text = output.get(10, TimeUnit.SECONDS);
-        System.out.println("child JVM:\n" + text);
         assertEquals(0, child.exitValue(), "the child JVM failed (exit " + child.exitValue() + "), output:\n" + text);
         assertTrue(text.strip().endsWith("OK"), text);
     }

@@ -28,7 +28,7 @@ public final class FailedOpenChild {
             KvTierCache.open(KvTierConfig.builder().gpuBudgetBytes(16L * page).cpuBudgetBytes(16L * page)
                     .backend(Backend.CUDA).cudaLibrary(Path.of(args[0])).build()).close();
             System.out.println("FAIL: open with an unloadable libcudart succeeded");
-        } catch (IllegalStateException expected) {
+        } catch (CacheOpenException expected) {
             System.out.println("open 1 failed as expected: " + expected.getMessage());
         }
         DemotionPolicy nullOrder = new DemotionPolicy() {

@@ -21,12 +21,17 @@ final class FaultInjectingBackend implements ExecutionBackend {
     private final ExecutionBackend inner;
     private final AtomicInteger copiesLeftBeforeFailure;
     private final AtomicLong diskBytesLeft;
-    private final long copyDelayMillis;
+    private final java.util.function.LongSupplier copyDelayMillis;
     private final AtomicInteger copiesSubmitted = new AtomicInteger();
     private final CopyEngine engine;
     private final ChunkAllocator disk;
 
     private FaultInjectingBackend(ExecutionBackend inner, int failCopyNumber, long diskCapacity, long copyDelayMillis) {
+        this(inner, failCopyNumber, diskCapacity, () -> copyDelayMillis);
+    }
+
+    private FaultInjectingBackend(ExecutionBackend inner, int failCopyNumber, long diskCapacity,
+                                  java.util.function.LongSupplier copyDelayMillis) {
         this.inner = inner;
         this.copiesLeftBeforeFailure = new AtomicInteger(failCopyNumber);
         this.diskBytesLeft = new AtomicLong(diskCapacity);
@@ -80,6 +85,11 @@ final class FaultInjectingBackend implements ExecutionBackend {
         return b -> new FaultInjectingBackend(b, Integer.MAX_VALUE, Long.MAX_VALUE, millis);
     }
 
+    /** Every copy submitted while {@code millis} is above 0 waits that long before it starts. */
+    static java.util.function.UnaryOperator<ExecutionBackend> slowCopies(AtomicLong millis) {
+        return b -> new FaultInjectingBackend(b, Integer.MAX_VALUE, Long.MAX_VALUE, millis::get);
+    }
+
     @Override
     public String description() {
         return "fault-injecting " + inner.description();
@@ -120,17 +130,18 @@ final class FaultInjectingBackend implements ExecutionBackend {
                 return silent ? CompletableFuture.completedFuture(null)
                         : CompletableFuture.failedFuture(new IOException("injected copy failure"));
             }
-            if (copyDelayMillis == 0) {
+            long delay = copyDelayMillis.getAsLong();
+            if (delay == 0) {
                 return delegate.submit(plan);
             }
             return CompletableFuture.runAsync(() -> { },
-                    CompletableFuture.delayedExecutor(copyDelayMillis, TimeUnit.MILLISECONDS))
+                    CompletableFuture.delayedExecutor(delay, TimeUnit.MILLISECONDS))
                     .thenCompose(ignored -> delegate.submit(plan));
         }
 
         @Override
         public void copyAndWait(CopyPlan plan, long timeoutNanos) {
-            if (copyDelayMillis == 0 && copiesLeftBeforeFailure.get() != 1) {
+            if (copyDelayMillis.getAsLong() == 0 && copiesLeftBeforeFailure.get() != 1) {
                 copiesSubmitted.incrementAndGet();
                 copiesLeftBeforeFailure.decrementAndGet();
                 delegate.copyAndWait(plan, timeoutNanos);

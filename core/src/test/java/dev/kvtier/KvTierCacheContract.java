@@ -5,7 +5,9 @@ import dev.kvtier.store.DemotionPolicy;
 import dev.kvtier.store.PositionRange;
 import dev.kvtier.store.SegmentMeta;
 import dev.kvtier.store.Tier;
+import dev.kvtier.testing.FaultLogRouting;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -47,6 +49,7 @@ import static org.junit.jupiter.api.Assertions.fail;
  * pattern): subclasses say how to configure the backend and how to get device memory to adopt;
  * every test here then runs against that backend.
  */
+@Tag(FaultLogRouting.TAG)
 abstract class KvTierCacheContract {
     static final int PAGE = 4096;
 

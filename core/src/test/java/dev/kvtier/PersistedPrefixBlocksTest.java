@@ -7,6 +7,8 @@ import dev.kvtier.prefix.PrefixBlockCache;
 import dev.kvtier.prefix.PrefixPin;
 import dev.kvtier.prefix.ResidentBlock;
 import dev.kvtier.store.Tier;
+import dev.kvtier.testing.FaultLogRouting;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -43,6 +45,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * A block whose parent did not come back (never on DISK, record corrupted, bytes failing their check) is
  * never served as a chain member, and never left pointing to a block that is gone.
  */
+@Tag(FaultLogRouting.TAG)
 class PersistedPrefixBlocksTest {
     private static final String NAMESPACE = "test-model/bf16/tp0";
     /** One block = one page of the persistence tests' configuration. */
@@ -305,7 +308,7 @@ class PersistedPrefixBlocksTest {
         }
         byte[] bytes = Files.readAllBytes(journal());
         ByteBuffer header = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
-        assertEquals(2, header.getInt(8));
+        assertEquals(3, header.getInt(8));
         int headerEnd = 28 + header.getInt(24);
         header.putInt(8, 1); // version 1: records without the block flag and parent key
         CRC32C crc = new CRC32C();

@@ -82,7 +82,7 @@ class PersistenceCrashTest {
             String ready = line;
             assertTrue(ready.startsWith("READY"), () -> "child " + round + " found a bad segment after the last kill: " + ready);
             if (round == 0) {
-                IllegalStateException refused = assertThrows(IllegalStateException.class, () -> {
+                DirectoryInUseException refused = assertThrows(DirectoryInUseException.class, () -> {
                     try (KvTierCache wrong = KvTierCache.open(PersistedSegments.config(directory,
                             DiskPersistence.of("crash-test")).build())) {
                         wrong.stats(); // closed again at once should the open wrongly succeed

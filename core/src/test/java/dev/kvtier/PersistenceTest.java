@@ -6,6 +6,8 @@ import dev.kvtier.cuda.CudaRuntime;
 import dev.kvtier.cuda.FakeCuda;
 import dev.kvtier.store.SegmentMeta;
 import dev.kvtier.store.Tier;
+import dev.kvtier.testing.FaultLogRouting;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -40,6 +42,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * pages are discarded and counted, never served; compaction keeps the directory bounded. Crashes
  * (kill -9 of a writer) are {@link PersistenceCrashTest}'s.
  */
+@Tag(FaultLogRouting.TAG)
 class PersistenceTest {
     private static final String NAMESPACE = "test-model/bf16/tp0";
 
@@ -200,10 +203,13 @@ class PersistenceTest {
         assertEquals("format version", e.what());
         assertEquals("99", e.found());
 
-        bytes[20] ^= 1; // now the header's checksum fails: nothing of it can be trusted
+        bytes[20] ^= 1; // now both header copies fail their checksums: nothing of the header can be trusted
+        bytes[1056 + 20] ^= 1; // the second copy's slot: 28 fixed bytes, 1024 for the namespace, 4 for the CRC
         Files.write(journal(), bytes);
         e = assertThrows(PersistedDirectoryMismatchException.class, this::open);
         assertEquals("header", e.what());
+        assertTrue(e.getMessage().contains("copy 1 failed its checksum") && e.getMessage().contains("copy 2 its checksum"),
+                e.getMessage());
     }
 
     /** Ten DISK segments k-0..k-9, recorded in that order, and a clean close. */

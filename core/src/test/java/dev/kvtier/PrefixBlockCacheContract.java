@@ -139,7 +139,7 @@ abstract class PrefixBlockCacheContract {
         PrefixBlockCache blocks = open(8, 8).prefixBlocks(LAYOUT);
         List<BlockHash> a = chain("model", 1, 4);
         assertEquals(0, blocks.lookupPrefix(a).cachedBlocks());
-        assertEquals(2, blocks.storeBlocks(BlockHasher.namespaceRoot("model"), a.subList(0, 2), contents(a.subList(0, 2), PAGE), Tier.CPU));
+        assertEquals(2, blocks.storeBlocks(BlockHash.ROOT, a.subList(0, 2), contents(a.subList(0, 2), PAGE), Tier.CPU));
         assertEquals(1, blocks.storeBlocks(a.get(1), a.subList(2, 3), contents(a.subList(2, 3), PAGE), Tier.DISK));
         PrefixLookup found = blocks.lookupPrefix(a);
         assertEquals(List.of(Tier.CPU, Tier.CPU, Tier.DISK), found.tiers());
@@ -151,7 +151,7 @@ abstract class PrefixBlockCacheContract {
         // The same tokens under another namespace share nothing.
         assertEquals(0, blocks.lookupPrefix(chain("other-model", 1, 4)).cachedBlocks());
         // Storing known blocks again changes nothing and stores nothing.
-        assertEquals(0, blocks.storeBlocks(BlockHasher.namespaceRoot("model"), a.subList(0, 3), contents(a.subList(0, 3), PAGE), Tier.GPU));
+        assertEquals(0, blocks.storeBlocks(BlockHash.ROOT, a.subList(0, 3), contents(a.subList(0, 3), PAGE), Tier.GPU));
         assertEquals(List.of(Tier.CPU, Tier.CPU, Tier.DISK), tiers(blocks, a));
     }
 

@@ -28,13 +28,28 @@ import java.util.concurrent.locks.ReentrantLock;
  * so an engine that reports events while holding its own locks cannot deadlock with them.
  *
  * <p><b>Never blocks the engine on the network.</b> Messages go to a bounded queue ({@code maxQueuedMessages}); one
- * daemon thread publishes them in order and retries a failed publish with a capped backoff (a retry may store a message
- * twice; receivers drop the duplicate by its epoch and sequence). When the queue is full (bus down for long) the queue
- * is dropped and the next step boundary sends a reset and a full re-announcement instead: receivers see the jump in
- * sequence, mark this rank out of sync meanwhile, and are whole again after the reset.
+ * daemon thread publishes them in order, <em>pipelined</em>: up to {@link #MAX_UNACKNOWLEDGED} messages are on their
+ * way at once ({@link SyncBus#publishAsync}), so the rate is not one message per round trip. When an acknowledgement
+ * fails, everything from the first unacknowledged message on is sent again, in order, after a capped backoff (a
+ * resend may store a message twice; receivers drop the duplicate by its epoch and sequence). When the queue is full
+ * (bus down for long) the queue is dropped and the next step boundary sends a reset and a full re-announcement
+ * instead: receivers see the jump in sequence, mark this rank out of sync meanwhile, and are whole again after the
+ * reset.
+ *
+ * <p><b>Refused messages.</b> Messages are split to fit the bus ({@link SyncBus#maxMessageBytes()}: a server's
+ * {@code max_payload} may be far below {@link WireFormat#MAX_MESSAGE_BYTES}). A message the bus refuses all the same
+ * ({@link SyncBusException#refused()}) can never be sent: it and everything queued after it are dropped and counted
+ * ({@link #refusedMessages()}, {@link #droppedMessages()}), and a reset and re-announcement follow at once.
+ *
+ * <p><b>The publishing thread never dies silently.</b> Every failure of a publish is counted
+ * ({@link #publishFailures()}) and handled as above; should the thread end all the same (an {@link Error}), the next
+ * {@link #endStep()} or {@link #flush} logs it with its cause, counts it ({@link #publisherRestarts()}) and starts a
+ * new one, which resends what was not acknowledged.
  *
  * <p><b>Control.</b> Resync requests for this rank (or all ranks) trigger {@link #resetAndReannounce()}; prefetch hints
- * for this rank go to the {@link PrefetchListener}. {@link RankCacheBridge} builds a publisher over a
+ * for this rank go to the {@link PrefetchListener}. Bad control messages (not kvtier's, damaged, or an event batch on
+ * the control channel) are counted by reason ({@link #badControlMessages()}) and logged at most once a second, as the
+ * router does with bad event-stream messages. {@link RankCacheBridge} builds a publisher over a
  * {@code KvTierCache}: it reports the cache's committed changes, walks its blocks for re-announcements and turns
  * prefetch hints into the prefix API's restores.
  *
@@ -43,6 +58,8 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class ClusterPublisher implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(ClusterPublisher.class.getName());
+    /** Messages sent and not yet acknowledged at most; more wait in the queue. */
+    public static final int MAX_UNACKNOWLEDGED = 256;
     private static final Backoff RETRY = new Backoff(0, 0, TimeUnit.MILLISECONDS.toNanos(5),
             TimeUnit.MILLISECONDS.toNanos(500));
 
@@ -86,7 +103,8 @@ public final class ClusterPublisher implements AutoCloseable {
     private int stepBytes;
     private long sequence;
     private final ArrayDeque<byte[]> queue = new ArrayDeque<>();
-    private boolean publishing;
+    /** Sent, not yet acknowledged, in the order sent. */
+    private final ArrayDeque<Unacknowledged> unacknowledged = new ArrayDeque<>();
     private boolean needsReset;
     /** A reset is queued or running: events wait in {@link #step} until it is sent. */
     private boolean resetting;
@@ -95,11 +113,16 @@ public final class ClusterPublisher implements AutoCloseable {
     private boolean closed;
     private long dropped;
     private long published;
-
-    private final Thread publisher;
+    private long publishFailures;
+    private long refused;
+    private long publisherRestarts;
+    private Thread publisher;
     private final java.util.concurrent.ExecutorService reannouncer =
             java.util.concurrent.Executors.newSingleThreadExecutor(KvTierThreads.factory("cluster-reannounce"));
     private final SyncBus.Subscription control;
+    private final java.util.concurrent.ConcurrentHashMap<MalformedMessageException.Reason, java.util.concurrent.atomic.LongAdder>
+            badControl = new java.util.concurrent.ConcurrentHashMap<>();
+    private final ThrottledLog badControlLog = new ThrottledLog(LOG, Duration.ofSeconds(1));
 
     /**
      * Starts publishing for {@code rank} of {@code topology} on {@code bus}: enqueues the reset with the
@@ -123,6 +146,12 @@ public final class ClusterPublisher implements AutoCloseable {
         if (hostBytes > WireFormat.MAX_HOST_BYTES) {
             throw new IllegalArgumentException("host must be at most " + WireFormat.MAX_HOST_BYTES
                     + " UTF-8 bytes, got '" + host + "'");
+        }
+        int smallest = WireFormat.batchOverhead(hostBytes) + WireFormat.MAX_EVENT_BYTES;
+        if (bus.maxMessageBytes() < smallest) {
+            throw new IllegalArgumentException(bus.describe() + " takes messages of at most " + bus.maxMessageBytes()
+                    + " bytes; a batch of one event from host '" + host + "' needs " + smallest
+                    + " (raise the server's max_payload)");
         }
         this.bus = bus;
         this.rank = rank;
@@ -186,11 +215,16 @@ public final class ClusterPublisher implements AutoCloseable {
         }
     }
 
+    /** The largest message to build: what the bus takes now (a reconnect may change it). */
+    private int messageLimit() {
+        return Math.min(WireFormat.MAX_MESSAGE_BYTES, bus.maxMessageBytes());
+    }
+
     private void add(ClusterEvent event) {
         lock.lock();
         try {
             int bytes = WireFormat.eventBytes(event);
-            if (!resetting && WireFormat.batchOverhead(hostBytes) + stepBytes + bytes > WireFormat.MAX_MESSAGE_BYTES) {
+            if (!resetting && WireFormat.batchOverhead(hostBytes) + stepBytes + bytes > messageLimit()) {
                 enqueueEvents(step, false); // a step too large for one message continues in the next
                 step.clear();
                 stepBytes = 0;
@@ -210,6 +244,7 @@ public final class ClusterPublisher implements AutoCloseable {
         boolean reset;
         lock.lock();
         try {
+            restartPublisherIfDead();
             reset = needsReset;
             if (!reset && !resetting && !step.isEmpty()) {
                 enqueueEvents(step, false);
@@ -310,12 +345,13 @@ public final class ClusterPublisher implements AutoCloseable {
      */
     private void enqueueEvents(List<ClusterEvent> events, boolean reset) {
         int overhead = WireFormat.batchOverhead(hostBytes);
+        int limit = messageLimit();
         List<ClusterEvent> chunk = new ArrayList<>();
         int bytes = 0;
         boolean first = reset;
         for (ClusterEvent event : events) {
             int size = WireFormat.eventBytes(event);
-            if (overhead + bytes + size > WireFormat.MAX_MESSAGE_BYTES) {
+            if (overhead + bytes + size > limit && !chunk.isEmpty()) {
                 enqueueMessage(chunk, first);
                 first = false;
                 chunk = new ArrayList<>();
@@ -345,50 +381,197 @@ public final class ClusterPublisher implements AutoCloseable {
         changed.signalAll();
     }
 
+    /** A message sent and its acknowledgement. */
+    private record Unacknowledged(byte[] message, java.util.concurrent.CompletableFuture<Long> ack) {
+    }
+
+    /** Caller holds lock. Called where the engine or a waiter passes by: a dead publishing thread is replaced. */
+    private void restartPublisherIfDead() {
+        if (closed || publisher.isAlive()) {
+            return;
+        }
+        publisherRestarts++;
+        LOG.log(System.Logger.Level.ERROR, "rank " + rank + ": the publishing thread had ended (see the error logged"
+                + " with it); starting a new one, which resends the " + unacknowledged.size()
+                + " unacknowledged messages");
+        // What was sent and not acknowledged goes again, first, in order.
+        for (var it = unacknowledged.descendingIterator(); it.hasNext(); ) {
+            queue.addFirst(it.next().message());
+        }
+        unacknowledged.clear();
+        publisher = KvTierThreads.factory("cluster-publisher").newThread(this::publishLoop);
+        publisher.start();
+    }
+
     private void publishLoop() {
-        while (true) {
-            byte[] message;
-            lock.lock();
-            try {
-                while (queue.isEmpty() && !closed) {
-                    changed.awaitUninterruptibly();
-                }
-                if (queue.isEmpty()) {
-                    return;
-                }
-                message = queue.peekFirst();
-                publishing = true;
-            } finally {
-                lock.unlock();
-            }
-            boolean sent = false;
-            for (int attempt = 0; !sent; attempt++) {
+        try {
+            int attempt = 0;
+            while (true) {
                 try {
-                    bus.publish(message);
-                    sent = true;
-                } catch (SyncBusException e) {
-                    if (isClosed()) {
+                    Step step = publishNext(attempt);
+                    if (step == Step.CLOSED) {
                         return;
                     }
-                    if (attempt == 0) {
-                        LOG.log(System.Logger.Level.WARNING, "rank " + rank + ": publish failed, retrying: "
-                                + e.getMessage());
+                    if (step == Step.ACKNOWLEDGED) {
+                        attempt = 0;
                     }
+                } catch (SendFailed failure) {
+                    attempt++;
+                    RETRY.idle(attempt);
+                } catch (RuntimeException e) {
+                    countFailure();
+                    LOG.log(System.Logger.Level.WARNING, "rank " + rank + ": publishing failed unexpectedly; going on",
+                            e);
+                    attempt++;
                     RETRY.idle(attempt);
                 }
             }
+        } catch (Throwable e) {
+            LOG.log(System.Logger.Level.ERROR, "rank " + rank + ": the publishing thread ends; the next step boundary"
+                    + " or flush starts a new one", e);
+            throw e;
+        }
+    }
+
+    /** What one round of the publishing thread did. */
+    private enum Step { SENT, ACKNOWLEDGED, CLOSED }
+
+    /** An acknowledgement failed and was handled; the loop backs off before going on. */
+    private static final class SendFailed extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        SendFailed() {
+            super(null, null, false, false);
+        }
+    }
+
+    private void countFailure() {
+        lock.lock();
+        try {
+            publishFailures++;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * One step of the publishing thread: sends the next queued message when the window has room, or settles the
+     * oldest acknowledgement once it is in, or waits for either.
+     *
+     * @throws SendFailed when the oldest acknowledgement failed (already handled: resend queued, or reset asked)
+     */
+    private Step publishNext(int attempt) throws SendFailed {
+        Unacknowledged toSend = null;
+        Unacknowledged oldest;
+        lock.lock();
+        try {
+            while (true) {
+                if (closed) {
+                    return Step.CLOSED;
+                }
+                oldest = unacknowledged.peekFirst();
+                if (oldest != null && oldest.ack().isDone()) {
+                    break;
+                }
+                if (unacknowledged.size() < MAX_UNACKNOWLEDGED && !queue.isEmpty()) {
+                    // Counted as unacknowledged from the moment it leaves the queue: flush never misses it.
+                    toSend = new Unacknowledged(queue.pollFirst(), new java.util.concurrent.CompletableFuture<>());
+                    unacknowledged.addLast(toSend);
+                    break;
+                }
+                changed.awaitUninterruptibly();
+            }
+        } finally {
+            lock.unlock();
+        }
+        if (toSend != null) {
+            // An Error thrown here ends the thread with the message still unacknowledged: its successor resends it.
+            java.util.concurrent.CompletableFuture<Long> result;
+            try {
+                result = bus.publishAsync(toSend.message());
+            } catch (RuntimeException e) {
+                result = java.util.concurrent.CompletableFuture.failedFuture(e); // a bus that throws instead
+            }
+            java.util.concurrent.CompletableFuture<Long> ack = toSend.ack();
+            result.whenComplete((sequence, failure) -> {
+                if (failure == null) {
+                    ack.complete(sequence);
+                } else {
+                    ack.completeExceptionally(failure);
+                }
+                signalChange();
+            });
+            return Step.SENT;
+        }
+        Throwable failure = ack(oldest);
+        if (failure == null) {
             lock.lock();
             try {
-                // The queue may have been dropped meanwhile (overflow): only remove what was sent.
-                if (!queue.isEmpty() && queue.peekFirst() == message) {
-                    queue.removeFirst();
+                if (unacknowledged.peekFirst() == oldest) {
+                    unacknowledged.removeFirst();
                 }
                 published++;
-                publishing = false;
                 changed.signalAll();
             } finally {
                 lock.unlock();
             }
+            return Step.ACKNOWLEDGED;
+        }
+        onSendFailure(failure, attempt);
+        throw new SendFailed();
+    }
+
+    private void signalChange() {
+        lock.lock();
+        try {
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The failure of a completed acknowledgement, or null when it succeeded. */
+    private static Throwable ack(Unacknowledged sent) {
+        try {
+            sent.ack().join();
+            return null;
+        } catch (java.util.concurrent.CompletionException | java.util.concurrent.CancellationException e) {
+            return e.getCause() == null ? e : e.getCause();
+        }
+    }
+
+    /**
+     * The oldest unacknowledged message failed. Refused: it can never be sent, so it and everything after it are
+     * dropped and a reset follows. Otherwise: everything from it on is sent again, in order.
+     */
+    private void onSendFailure(Throwable failure, int attempt) {
+        boolean refusal = !(failure instanceof SyncBusException e) || e.refused();
+        lock.lock();
+        try {
+            publishFailures++;
+            if (refusal) {
+                refused++;
+                dropped += unacknowledged.size() + queue.size();
+                unacknowledged.clear();
+                queue.clear();
+                needsReset = true;
+            } else {
+                for (var it = unacknowledged.descendingIterator(); it.hasNext(); ) {
+                    queue.addFirst(it.next().message());
+                }
+                unacknowledged.clear();
+            }
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+        if (refusal) {
+            LOG.log(System.Logger.Level.WARNING, "rank " + rank + ": " + bus.describe() + " refused a message (" + failure
+                    + "); dropped it and what followed it, re-announcing everything");
+            resetAndReannounce();
+        } else if (attempt == 0) {
+            LOG.log(System.Logger.Level.WARNING, "rank " + rank + ": publish failed, resending from the first"
+                    + " unacknowledged message: " + failure.getMessage());
         }
     }
 
@@ -406,7 +589,7 @@ public final class ClusterPublisher implements AutoCloseable {
         try {
             message = WireFormat.decode(payload, limits);
         } catch (MalformedMessageException e) {
-            LOG.log(System.Logger.Level.WARNING, "rank " + rank + ": skipped bad control message: " + e.getMessage());
+            badControl(e.reason(), e.getMessage());
             return;
         }
         switch (message) {
@@ -414,10 +597,25 @@ public final class ClusterPublisher implements AutoCloseable {
                     resetAndReannounce();
             case WireMessage.PrefetchHint hint when hint.rank() == rank && prefetch != null ->
                     prefetch.onPrefetchHint(hint.blocks(), hint.reusableTokens());
+            case WireMessage.RankBatch batch -> badControl(MalformedMessageException.Reason.BAD_STRUCTURE,
+                    "an event batch of rank " + batch.rank() + " on the control channel");
             default -> {
                 // for another rank, or nothing to do
             }
         }
+    }
+
+    private void badControl(MalformedMessageException.Reason reason, String detail) {
+        badControl.computeIfAbsent(reason, r -> new java.util.concurrent.atomic.LongAdder()).increment();
+        badControlLog.warn("rank " + rank + ": skipped bad control message: " + detail);
+    }
+
+    /** Bad control messages skipped, by reason (only reasons seen). */
+    public java.util.Map<MalformedMessageException.Reason, Long> badControlMessages() {
+        java.util.EnumMap<MalformedMessageException.Reason, Long> counts =
+                new java.util.EnumMap<>(MalformedMessageException.Reason.class);
+        badControl.forEach((reason, count) -> counts.put(reason, count.sum()));
+        return counts;
     }
 
     /**
@@ -429,12 +627,14 @@ public final class ClusterPublisher implements AutoCloseable {
         long deadline = System.nanoTime() + timeout.toNanos();
         lock.lock();
         try {
-            while (!queue.isEmpty() || publishing || resetting) {
+            while (!queue.isEmpty() || !unacknowledged.isEmpty() || resetting) {
+                restartPublisherIfDead();
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
                     return false;
                 }
-                changed.awaitNanos(left);
+                // Bounded slices: a publishing thread that ends signals nothing, and is only seen by looking.
+                changed.awaitNanos(Math.min(left, TimeUnit.MILLISECONDS.toNanos(50)));
             }
             return true;
         } catch (InterruptedException e) {
@@ -455,7 +655,37 @@ public final class ClusterPublisher implements AutoCloseable {
         }
     }
 
-    /** Messages dropped because the queue was full. */
+    /** Failed publishes (each failed acknowledgement or refusal counts once; resends are counted again). */
+    public long publishFailures() {
+        lock.lock();
+        try {
+            return publishFailures;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Messages the bus refused for good (too large for it, say); each was followed by a reset. */
+    public long refusedMessages() {
+        lock.lock();
+        try {
+            return refused;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Times the publishing thread was found dead and started again. */
+    public long publisherRestarts() {
+        lock.lock();
+        try {
+            return publisherRestarts;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Messages dropped because the queue was full, or because a message before them was refused. */
     public long droppedMessages() {
         lock.lock();
         try {
@@ -474,12 +704,20 @@ public final class ClusterPublisher implements AutoCloseable {
         try {
             closed = true;
             queue.clear();
+            unacknowledged.clear();
             changed.signalAll();
         } finally {
             lock.unlock();
         }
+        Thread running;
+        lock.lock();
         try {
-            publisher.join(TimeUnit.SECONDS.toMillis(10));
+            running = publisher;
+        } finally {
+            lock.unlock();
+        }
+        try {
+            running.join(TimeUnit.SECONDS.toMillis(10));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

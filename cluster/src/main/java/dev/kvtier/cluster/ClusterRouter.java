@@ -25,11 +25,18 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@link #route} with a {@link CacheRoutingHint}, sends prefetch hints to ranks, asks out-of-sync ranks to
  * re-announce, and keeps a snapshot so that a restart serves correct hints quickly.
  *
- * <p><b>Start.</b> If {@code snapshotFile} holds an intact snapshot of this topology the state starts from it, else
- * empty (every rank out of sync). The subscription starts right after the state's last stream sequence. If the
- * stream is now shorter than that (the stream was recreated) the snapshot is useless: the router starts empty and asks
- * every rank to re-announce. A gap (retention dropped what the router had not read) is found by the state and
- * repaired the same way. Never a stale index silently: an out-of-sync rank counts for no hint until it resets.
+ * <p><b>Start.</b> If {@code snapshotFile} holds an intact snapshot of this topology, taken on the stream the bus has
+ * now (same {@link SyncBus#streamIdentity()}), the state starts from it, else empty (every rank out of sync). The
+ * subscription starts right after the state's last stream sequence. A snapshot of another stream (recreated since,
+ * whether now shorter or already grown past the snapshot's position), or one the stream ends below, is useless: the
+ * router starts empty and asks every rank to re-announce. A gap (retention dropped what the router had not read) is
+ * found by the state and repaired the same way. Never a stale index silently: an out-of-sync rank counts for no hint
+ * until it resets.
+ *
+ * <p><b>A stream lost while running.</b> When the bus finds the stream recreated (an empty store after a server
+ * restart, or deleted and created again) the state starts over on it ({@link ClusterState#streamRecreated}): every
+ * rank out of sync, asked at once to re-announce, reading from the new stream's first message. While the bus cannot
+ * resubscribe (it retries for ever) {@link #indexMayBeStale()} says so and a warning is logged.
  *
  * <p><b>Background work</b> on one daemon thread ({@code kvtier-cluster-router-*}): every {@code resyncInterval},
  * resync requests for out-of-sync ranks (one for all when all are), once the router has read as far as the stream
@@ -81,6 +88,8 @@ public final class ClusterRouter implements AutoCloseable {
     private final ScheduledExecutorService background;
     private final SyncBus.Subscription subscription;
     private volatile boolean closed;
+    /** Whether the subscription is receiving (see {@link #indexMayBeStale()}). */
+    private volatile boolean streamLive = true;
     /** The stream's end when this router started: until it has read that far, "out of sync" may just mean "not yet read". */
     private final long catchUpTarget;
 
@@ -96,7 +105,31 @@ public final class ClusterRouter implements AutoCloseable {
         executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
         this.background = executor;
         this.catchUpTarget = bus.lastSequence();
-        this.subscription = bus.subscribe(state.lastStreamSequence() + 1, this::onMessage);
+        this.subscription = bus.subscribe(state.lastStreamSequence() + 1, new SyncBus.EventHandler() {
+            @Override
+            public void onMessage(long streamSequence, byte[] payload) {
+                onMessage(streamSequence, payload, SyncBus.UNKNOWN_SENDER);
+            }
+
+            @Override
+            public void onMessage(long streamSequence, byte[] payload, int senderRank) {
+                ClusterRouter.this.onMessage(streamSequence, payload, senderRank);
+            }
+
+            @Override
+            public void onStreamRecreated(String streamIdentity) {
+                state.streamRecreated(streamIdentity);
+                background.execute(ClusterRouter.this::requestResyncIfNeeded); // do not wait for the next round
+            }
+
+            @Override
+            public void onSubscriptionLive(boolean live) {
+                streamLive = live;
+                LOG.log(live ? System.Logger.Level.INFO : System.Logger.Level.WARNING, live
+                        ? "receiving from " + bus.describe() + " again"
+                        : "not receiving from " + bus.describe() + ": the index may be stale until it is back");
+            }
+        });
         long resync = options.resyncInterval().toNanos();
         background.scheduleWithFixedDelay(this::requestResyncIfNeeded, 0, resync, TimeUnit.NANOSECONDS);
         if (options.snapshotFile() != null) {
@@ -112,7 +145,12 @@ public final class ClusterRouter implements AutoCloseable {
      */
     public static ClusterRouter start(SyncBus bus, ClusterTopology topology, Options options, AppliedListener listener) {
         ClusterState state = loadSnapshot(topology, options);
-        if (state != null && bus.lastSequence() < state.lastStreamSequence()) {
+        String identity = bus.streamIdentity();
+        if (state != null && !state.streamIdentity().equals(identity)) {
+            LOG.log(System.Logger.Level.WARNING, "the snapshot was taken on stream " + state.streamIdentity() + " but "
+                    + bus.describe() + " is now " + identity + ": the stream was recreated; starting empty");
+            state = null;
+        } else if (state != null && bus.lastSequence() < state.lastStreamSequence()) {
             LOG.log(System.Logger.Level.WARNING, "the snapshot has read up to stream sequence "
                     + state.lastStreamSequence() + " but " + bus.describe() + " ends at " + bus.lastSequence()
                     + ": the stream was recreated; starting empty");
@@ -120,6 +158,7 @@ public final class ClusterRouter implements AutoCloseable {
         }
         if (state == null) {
             state = new ClusterState(topology, options.expectedBlocks());
+            state.adoptStream(identity);
         }
         return new ClusterRouter(bus, topology, options, state, listener);
     }
@@ -139,8 +178,8 @@ public final class ClusterRouter implements AutoCloseable {
         }
     }
 
-    private void onMessage(long streamSequence, byte[] payload) {
-        ClusterState.Outcome outcome = state.applyStreamMessage(streamSequence, payload,
+    private void onMessage(long streamSequence, byte[] payload, int senderRank) {
+        ClusterState.Outcome outcome = state.applyStreamMessage(streamSequence, payload, senderRank,
                 listener == null ? null : listener::onApplied);
         if (outcome == ClusterState.Outcome.GAP) {
             background.execute(this::requestResyncIfNeeded); // do not wait for the next round
@@ -188,6 +227,14 @@ public final class ClusterRouter implements AutoCloseable {
      */
     public void sendPrefetch(int rank, List<BlockHash> prefix, long reusableTokens) {
         bus.sendControl(WireFormat.encode(new WireMessage.PrefetchHint(rank, reusableTokens, prefix)));
+    }
+
+    /**
+     * Whether the router is not receiving the stream right now (the bus cannot resubscribe: server away, stream
+     * missing): the index then says what the ranks held when it last heard from them.
+     */
+    public boolean indexMayBeStale() {
+        return !streamLive;
     }
 
     /** The state this router keeps (read it; the router is its only writer). */

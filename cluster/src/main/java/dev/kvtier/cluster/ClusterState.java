@@ -30,7 +30,19 @@ import java.util.zip.CheckedOutputStream;
  *
  * <p><b>Exactly once.</b> A message whose stream sequence is not above the last one applied, or whose (epoch,
  * sequence) the rank has already had, is skipped (counted as a duplicate): replaying any part of the stream changes
- * nothing. A message of an older epoch than the rank's current one is skipped as stale.
+ * nothing. A message of an older epoch than the rank's current one is skipped as stale. A <em>reset</em> of the
+ * rank's current epoch is a duplicate only when its sequence is within the rank's <em>contiguous</em> run (the
+ * sequences applied one after the other since its last reset), not whenever it is below the highest sequence seen:
+ * one message with a sequence from the future (forged or corrupt) puts the rank out of sync, and must not make its own
+ * resets, which answer that, look like duplicates and lock it out for good.
+ *
+ * <p><b>Refused.</b> An epoch more than {@link #MAX_EPOCH_AHEAD} ahead of this process's clock (epochs are the wall
+ * clock in milliseconds by default, {@link ClusterPublisher#clockEpoch()}), and a batch whose rank is not the sender
+ * the bus authenticated ({@link #applyStreamMessage(long, byte[], int, java.util.function.BiConsumer)}), are counted
+ * as bad messages ({@link Reason#EPOCH_AHEAD}, {@link Reason#WRONG_SENDER}) and change nothing.
+ *
+ * <p><b>The stream itself.</b> The state remembers which stream its position refers to ({@link #streamIdentity()},
+ * written into snapshots); {@link #streamRecreated} starts over on a new stream: position 0, every rank out of sync.
  *
  * <p><b>Never stale silently.</b> A rank whose own sequence jumps, whose new epoch begins without a reset, or that
  * was first seen mid-epoch is <em>out of sync</em>: its blocks count for no hint until it resets, and
@@ -38,15 +50,19 @@ import java.util.zip.CheckedOutputStream;
  * (retention dropped what the consumer had not read) puts every rank out of sync. A rank's reset forgets all it held
  * (old epochs are cleared) and puts it back in sync.
  *
- * <p><b>Bad messages</b> are counted by {@link Reason} ({@link #badMessages()}), logged, and skipped; their stream
- * sequence still counts as read, so they never look like a gap.
+ * <p><b>Bad messages</b> are counted by {@link Reason} ({@link #badMessages()}), logged (at most one line a second,
+ * saying how many were not logged), and skipped; their stream sequence still counts as read, so they never look like a
+ * gap.
  *
  * <p>Thread-safe: one writer at a time (the consumer's delivery thread), readers in parallel under a read lock.
  */
 public final class ClusterState {
     private static final System.Logger LOG = System.getLogger(ClusterState.class.getName());
+    private final ThrottledLog badMessageLog = new ThrottledLog(LOG, java.time.Duration.ofSeconds(1));
     private static final int SNAPSHOT_MAGIC = 0x4B565453; // "KVTS"
-    private static final int SNAPSHOT_VERSION = 1;
+    private static final int SNAPSHOT_VERSION = 2;
+    /** How far ahead of this process's clock an epoch may be; a later one is refused ({@link Reason#EPOCH_AHEAD}). */
+    public static final java.time.Duration MAX_EPOCH_AHEAD = java.time.Duration.ofMinutes(10);
 
     /** What {@link #applyStreamMessage} did with one message. */
     public enum Outcome {
@@ -73,6 +89,8 @@ public final class ClusterState {
     private final CacheSyncProtocol positions;
     private final long[] epochs;
     private final long[] lastSequences;
+    /** Per rank: the end of the run of sequences applied one after the other since its reset (see "Exactly once"). */
+    private final long[] contiguousSequences;
     private final String[] hosts;
     private long outOfSync;
     private long lastStreamSequence;
@@ -80,6 +98,8 @@ public final class ClusterState {
     private long duplicates;
     private long staleEpochs;
     private long streamGaps;
+    private long streamRecreations;
+    private String streamIdentity = "";
 
     /** Nothing known yet: every rank out of sync until it resets, stream read up to 0. */
     public ClusterState(ClusterTopology topology, int expectedBlocks) {
@@ -90,6 +110,7 @@ public final class ClusterState {
         this.epochs = new long[topology.worldSize()];
         Arrays.fill(epochs, -1);
         this.lastSequences = new long[topology.worldSize()];
+        this.contiguousSequences = new long[topology.worldSize()];
         this.hosts = new String[topology.worldSize()];
         Arrays.fill(hosts, "");
         this.outOfSync = allRanks();
@@ -118,6 +139,16 @@ public final class ClusterState {
      */
     public Outcome applyStreamMessage(long streamSequence, byte[] payload,
             java.util.function.BiConsumer<WireMessage.RankBatch, Outcome> listener) {
+        return applyStreamMessage(streamSequence, payload, SyncBus.UNKNOWN_SENDER, listener);
+    }
+
+    /**
+     * {@link #applyStreamMessage(long, byte[], java.util.function.BiConsumer)} for a message the bus says was sent by
+     * {@code senderRank} ({@link SyncBus#UNKNOWN_SENDER} when it cannot say): a rank batch of another rank is refused
+     * and counted as {@link Reason#WRONG_SENDER}.
+     */
+    public Outcome applyStreamMessage(long streamSequence, byte[] payload, int senderRank,
+            java.util.function.BiConsumer<WireMessage.RankBatch, Outcome> listener) {
         WireMessage message;
         try {
             message = WireFormat.decode(payload, limits);
@@ -133,8 +164,7 @@ public final class ClusterState {
             } finally {
                 lock.writeLock().unlock();
             }
-            LOG.log(System.Logger.Level.WARNING, "skipped bad message at stream sequence " + streamSequence + ": "
-                    + e.getMessage());
+            badMessageLog.warn("skipped bad message at stream sequence " + streamSequence + ": " + e.getMessage());
             return Outcome.BAD_MESSAGE;
         }
         if (!(message instanceof WireMessage.RankBatch batch)) {
@@ -155,7 +185,14 @@ public final class ClusterState {
                 outcome = Outcome.DUPLICATE;
             } else {
                 noteStreamSequence(streamSequence);
-                outcome = applyBatch(batch);
+                if (senderRank != SyncBus.UNKNOWN_SENDER && senderRank != batch.rank()) {
+                    bad.merge(Reason.WRONG_SENDER, 1L, Long::sum);
+                    badMessageLog.warn("refused a batch of rank " + batch.rank() + " sent by rank " + senderRank
+                            + " at stream sequence " + streamSequence);
+                    outcome = Outcome.BAD_MESSAGE;
+                } else {
+                    outcome = applyBatch(batch);
+                }
             }
         } finally {
             lock.writeLock().unlock();
@@ -191,11 +228,19 @@ public final class ClusterState {
             }
             long epoch = batch.epoch();
             long bit = 1L << rank;
+            if (epoch > System.currentTimeMillis() + MAX_EPOCH_AHEAD.toMillis()) {
+                bad.merge(Reason.EPOCH_AHEAD, 1L, Long::sum);
+                badMessageLog.warn("refused a batch of rank " + rank + " with epoch " + epoch + ", more than "
+                        + MAX_EPOCH_AHEAD + " ahead of this clock");
+                return Outcome.BAD_MESSAGE;
+            }
             if (epoch < epochs[rank]) {
                 staleEpochs++;
                 return Outcome.STALE_EPOCH;
             }
-            if (epoch == epochs[rank] && batch.sequence() <= lastSequences[rank]) {
+            // A reset is never a duplicate: see the class comment ("Exactly once").
+            if (epoch == epochs[rank] && batch.sequence()
+                    <= (batch.reset() ? contiguousSequences[rank] : lastSequences[rank])) {
                 duplicates++;
                 return Outcome.DUPLICATE;
             }
@@ -216,6 +261,11 @@ public final class ClusterState {
             } else {
                 outcome = (outOfSync & bit) != 0 ? Outcome.GAP : Outcome.APPLIED;
             }
+            if (batch.reset() || (epoch == epochs[rank] && batch.sequence() == contiguousSequences[rank] + 1)) {
+                contiguousSequences[rank] = batch.sequence();
+            } else if (epoch != epochs[rank]) {
+                contiguousSequences[rank] = 0;
+            }
             epochs[rank] = epoch;
             lastSequences[rank] = batch.sequence();
             if (!batch.host().isEmpty()) {
@@ -227,6 +277,65 @@ public final class ClusterState {
             return outcome;
         } finally {
             lock.writeLock().unlock();
+        }
+    }
+
+    /**
+     * The stream this state has read was replaced by {@code newStreamIdentity} (recreated with an empty store, or
+     * deleted and created again): the position starts over at 0, every rank is out of sync until it resets (its
+     * holdings count for no hint meanwhile), and it counts as a stream gap and a recreation.
+     */
+    public void streamRecreated(String newStreamIdentity) {
+        lock.writeLock().lock();
+        try {
+            LOG.log(System.Logger.Level.WARNING, "the stream was recreated (" + streamIdentity + " -> "
+                    + newStreamIdentity + ") after reading up to " + lastStreamSequence
+                    + "; every rank is out of sync until it re-announces");
+            streamIdentity = newStreamIdentity;
+            lastStreamSequence = 0;
+            outOfSync = allRanks();
+            streamGaps++;
+            streamRecreations++;
+        } finally {
+            lock.writeLock().unlock();
+        }
+    }
+
+    /**
+     * Names the stream this state is about to read ({@link SyncBus#streamIdentity()}) when it has none yet (a new
+     * state); a state already tied to another stream is not changed (see {@link #streamRecreated}).
+     *
+     * @return whether the state is now tied to {@code identity}
+     */
+    public boolean adoptStream(String identity) {
+        lock.writeLock().lock();
+        try {
+            if (streamIdentity.isEmpty() && lastStreamSequence == 0) {
+                streamIdentity = identity;
+            }
+            return streamIdentity.equals(identity);
+        } finally {
+            lock.writeLock().unlock();
+        }
+    }
+
+    /** The identity of the stream this state's position refers to; empty before {@link #adoptStream}. */
+    public String streamIdentity() {
+        lock.readLock().lock();
+        try {
+            return streamIdentity;
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    /** How many times the stream was found recreated ({@link #streamRecreated}). */
+    public long streamRecreations() {
+        lock.readLock().lock();
+        try {
+            return streamRecreations;
+        } finally {
+            lock.readLock().unlock();
         }
     }
 
@@ -439,7 +548,8 @@ public final class ClusterState {
      * format, big-endian:
      * <pre>
      *   magic "KVTS"(4) version(4) worldSize(4) tensorParallelSize(4) numLayers(4) lastStreamSequence(8) outOfSync(8)
-     *   per rank: epoch(8) lastSequence(8) hostLength(2) host(UTF-8)
+     *   streamIdentityLength(2) streamIdentity(UTF-8)      (the stream lastStreamSequence counts in; version 2)
+     *   per rank: epoch(8) lastSequence(8) contiguousSequence(8, version 2) hostLength(2) host(UTF-8)
      *   per rank, per layer: position(8), -1 when none
      *   blockCount(4), per block: high(8) low(8) tokens(4) tierWords(8 x ceil(worldSize / 16))
      *   crc32c(4) of everything before
@@ -459,9 +569,13 @@ public final class ClusterState {
             data.writeInt(topology.numLayers());
             data.writeLong(lastStreamSequence);
             data.writeLong(outOfSync);
+            byte[] identity = streamIdentity.getBytes(StandardCharsets.UTF_8);
+            data.writeShort(identity.length);
+            data.write(identity);
             for (int rank = 0; rank < topology.worldSize(); rank++) {
                 data.writeLong(epochs[rank]);
                 data.writeLong(lastSequences[rank]);
+                data.writeLong(contiguousSequences[rank]);
                 byte[] host = hosts[rank].getBytes(StandardCharsets.UTF_8);
                 data.writeShort(host.length);
                 data.write(host);
@@ -501,7 +615,8 @@ public final class ClusterState {
     }
 
     /**
-     * Reads a state written by {@link #snapshot} for the same topology.
+     * Reads a state written by {@link #snapshot} for the same topology. Whether it still applies to the stream is the
+     * caller's to check: compare {@link #streamIdentity()} with the bus's.
      *
      * @throws IOException naming what is wrong when the bytes are not a whole, intact snapshot of this topology
      *     (wrong magic, version or shape, truncated, checksum mismatch); the caller then starts from nothing
@@ -540,13 +655,17 @@ public final class ClusterState {
             }
             long streamSequence = data.getLong();
             long outOfSync = data.getLong();
+            byte[] identity = new byte[data.getShort() & 0xFFFF];
+            data.get(identity);
             int worldSize = topology.worldSize();
             long[] epochs = new long[worldSize];
             long[] sequences = new long[worldSize];
+            long[] contiguous = new long[worldSize];
             String[] hosts = new String[worldSize];
             for (int rank = 0; rank < worldSize; rank++) {
                 epochs[rank] = data.getLong();
                 sequences[rank] = data.getLong();
+                contiguous[rank] = data.getLong();
                 byte[] host = new byte[data.getShort() & 0xFFFF];
                 data.get(host);
                 hosts[rank] = new String(host, StandardCharsets.UTF_8);
@@ -578,8 +697,10 @@ public final class ClusterState {
             }
             state.lastStreamSequence = streamSequence;
             state.outOfSync = outOfSync;
+            state.streamIdentity = new String(identity, StandardCharsets.UTF_8);
             System.arraycopy(epochs, 0, state.epochs, 0, worldSize);
             System.arraycopy(sequences, 0, state.lastSequences, 0, worldSize);
+            System.arraycopy(contiguous, 0, state.contiguousSequences, 0, worldSize);
             System.arraycopy(hosts, 0, state.hosts, 0, worldSize);
             for (int rank = 0; rank < worldSize; rank++) {
                 for (int layer = 0; layer < topology.numLayers(); layer++) {

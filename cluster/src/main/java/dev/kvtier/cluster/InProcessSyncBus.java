@@ -25,6 +25,7 @@ public final class InProcessSyncBus implements SyncBus {
     private static final ThreadFactory THREADS = KvTierThreads.factory("syncbus");
 
     private final int retainedMessages;
+    private final String identity = "in-process-" + java.util.UUID.randomUUID();
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition published = lock.newCondition();
     // Guarded by lock.
@@ -123,6 +124,12 @@ public final class InProcessSyncBus implements SyncBus {
         ControlSubscription subscription = new ControlSubscription(handler);
         controlSubscriptions.add(subscription);
         return subscription;
+    }
+
+    /** One stream per bus object: its identity is fixed for its lifetime. */
+    @Override
+    public String streamIdentity() {
+        return identity;
     }
 
     @Override

@@ -27,12 +27,15 @@ public final class LocalNatsServer implements AutoCloseable {
     private final Path binary;
     private final Path storeDirectory;
     private final int port;
+    /** A configuration file given to the server with {@code -c}, or null. */
+    private final Path configFile;
     private Process process;
 
-    private LocalNatsServer(Path binary, Path storeDirectory, int port) {
+    private LocalNatsServer(Path binary, Path storeDirectory, int port, Path configFile) {
         this.binary = binary;
         this.storeDirectory = storeDirectory;
         this.port = port;
+        this.configFile = configFile;
     }
 
     /**
@@ -43,7 +46,22 @@ public final class LocalNatsServer implements AutoCloseable {
      *     does not accept connections within 10 s (its exit code, if it died)
      */
     public static LocalNatsServer start(Path storeDirectory) throws IOException {
-        LocalNatsServer server = new LocalNatsServer(findBinary(), storeDirectory, freePort());
+        LocalNatsServer server = new LocalNatsServer(findBinary(), storeDirectory, freePort(), null);
+        server.start();
+        return server;
+    }
+
+    /**
+     * {@link #start(Path)} with {@code configuration} (nats-server configuration text: {@code max_payload},
+     * {@code accounts} with users and permissions, ...) in a file beside the store directory, given with {@code -c};
+     * the address, port, JetStream and store directory are still set on the command line and win.
+     */
+    public static LocalNatsServer start(Path storeDirectory, String configuration) throws IOException {
+        Path absolute = storeDirectory.toAbsolutePath();
+        Path configFile = absolute.resolveSibling(absolute.getFileName() + ".conf");
+        Files.createDirectories(absolute.getParent());
+        Files.writeString(configFile, configuration);
+        LocalNatsServer server = new LocalNatsServer(findBinary(), storeDirectory, freePort(), configFile);
         server.start();
         return server;
     }
@@ -92,8 +110,13 @@ public final class LocalNatsServer implements AutoCloseable {
         }
         Files.createDirectories(storeDirectory);
         Path logFile = storeDirectory.resolve("nats-server.log");
-        process = new ProcessBuilder(binary.toString(), "-js", "-a", "127.0.0.1", "-p", Integer.toString(port),
-                "-sd", storeDirectory.toString())
+        List<String> command = new ArrayList<>(List.of(binary.toString()));
+        if (configFile != null) {
+            command.addAll(List.of("-c", configFile.toString()));
+        }
+        command.addAll(List.of("-js", "-a", "127.0.0.1", "-p", Integer.toString(port), "-sd",
+                storeDirectory.toString()));
+        process = new ProcessBuilder(command)
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile())).start();
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(READY_TIMEOUT_MS);
         while (true) {

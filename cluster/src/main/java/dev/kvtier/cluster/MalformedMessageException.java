@@ -25,7 +25,14 @@ public final class MalformedMessageException extends Exception {
         /** A layer outside {@code [0, numLayers)}. */
         LAYER_OUT_OF_RANGE,
         /** A negative epoch, sequence, position or token count. */
-        NEGATIVE_VALUE
+        NEGATIVE_VALUE,
+        /**
+         * An epoch further ahead of the receiver's clock than {@link ClusterState#MAX_EPOCH_AHEAD} (a well-formed
+         * message that would otherwise make every later message of the rank look stale).
+         */
+        EPOCH_AHEAD,
+        /** A rank batch whose rank is not the one the bus authenticated as its sender. */
+        WRONG_SENDER
     }
 
     private final Reason reason;

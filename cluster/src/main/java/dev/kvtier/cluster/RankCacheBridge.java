@@ -61,6 +61,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * hint only costs the prefetch). Failures (no room, a failed copy, a corrupted block) are counted and logged, never
  * thrown.
  *
+ * <p><b>Never silent.</b> {@link #endStep()} is the publisher's: should its publishing thread have ended, the step
+ * boundary logs it and starts a new one ({@link ClusterPublisher#publisherRestarts()}); refused and failed publishes
+ * are counted there too ({@link ClusterPublisher#refusedMessages()}, {@link ClusterPublisher#publishFailures()}).
+ *
  * <p>Thread-safe. Owns its publisher (closed with it), not the cache nor the bus.
  */
 public final class RankCacheBridge implements AutoCloseable {

@@ -20,12 +20,42 @@ package dev.kvtier.cluster;
  * or refuses a message; nothing is half-published (the message either has a sequence or it does not).
  */
 public interface SyncBus extends AutoCloseable {
+    /** What {@link EventHandler#onMessage(long, byte[], int)} gets when the bus cannot say which rank sent a message. */
+    int UNKNOWN_SENDER = -1;
 
     /** Receives event-stream messages; called on the subscription's one delivery thread, in sequence order. */
     @FunctionalInterface
     interface EventHandler {
         /** {@code payload} is the handler's own copy; an exception thrown here is logged and delivery goes on. */
         void onMessage(long streamSequence, byte[] payload);
+
+        /**
+         * {@link #onMessage(long, byte[])} for a bus that knows which rank sent the message (its subject carries the
+         * rank, and the server lets a rank publish only on its own subject), or {@link #UNKNOWN_SENDER}. The default
+         * ignores the sender.
+         */
+        default void onMessage(long streamSequence, byte[] payload, int senderRank) {
+            onMessage(streamSequence, payload);
+        }
+
+        /**
+         * The stream was recreated (an empty store after a server restart, or deleted and created again): its
+         * numbering starts over, and nothing delivered before describes what the new stream holds. The subscription
+         * goes on from the new stream's first message; what follows this call is the new stream. Called on a thread
+         * of the bus, never while {@link #onMessage} runs. The default does nothing.
+         *
+         * @param streamIdentity the new stream's {@link SyncBus#streamIdentity()}
+         */
+        default void onStreamRecreated(String streamIdentity) {
+        }
+
+        /**
+         * Whether the subscription is receiving: {@code false} while it cannot be reopened (server away, stream
+         * missing), so that the receiver can say its view may be stale; {@code true} once it is live again. The
+         * default does nothing.
+         */
+        default void onSubscriptionLive(boolean live) {
+        }
     }
 
     /** Receives control-channel messages on the subscription's delivery thread. */
@@ -48,6 +78,35 @@ public interface SyncBus extends AutoCloseable {
      * @throws SyncBusException when the bus is closed, unreachable or refuses the message (e.g. larger than it takes)
      */
     long publish(byte[] message);
+
+    /**
+     * Appends {@code message} without waiting for the bus to hold it: messages published by one thread are stored in
+     * the order of the calls, unless one fails (then later ones may or may not be stored: resend from the first that
+     * failed). The future completes with the stream sequence, or fails with {@link SyncBusException}; it never
+     * throws here. The default publishes synchronously.
+     */
+    default java.util.concurrent.CompletableFuture<Long> publishAsync(byte[] message) {
+        try {
+            return java.util.concurrent.CompletableFuture.completedFuture(publish(message));
+        } catch (RuntimeException e) {
+            return java.util.concurrent.CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /**
+     * The largest message this bus takes, at most {@link WireFormat#MAX_MESSAGE_BYTES}: for JetStream the server's
+     * {@code max_payload} as read at connect. Publishers split their messages to fit.
+     */
+    default int maxMessageBytes() {
+        return WireFormat.MAX_MESSAGE_BYTES;
+    }
+
+    /**
+     * What identifies the stream itself, beyond its name: it changes when the stream is recreated (for JetStream
+     * its creation time), so that a consumer holding a position or a snapshot can tell that they refer to another
+     * stream. Never null.
+     */
+    String streamIdentity();
 
     /** The sequence of the oldest retained message; {@code lastSequence() + 1} when none is retained. */
     long firstSequence();

@@ -1,11 +1,30 @@
 package dev.kvtier.cluster;
 
-/** A {@link SyncBus} could not do what was asked (unreachable, closed, message refused); the message names the bus. */
+/**
+ * A {@link SyncBus} could not do what was asked (unreachable, closed, message refused); the message names the bus.
+ * {@link #refused()} tells a message the bus will never take (too large for it) from a failure worth retrying.
+ */
 public final class SyncBusException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-    /** With a message naming the bus and what failed, and the low-level cause (kept, may be null). */
+    private final boolean refused;
+
+    /** With a message naming the bus and what failed, and the low-level cause (kept, may be null); worth retrying. */
     public SyncBusException(String message, Throwable cause) {
+        this(message, cause, false);
+    }
+
+    /**
+     * As {@link #SyncBusException(String, Throwable)}; {@code refused} when the bus will never take this message
+     * (resending it cannot succeed).
+     */
+    public SyncBusException(String message, Throwable cause, boolean refused) {
         super(message, cause);
+        this.refused = refused;
+    }
+
+    /** Whether the bus refused the message itself (e.g. larger than the server's {@code max_payload}). */
+    public boolean refused() {
+        return refused;
     }
 }

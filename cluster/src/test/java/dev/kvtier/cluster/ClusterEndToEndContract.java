@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.kvtier.prefix.BlockHash;
 import dev.kvtier.store.Tier;
 import dev.kvtier.sync.CacheRoutingHint;
+import dev.kvtier.testing.FaultLogRouting;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -18,10 +19,12 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Ranks publishing through a bus to a router, on every bus: the router's index must equal what the ranks hold. */
+@Tag(FaultLogRouting.TAG)
 abstract class ClusterEndToEndContract {
     static final ClusterTopology TOPOLOGY = new ClusterTopology(2, 1, 4);
     static final Duration WAIT = Duration.ofSeconds(20);

@@ -9,6 +9,7 @@ import dev.kvtier.cluster.MalformedMessageException.Reason;
 import dev.kvtier.prefix.BlockHash;
 import dev.kvtier.store.Tier;
 import dev.kvtier.sync.CacheRoutingHint;
+import dev.kvtier.testing.FaultLogRouting;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -18,8 +19,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Random;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
+@Tag(FaultLogRouting.TAG)
 class ClusterStateTest {
     private static final ClusterTopology TOPOLOGY = new ClusterTopology(4, 2, 8);
 
@@ -221,5 +224,59 @@ class ClusterStateTest {
                 Arrays.copyOf(good, good.length - 3)), TOPOLOGY));
         assertThrows(IOException.class, () -> ClusterState.restore(new ByteArrayInputStream(good),
                 new ClusterTopology(4, 4, 8)));
+    }
+
+    /**
+     * After a message with a sequence from the future, the rank's next reset is applied (not a duplicate) and its
+     * messages follow in order; a replay of a reset already applied stays a duplicate. Fails on commit 8d41ee6 (the
+     * reset was skipped as a duplicate).
+     */
+    @Test
+    void aResetAfterAFutureSequenceIsAppliedAndAnOldResetStaysADuplicate() {
+        WireMessage.RankBatch first = batch(0, 5, 1, true, stored(1, Tier.GPU));
+        ClusterState state = feed(first, batch(0, 5, 2, false, stored(2, Tier.GPU)));
+        assertEquals(Outcome.GAP, state.applyStreamMessage(3, WireFormat.encode(batch(0, 5, 1_000_000, false))));
+        assertEquals(1, state.ranksOutOfSync() & 1, "rank 0 out of sync");
+        assertEquals(Outcome.DUPLICATE, state.applyStreamMessage(4, WireFormat.encode(first)));
+        assertEquals(Outcome.RESET, state.applyStreamMessage(5, WireFormat.encode(batch(0, 5, 3, true,
+                stored(3, Tier.CPU)))));
+        assertEquals(0, state.ranksOutOfSync() & 1, "rank 0 in sync");
+        assertEquals(Outcome.APPLIED, state.applyStreamMessage(6, WireFormat.encode(batch(0, 5, 4, false,
+                stored(4, Tier.CPU)))));
+        assertEquals(0, state.tiersOf(block(1), 0));
+        assertEquals(1 << Tier.CPU.ordinal(), state.tiersOf(block(4), 0));
+    }
+
+    /** An epoch far ahead of the clock, and a batch of another rank than its sender, are refused and counted. */
+    @Test
+    void anEpochFarAheadAndAnotherRanksBatchAreRefused() {
+        ClusterState state = feed(batch(0, 5, 1, true, stored(1, Tier.GPU)));
+        long farAhead = System.currentTimeMillis() + ClusterState.MAX_EPOCH_AHEAD.toMillis() + 60_000;
+        assertEquals(Outcome.BAD_MESSAGE, state.applyStreamMessage(2, WireFormat.encode(batch(0, farAhead, 1,
+                true))));
+        assertEquals(Outcome.BAD_MESSAGE, state.applyStreamMessage(3, WireFormat.encode(batch(0, 6, 1, true)), 1,
+                null));
+        assertEquals(Outcome.APPLIED, state.applyStreamMessage(4, WireFormat.encode(batch(0, 5, 2, false)), 0,
+                null));
+        assertEquals(Map.of(Reason.EPOCH_AHEAD, 1L, Reason.WRONG_SENDER, 1L), state.badMessages());
+        assertEquals(1 << Tier.GPU.ordinal(), state.tiersOf(block(1), 0));
+    }
+
+    /** The snapshot keeps the stream it was read from; a recreated stream starts the state over. */
+    @Test
+    void theSnapshotKeepsItsStreamAndARecreatedStreamStartsOver() throws IOException {
+        ClusterState state = new ClusterState(TOPOLOGY, 16);
+        assertTrue(state.adoptStream("S@1"));
+        state.applyStreamMessage(1, WireFormat.encode(batch(0, 5, 1, true, stored(1, Tier.GPU))));
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        state.snapshot(bytes);
+        ClusterState restored = ClusterState.restore(new ByteArrayInputStream(bytes.toByteArray()), TOPOLOGY);
+        assertEquals("S@1", restored.streamIdentity());
+        assertTrue(!restored.adoptStream("S@2"), "a state tied to one stream is not moved to another");
+        restored.streamRecreated("S@2");
+        assertEquals("S@2", restored.streamIdentity());
+        assertEquals(0, restored.lastStreamSequence());
+        assertEquals((1L << TOPOLOGY.worldSize()) - 1, restored.ranksOutOfSync());
+        assertEquals(1, restored.streamRecreations());
     }
 }

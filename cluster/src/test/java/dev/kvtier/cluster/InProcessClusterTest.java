@@ -47,6 +47,11 @@ class InProcessClusterTest extends ClusterEndToEndContract {
         }
 
         @Override
+        public String streamIdentity() {
+            return bus.streamIdentity();
+        }
+
+        @Override
         public String describe() {
             return bus.describe();
         }

@@ -15,6 +15,7 @@ import dev.kvtier.prefix.PrefixBlockCache;
 import dev.kvtier.store.PositionRange;
 import dev.kvtier.store.Tier;
 import dev.kvtier.sync.CacheRoutingHint;
+import dev.kvtier.testing.FaultLogRouting;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -28,6 +29,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -39,6 +41,7 @@ import org.junit.jupiter.api.io.TempDir;
  * serves and continues again), and prefetch hints make
  * the hinted prefix GPU-resident without leaving it pinned.
  */
+@Tag(FaultLogRouting.TAG)
 class RankCacheBridgeTest {
     private static final int PAGE = 4096;
     private static final int TOKENS = 16;
@@ -130,7 +133,7 @@ class RankCacheBridgeTest {
     }
 
     private void store(PrefixBlockCache blocks, List<BlockHash> chain, Tier tier) {
-        blocks.storeBlocks(root, chain,
+        blocks.storeBlocks(BlockHash.ROOT, chain,
                 MemorySegment.ofArray(new byte[chain.size() * PAGE]), tier);
     }
 
@@ -320,6 +323,11 @@ class RankCacheBridgeTest {
         @Override
         public Subscription subscribeControl(ControlHandler handler) {
             return bus.subscribeControl(handler);
+        }
+
+        @Override
+        public String streamIdentity() {
+            return bus.streamIdentity();
         }
 
         @Override

@@ -27,6 +27,11 @@ final class RankTruth implements ClusterPublisher.Holdings {
         this.publisher = publisher;
     }
 
+    /** The publisher this rank reports to. */
+    ClusterPublisher publisher() {
+        return publisher;
+    }
+
     static BlockHash block(int i) {
         return new BlockHash(0x5eed, i);
     }

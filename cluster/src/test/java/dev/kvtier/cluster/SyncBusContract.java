@@ -15,12 +15,16 @@ import java.util.Set;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+
+import dev.kvtier.testing.FaultLogRouting;
 
 /**
  * What every {@link SyncBus} promises; each implementation's test only says how to open one
  * (Lucene's {@code BaseDirectoryTestCase} pattern).
  */
+@Tag(FaultLogRouting.TAG)
 abstract class SyncBusContract {
     /** Bounds every wait: a broken bus fails the test instead of hanging it. */
     static final long WAIT_SECONDS = 10;
@@ -77,6 +81,26 @@ abstract class SyncBusContract {
         }
         assertEquals(5, bus.lastSequence());
         assertEquals(1, bus.firstSequence());
+    }
+
+    @Test
+    void asynchronousPublishesFromOneThreadAreStoredInCallOrder() throws Exception {
+        SyncBus bus = open(1000);
+        List<java.util.concurrent.CompletableFuture<Long>> acks = new ArrayList<>();
+        for (int i = 1; i <= 300; i++) {
+            acks.add(bus.publishAsync(text("m" + i)));
+        }
+        for (int i = 1; i <= 300; i++) {
+            assertEquals(i, acks.get(i - 1).get(WAIT_SECONDS, TimeUnit.SECONDS));
+        }
+        LinkedBlockingQueue<Delivery> got = new LinkedBlockingQueue<>();
+        try (SyncBus.Subscription ignored = sameStream(bus).subscribe(1, (s, p) -> got.add(new Delivery(s, p)))) {
+            for (int i = 1; i <= 300; i++) {
+                assertEquals("m" + i, next(got).text());
+            }
+        }
+        assertTrue(bus.maxMessageBytes() > 0 && bus.maxMessageBytes() <= WireFormat.MAX_MESSAGE_BYTES);
+        assertEquals(bus.streamIdentity(), sameStream(bus).streamIdentity(), "one stream, one identity");
     }
 
     @Test

@@ -87,8 +87,8 @@ public final class DiskDirectoryLock implements AutoCloseable {
     /**
      * Takes ownership of {@code directory} (made if missing) and deletes the extents a dead owner left there.
      *
-     * @throws IllegalStateException if another cache, in this JVM or another process, holds the
-     *                               directory; the message names the directory and the holder
+     * @throws DirectoryHeldException if another cache, in this JVM or another process, holds the
+     *                                directory; the message names the directory and the holder
      * @throws IOException           if the directory or its lock file cannot be created, read or locked
      */
     public static DiskDirectoryLock acquire(Path directory) throws IOException {
@@ -179,9 +179,8 @@ public final class DiskDirectoryLock implements AutoCloseable {
                 + " replacing it (is something else creating and deleting it?)");
     }
 
-    private static IllegalStateException refused(Path directory, String holder) {
-        return new IllegalStateException("disk directory " + directory + " is in use by another kvtier cache ("
-                + holder + "); close that cache first, or configure another disk directory for this one");
+    private static DirectoryHeldException refused(Path directory, String holder) {
+        return new DirectoryHeldException(directory.toString(), holder);
     }
 
     /** The holder as a phrase, from the lock file's content (which may be empty while its owner is writing it). */

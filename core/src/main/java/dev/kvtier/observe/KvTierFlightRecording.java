@@ -59,8 +59,12 @@ public final class KvTierFlightRecording {
      * when stopped or closed; the caller owns it.
      *
      * @throws IOException if {@code destination} cannot be written
+     * @throws IllegalArgumentException if {@code destination} is null
      */
     public static Recording start(Path destination) throws IOException {
+        if (destination == null) {
+            throw new IllegalArgumentException("destination must not be null");
+        }
         Recording recording = new Recording(configuration());
         try {
             recording.setName("kvtier");

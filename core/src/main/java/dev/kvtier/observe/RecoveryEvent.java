@@ -36,6 +36,10 @@ public final class RecoveryEvent extends Event {
     @Label("Segments Discarded")
     @Description("Records that were torn, corrupted or unreadable: dropped, never served")
     long segmentsDiscarded;
+    @Label("Rollbacks Refused")
+    @Description("Records not served because their pages carry a newer generation: serving them would have rolled"
+            + " a key back to an older version or brought back a removed key (counted in Segments Discarded too)")
+    long rollbacksRefused;
     @Label("Recovery Duration")
     @Timespan(Timespan.NANOSECONDS)
     long recoveryDuration;
@@ -49,11 +53,12 @@ public final class RecoveryEvent extends Event {
      * @param directory         the persisted directory
      * @param segmentsFound     segments registered again
      * @param bytesFound        their bytes
-     * @param segmentsDiscarded records dropped (torn, corrupted, unreadable)
+     * @param segmentsDiscarded records dropped (torn, corrupted, unreadable, superseded, ...)
+     * @param rollbacksRefused  of those, records superseded by a newer generation of their pages
      * @param took              how long the recovery took
      */
     public static void emit(String directory, long segmentsFound, long bytesFound, long segmentsDiscarded,
-                            Duration took) {
+                            long rollbacksRefused, Duration took) {
         if (!FlightEvents.COMPILED_IN || !TYPE.isEnabled()) {
             return;
         }
@@ -63,6 +68,7 @@ public final class RecoveryEvent extends Event {
             event.segmentsFound = segmentsFound;
             event.bytesFound = bytesFound;
             event.segmentsDiscarded = segmentsDiscarded;
+            event.rollbacksRefused = rollbacksRefused;
             event.recoveryDuration = took.toNanos();
             event.commit();
         }

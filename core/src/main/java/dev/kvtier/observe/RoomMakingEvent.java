@@ -11,8 +11,8 @@ import jdk.jfr.Name;
 import jdk.jfr.StackTrace;
 
 /**
- * JFR event {@code dev.kvtier.RoomMaking}: one round of making room on a full GPU or CPU tier by
- * demoting the policy's candidates. Its duration covers choosing, booking and moving the victims
+ * JFR event {@code dev.kvtier.RoomMaking}: one round of making room on a full tier by demoting the
+ * policy's candidates (evicting them, on a bounded DISK tier). Its duration covers choosing, booking and moving the victims
  * (and any room made for them further down, which is a nested event of its own). Only rounds that
  * had to demote are recorded; a tier that already had room records nothing.
  *
@@ -30,10 +30,14 @@ public final class RoomMakingEvent extends Event {
 
     @Label("Tier")
     String tier;
-    @Label("Bytes Needed")
-    @Description("The free bytes the tier had to reach")
+    @Label("Free Bytes Needed")
+    @Description("The free bytes the tier had to reach: what was free before plus what the round freed must reach it")
     @DataAmount
     long bytesNeeded;
+    @Label("Free Bytes Before")
+    @Description("The bytes the tier had free when the round began (fewer than needed, or there would be no round)")
+    @DataAmount
+    long bytesFreeBefore;
     @Label("Bytes Freed")
     @Description("How many bytes more were free at the end than at the start")
     @DataAmount
@@ -41,9 +45,10 @@ public final class RoomMakingEvent extends Event {
     @Label("Victims")
     @Description("Segments booked for demotion (a victim whose copy failed is rolled back and still counted)")
     int victims;
-    @Label("Enough")
-    @Description("Whether the tier had the bytes needed free at the end")
-    boolean enough;
+    @Label("Need Met")
+    @Description("Whether the tier had Free Bytes Needed free at the end: Free Bytes Before plus Bytes Freed, so it"
+            + " can be true with Bytes Freed below Free Bytes Needed (the rest was free already)")
+    boolean needMet;
 
     private RoomMakingEvent() {
     }
@@ -59,8 +64,8 @@ public final class RoomMakingEvent extends Event {
     }
 
     /** Ends and commits {@code event} (null: not recording, nothing happens). */
-    public static void finish(RoomMakingEvent event, Tier tier, long bytesNeeded, long bytesFreed, int victims,
-                              boolean enough) {
+    public static void finish(RoomMakingEvent event, Tier tier, long bytesNeeded, long bytesFreeBefore, long bytesFreed,
+                              int victims, boolean needMet) {
         if (event == null) {
             return;
         }
@@ -68,9 +73,10 @@ public final class RoomMakingEvent extends Event {
         if (event.shouldCommit()) {
             event.tier = tier.name();
             event.bytesNeeded = bytesNeeded;
+            event.bytesFreeBefore = bytesFreeBefore;
             event.bytesFreed = bytesFreed;
             event.victims = victims;
-            event.enough = enough;
+            event.needMet = needMet;
             event.commit();
         }
     }

@@ -8,7 +8,9 @@ import dev.kvtier.concurrent.KvTierThreads;
 import dev.kvtier.exec.MappedFileChunkAllocator;
 
 import java.io.IOException;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.ClosedChannelException;
@@ -36,8 +38,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * The journal of one persistent DISK directory: {@link #open} recovers what it describes (compacting
  * it), then {@link #put} and {@link #remove} append a record for each DISK residency that begins or
- * ends, synced as the {@link FsyncPolicy} says. The format and the recovery algorithm are in the
- * package comment.
+ * ends, synced as the {@link FsyncPolicy} says, and keeps the generations file (which record's bytes each
+ * extent page holds) beside it. The format and the recovery algorithm are in the package comment.
  *
  * <p>Failures to write are never the cache's failures: the segment stays cached, only not persisted
  * (logged at WARNING, counted by {@link #writeFailures()}); the next open discards whatever half of a
@@ -48,6 +50,8 @@ public final class DiskJournal implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(DiskJournal.class.getName());
     /** The journal's file name in the disk directory. */
     public static final String FILE = "kvtier.journal";
+    /** Per extent page, the generation of the PUT whose bytes are there (0: none); see the package comment. */
+    public static final String GENERATIONS = "kvtier.generations";
     /** The compacted journal while it is written; renamed over {@link #FILE} when complete. */
     static final String COMPACTING = "kvtier.journal.compacting";
     /**
@@ -59,10 +63,13 @@ public final class DiskJournal implements AutoCloseable {
     private static final int BATCHES_BEHIND = 4;
     /** Highest extent slot a record may name (more than 10^6 extents is corruption, not a cache). */
     private static final int MAX_SLOT = 1 << 20;
+    /** One page's generation in the generations file. */
+    private static final ValueLayout.OfLong STAMP_LAYOUT = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private final Path directory;
     private final DiskPersistence persistence;
     private final ByteBuffer header;
+    private final int pagesPerExtent;
     /** Every live segment's PUT record, in the order written: what compaction writes out. */
     private final LinkedHashMap<String, byte[]> live = new LinkedHashMap<>();
     /** Extent slots written by the unsynced batch ({@link FsyncPolicy#PER_BATCH}): each is fsynced once per batch. */
@@ -71,6 +78,10 @@ public final class DiskJournal implements AutoCloseable {
     private final Map<Integer, FileChannel> extentChannels = new ConcurrentHashMap<>();
     private final ScheduledExecutorService batchSyncer;
     private FileChannel channel;
+    /** The generations file, written in place (positional writes), open as long as the journal. */
+    private FileChannel generations;
+    /** The generation the next PUT gets: above every generation the journal or the generations file holds. */
+    private long nextGeneration = 1;
     private long records;
     private long unsyncedRecords;
     private long oldestUnsyncedNanos;
@@ -79,67 +90,122 @@ public final class DiskJournal implements AutoCloseable {
     private boolean syncerStarted;
     private boolean closed;
 
-    /** What {@link #open} found: the journal to append to, the live segments, the discards. */
+    /**
+     * What {@link #open} found: the journal to append to, the live segments, the discards, and what it repaired
+     * in the journal itself (a damaged header copy, naming the check it failed; a migrated format).
+     */
     public record Opened(DiskJournal journal, List<SegmentRecord> segments, Map<DiscardReason, Long> discarded,
-                         long journalBytes, Optional<String> wipedBecause) { }
+                         long journalBytes, Optional<String> wipedBecause, List<String> repairs) { }
 
-    private DiskJournal(Path directory, DiskPersistence persistence, ByteBuffer header) {
+    private DiskJournal(Path directory, DiskPersistence persistence, ByteBuffer header, int pagesPerExtent) {
         this.directory = directory;
         this.persistence = persistence;
         this.header = header;
+        this.pagesPerExtent = pagesPerExtent;
         this.batchSyncer = persistence.fsyncPolicy() == FsyncPolicy.PER_BATCH
                 ? Executors.newSingleThreadScheduledExecutor(KvTierThreads.factory("journal-sync")) : null;
     }
 
     /**
      * Reads the journal in {@code directory} (the caller holds the directory's lock), checks it was
-     * written under the same namespace and layout, replays it into the live segments, drops those whose
-     * extents are gone, and compacts it when the replay discarded anything or dead records dominate (the
-     * compacted journal is synced, whatever the policy), so appends never follow damage. A directory with
-     * no journal starts one.
+     * written under the same namespace and layout (from either header copy), replays it into the live
+     * segments, drops those whose extents are gone and those whose pages carry another generation than their
+     * record (a rollback refused), and compacts it when the replay discarded or repaired anything or dead
+     * records dominate (the compacted journal is synced, whatever the policy), so appends never follow
+     * damage. A directory with no journal starts one; a journal of format 2 is migrated.
      *
+     * @param progress where a long replay reports how far it got
      * @throws PersistedDirectoryMismatchException when the journal is of another namespace, version,
-     *                                             page size or extent size, or its header is unreadable, and
-     *                                             {@link DiskPersistence#onMismatch()} is REFUSE
+     *                                             page size or extent size, or both its header copies are
+     *                                             damaged, and {@link DiskPersistence#onMismatch()} is REFUSE
      * @throws IOException                         when the journal cannot be read or written
      */
-    public static Opened open(Path directory, DiskPersistence persistence, int pageSize, long extentBytes)
-            throws IOException {
+    public static Opened open(Path directory, DiskPersistence persistence, int pageSize, long extentBytes,
+                              RecoveryProgress progress) throws IOException {
         Files.deleteIfExists(directory.resolve(COMPACTING)); // a compaction that died: the journal is still whole
         DiskJournal journal = new DiskJournal(directory, persistence,
-                JournalFormat.header(persistence.namespace(), pageSize, extentBytes));
+                JournalFormat.header(persistence.namespace(), pageSize, extentBytes), (int) (extentBytes / pageSize));
         try {
             Path file = directory.resolve(FILE);
             byte[] bytes;
             try {
                 bytes = Files.readAllBytes(file);
             } catch (NoSuchFileException fresh) {
+                journal.openGenerations(true); // stamps without a journal name nothing that can be served
                 journal.compact();
-                return new Opened(journal, List.of(), Map.of(), 0, Optional.empty());
+                return new Opened(journal, List.of(), Map.of(), 0, Optional.empty(), List.of());
             }
             ByteBuffer buffer = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
-            String mismatch = mismatch(directory, persistence, pageSize, extentBytes, buffer);
+            Headers headers = Headers.read(buffer);
+            String mismatch = mismatch(directory, persistence, pageSize, extentBytes, headers);
             if (mismatch != null) {
                 wipe(directory);
+                journal.openGenerations(true);
                 journal.compact();
-                return new Opened(journal, List.of(), Map.of(), bytes.length, Optional.of(mismatch));
+                return new Opened(journal, List.of(), Map.of(), bytes.length, Optional.of(mismatch), List.of());
             }
-            Replay replay = new Replay(pageSize, extentBytes);
-            replay.run(buffer, JournalFormat.readHeader(buffer).length());
+            List<String> repairs = new ArrayList<>();
+            if (headers.repair() != null) {
+                repairs.add(headers.repair());
+                LOG.log(System.Logger.Level.WARNING, "journal " + file + ": " + headers.repair());
+            }
+            int version = headers.header().version();
+            journal.openGenerations(false);
+            Replay replay = new Replay(pageSize, extentBytes, version, progress);
+            replay.run(buffer, headers.recordsStart());
             List<SegmentRecord> segments = replay.withExtents(directory, extentBytes);
+            if (version == JournalFormat.MIGRATED_VERSION) {
+                journal.migrate(segments, replay);
+                repairs.add("journal format " + version + " migrated to " + JournalFormat.FORMAT_VERSION + " ("
+                        + segments.size() + " live records given generations)");
+                LOG.log(System.Logger.Level.INFO, "journal " + file + ": " + repairs.getLast());
+            } else {
+                segments = journal.confirmGenerations(segments, replay);
+            }
             for (SegmentRecord segment : segments) {
                 journal.live.put(segment.key(), replay.encoded.get(segment.key()));
             }
             journal.records = replay.records;
-            if (!replay.discarded.isEmpty() || journal.records > 2L * journal.live.size() + COMPACT_SLACK) {
-                journal.compact(); // damage is rewritten away, dead records dropped
+            if (!replay.discarded.isEmpty() || !repairs.isEmpty()
+                    || journal.records > 2L * journal.live.size() + COMPACT_SLACK) {
+                journal.compact(); // damage is rewritten away, dead records dropped, both header copies rewritten
             } else {
                 journal.appendAfter(file, replay.goodEnd); // a clean journal: nothing to write, only a torn tail to cut
             }
-            return new Opened(journal, segments, replay.discarded, bytes.length, Optional.empty());
+            return new Opened(journal, segments, replay.discarded, bytes.length, Optional.empty(), List.copyOf(repairs));
         } catch (IOException | RuntimeException | Error e) {
             journal.closeQuietly(e);
             throw e;
+        }
+    }
+
+    /**
+     * The header as read from its copies: the one to trust and where records start, or why neither can be
+     * trusted; {@code repair} says which copy failed which check when the other was used.
+     */
+    private record Headers(JournalFormat.Header header, int recordsStart, String repair, String unreadable) {
+        static Headers read(ByteBuffer file) {
+            JournalFormat.HeaderCopy first = JournalFormat.readHeader(file, 0);
+            if (first.header() != null && first.header().version() < JournalFormat.FORMAT_VERSION) {
+                return new Headers(first.header(), first.header().length(), null, null); // one copy before format 3
+            }
+            JournalFormat.HeaderCopy second = JournalFormat.readHeader(file, JournalFormat.HEADER_SLOT);
+            boolean secondUsable = second.header() != null && second.header().version() >= JournalFormat.FORMAT_VERSION;
+            if (first.header() != null) {
+                String repair = secondUsable && second.header().equals(first.header()) ? null
+                        : secondUsable ? "header copy 2 differed from copy 1 (" + second.header() + "); copy 1 used,"
+                        + " both rewritten"
+                        : "header copy 2 failed its " + (second.header() == null ? second.failedCheck()
+                        : "version (" + second.header().version() + ")") + " check; copy 1 used, both rewritten";
+                return new Headers(first.header(), JournalFormat.RECORDS_START, repair, null);
+            }
+            if (secondUsable) {
+                return new Headers(second.header(), JournalFormat.RECORDS_START, "header copy 1 failed its "
+                        + first.failedCheck() + " check; copy 2 used, both rewritten", null);
+            }
+            return new Headers(null, 0, null, "header copy 1 failed its " + first.failedCheck() + " check, copy 2 its "
+                    + (second.header() == null ? second.failedCheck() : "version (" + second.header().version() + ")")
+                    + " check");
         }
     }
 
@@ -148,13 +214,13 @@ public final class DiskJournal implements AutoCloseable {
      * {@code REFUSE} a difference is thrown instead.
      */
     private static String mismatch(Path directory, DiskPersistence persistence, int pageSize, long extentBytes,
-                                   ByteBuffer file) {
-        JournalFormat.Header found = JournalFormat.readHeader(file);
+                                   Headers headers) {
+        JournalFormat.Header found = headers.header();
         String[] difference;
         if (found == null) {
             difference = new String[] {"header", "kvtier journal format " + JournalFormat.FORMAT_VERSION,
-                    "unreadable (" + file.limit() + " bytes, not a whole kvtier journal header)"};
-        } else if (found.version() != JournalFormat.FORMAT_VERSION) {
+                    "unreadable (" + headers.unreadable() + ")"};
+        } else if (found.version() != JournalFormat.FORMAT_VERSION && found.version() != JournalFormat.MIGRATED_VERSION) {
             difference = new String[] {"format version", "" + JournalFormat.FORMAT_VERSION, "" + found.version()};
         } else if (!found.namespace().equals(persistence.namespace())) {
             difference = new String[] {"namespace", persistence.namespace(), found.namespace()};
@@ -174,9 +240,84 @@ public final class DiskJournal implements AutoCloseable {
         return difference[0] + " was \"" + difference[2] + "\", not \"" + difference[1] + "\"";
     }
 
-    /** Deletes the journal and every persistent extent in {@code directory}. */
+    /** Opens the generations file, made empty first when {@code fresh} (a new or wiped journal). */
+    private void openGenerations(boolean fresh) throws IOException {
+        generations = FileChannel.open(directory.resolve(GENERATIONS), StandardOpenOption.CREATE, StandardOpenOption.READ,
+                StandardOpenOption.WRITE);
+        if (fresh) {
+            generations.truncate(0);
+        }
+    }
+
+    /**
+     * The live segments whose every page carries their record's generation; the others are counted
+     * {@code SUPERSEDED}: a later removal, rewrite or reuse of their pages stamped them and its record was lost
+     * from the journal, so serving them would roll a key back. Also sets the next generation above every one
+     * seen.
+     */
+    private List<SegmentRecord> confirmGenerations(List<SegmentRecord> segments, Replay replay) throws IOException {
+        long highest = replay.highestGeneration;
+        List<SegmentRecord> confirmed = new ArrayList<>(segments.size());
+        long size = generations.size();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment stamps = size == 0 ? MemorySegment.NULL
+                    : generations.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
+            for (SegmentRecord r : segments) {
+                long generation = JournalFormat.generationOf(replay.encoded.get(r.key()));
+                boolean current = true;
+                for (int i = 0; i < r.runCount(); i++) {
+                    long at = JournalFormat.stampOffset(r.runChunk()[i], r.runFirstPage()[i], pagesPerExtent);
+                    for (int p = 0; p < r.runPageCount()[i]; p++, at += JournalFormat.STAMP) {
+                        long stamp = at + JournalFormat.STAMP <= size ? stamps.get(STAMP_LAYOUT, at) : 0;
+                        highest = Math.max(highest, stamp);
+                        current &= stamp == generation;
+                    }
+                }
+                if (current) {
+                    confirmed.add(r);
+                } else {
+                    replay.count(DiscardReason.SUPERSEDED);
+                }
+            }
+        }
+        nextGeneration = highest + 1;
+        return confirmed;
+    }
+
+    /**
+     * Gives each live segment of a format-2 journal a generation and stamps its pages with it, synced before
+     * the compaction that follows writes them in format 3 (a record never durable without its stamps).
+     */
+    private void migrate(List<SegmentRecord> segments, Replay replay) throws IOException {
+        generations.truncate(0);
+        for (SegmentRecord r : segments) {
+            long generation = nextGeneration++;
+            byte[] put = JournalFormat.put(r, generation);
+            stamp(put, generation);
+            replay.encoded.put(r.key(), put);
+        }
+        generations.force(false);
+    }
+
+    /** Writes {@code generation} (0: free) into the generations file for every page of a PUT record. */
+    private void stamp(byte[] put, long generation) throws IOException {
+        JournalFormat.forEachRun(put, (slot, firstPage, pageCount) -> {
+            ByteBuffer stamps = ByteBuffer.allocate(pageCount * JournalFormat.STAMP).order(ByteOrder.LITTLE_ENDIAN);
+            for (int i = 0; i < pageCount; i++) {
+                stamps.putLong(generation);
+            }
+            stamps.flip();
+            long at = JournalFormat.stampOffset(slot, firstPage, pagesPerExtent);
+            while (stamps.hasRemaining()) {
+                at += generations.write(stamps, at);
+            }
+        });
+    }
+
+    /** Deletes the journal, the generations file and every persistent extent in {@code directory}. */
     private static void wipe(Path directory) throws IOException {
         Files.deleteIfExists(directory.resolve(FILE));
+        Files.deleteIfExists(directory.resolve(GENERATIONS));
         try (DirectoryStream<Path> extents = Files.newDirectoryStream(directory,
                 MappedFileChunkAllocator.PERSISTENT_PREFIX + "*.extent")) {
             for (Path extent : extents) {
@@ -195,20 +336,26 @@ public final class DiskJournal implements AutoCloseable {
         final Map<Integer, String[]> owners = new HashMap<>();
         final int pagesPerExtent;
         final long pageSize;
+        final int version;
+        final RecoveryProgress progress;
         /** Whole records read. */
         long records;
+        /** The highest generation of any PUT read, live or not. */
+        long highestGeneration;
         /** Where the last whole record ends: what a torn tail is cut back to. */
         int goodEnd;
 
-        Replay(long pageSize, long extentBytes) {
+        Replay(long pageSize, long extentBytes, int version, RecoveryProgress progress) {
             this.pageSize = pageSize;
             this.pagesPerExtent = (int) (extentBytes / pageSize);
+            this.version = version;
+            this.progress = progress;
         }
 
         void run(ByteBuffer file, int offset) {
             goodEnd = offset;
             while (offset < file.limit()) {
-                JournalFormat.Decoded record = JournalFormat.readRecord(file, offset);
+                JournalFormat.Decoded record = JournalFormat.readRecord(file, offset, version);
                 if (record == null) {
                     int next = nextRecord(file, offset + 1);
                     count(next < 0 ? DiscardReason.TORN_RECORD : DiscardReason.CORRUPT_RECORD);
@@ -222,6 +369,8 @@ public final class DiskJournal implements AutoCloseable {
                 offset += record.length();
                 goodEnd = offset;
                 records++;
+                progress.step("journal records read", records, -1);
+                highestGeneration = Math.max(highestGeneration, record.generation());
                 forget(record.key());
                 if (record.segment() != null) {
                     if (fits(record.segment())) {
@@ -235,9 +384,9 @@ public final class DiskJournal implements AutoCloseable {
         }
 
         /** Where the next whole, intact record starts at or after {@code from}; -1 if none does. */
-        private static int nextRecord(ByteBuffer file, int from) {
+        private int nextRecord(ByteBuffer file, int from) {
             for (int at = from; at <= file.limit() - JournalFormat.RECORD_HEADER; at++) {
-                if (file.getInt(at) == JournalFormat.RECORD_MAGIC && JournalFormat.readRecord(file, at) != null) {
+                if (file.getInt(at) == JournalFormat.RECORD_MAGIC && JournalFormat.readRecord(file, at, version) != null) {
                     return at;
                 }
             }
@@ -323,12 +472,13 @@ public final class DiskJournal implements AutoCloseable {
 
     /**
      * Records that segment {@code record.key()} now lives on DISK in the pages named, whose bytes are
-     * {@code data} (mapped runs): under {@link FsyncPolicy#PER_SEGMENT} the bytes are synced first, then the
-     * record is written and synced, before this returns; under {@link FsyncPolicy#PER_BATCH} they join
-     * the batch. A record for the same key replaces the older one.
+     * {@code data} (mapped runs), under a new generation stamped on those pages first: under
+     * {@link FsyncPolicy#PER_SEGMENT} the bytes are synced first, then the stamps and the record are written and
+     * synced, before this returns; under {@link FsyncPolicy#PER_BATCH} they join the batch. A record for the same
+     * key replaces the older one. A record that cannot be written (a key or run list beyond what a record holds,
+     * an I/O error) is a write failure: the segment stays cached, not persisted.
      */
     public void put(SegmentRecord record, List<MemorySegment> data) {
-        byte[] bytes = JournalFormat.put(record);
         FsyncPolicy policy = persistence.fsyncPolicy();
         try {
             if (policy == FsyncPolicy.PER_SEGMENT) {
@@ -344,7 +494,11 @@ public final class DiskJournal implements AutoCloseable {
             if (closed) {
                 return;
             }
+            long generation = nextGeneration++;
+            byte[] bytes;
             try {
+                bytes = JournalFormat.put(record, generation);
+                stamp(bytes, generation); // the pages name their owner before the record claims them
                 append(bytes);
             } catch (IOException | RuntimeException e) {
                 failed("record segment \"" + record.key() + "\"", e);
@@ -353,20 +507,13 @@ public final class DiskJournal implements AutoCloseable {
             live.put(record.key(), bytes);
             try {
                 if (policy == FsyncPolicy.PER_SEGMENT) {
+                    generations.force(false);
                     channel.force(false);
                 } else if (policy == FsyncPolicy.PER_BATCH) {
-                    if (unsyncedRecords == 0) {
-                        oldestUnsyncedNanos = System.nanoTime();
-                    }
                     for (int slot : record.runChunk()) {
                         unsyncedExtents.add(slot);
                     }
-                    unsyncedRecords++;
-                    if (unsyncedRecords >= BATCHES_BEHIND * persistence.batchRecords()) {
-                        syncBatch(); // the syncer fell behind: this put waits for it (backpressure)
-                    } else if (unsyncedRecords % persistence.batchRecords() == 0) {
-                        batchSyncer.execute(this::syncNow); // a full batch: synced in the background
-                    }
+                    joinBatch();
                 }
                 compactIfDue();
             } catch (IOException | RuntimeException e) {
@@ -376,19 +523,46 @@ public final class DiskJournal implements AutoCloseable {
     }
 
     /**
-     * Records that segment {@code key} no longer lives on DISK; does nothing when the journal holds no
-     * record of it. Call before its pages can be reused. Not synced by itself (a lost removal only brings
-     * back bytes that still match their checksum, or loses to the record that reused the pages).
+     * Records that segment {@code key} no longer lives on DISK, and marks its pages free in the generations
+     * file; does nothing when the journal holds no record of it. Call before its pages can be reused. Synced
+     * as a put is: before this returns under {@link FsyncPolicy#PER_SEGMENT}, with the batch under
+     * {@link FsyncPolicy#PER_BATCH}. Should the REMOVE still be lost (a damaged journal, or a power loss
+     * before it was synced), the free pages outvote the record that survived it: recovery refuses it.
      */
     public synchronized void remove(String key) {
-        if (closed || live.remove(key) == null) {
+        if (closed) {
+            return;
+        }
+        byte[] put = live.remove(key);
+        if (put == null) {
             return;
         }
         try {
             append(JournalFormat.remove(key));
+            stamp(put, 0);
+            FsyncPolicy policy = persistence.fsyncPolicy();
+            if (policy == FsyncPolicy.PER_SEGMENT) {
+                generations.force(false);
+                channel.force(false);
+            } else if (policy == FsyncPolicy.PER_BATCH) {
+                joinBatch();
+            }
             compactIfDue();
         } catch (IOException | RuntimeException e) {
             failed("record the removal of segment \"" + key + "\"", e);
+        }
+    }
+
+    /** {@link FsyncPolicy#PER_BATCH}: one more record in the unsynced batch, which is synced when due. */
+    private void joinBatch() throws IOException {
+        if (unsyncedRecords == 0) {
+            oldestUnsyncedNanos = System.nanoTime();
+        }
+        unsyncedRecords++;
+        if (unsyncedRecords >= BATCHES_BEHIND * persistence.batchRecords()) {
+            syncBatch(); // the syncer fell behind: this call waits for it (backpressure)
+        } else if (unsyncedRecords % persistence.batchRecords() == 0) {
+            batchSyncer.execute(this::syncNow); // a full batch: synced in the background
         }
     }
 
@@ -401,8 +575,8 @@ public final class DiskJournal implements AutoCloseable {
     }
 
     /**
-     * Syncs the batch, here and now (with the lock held): the extents written since the last sync, then
-     * the journal.
+     * Syncs the batch, here and now (with the lock held): the extents written since the last sync, the
+     * generations file, then the journal.
      */
     private void syncBatch() throws IOException {
         if (unsyncedRecords == 0) {
@@ -412,6 +586,7 @@ public final class DiskJournal implements AutoCloseable {
         unsyncedExtents = new HashSet<>();
         unsyncedRecords = 0;
         syncExtents(extents);
+        generations.force(false);
         channel.force(false);
     }
 
@@ -450,6 +625,7 @@ public final class DiskJournal implements AutoCloseable {
         }
         try {
             syncExtents(extents);
+            generations.force(false);
             journal.force(false);
         } catch (ClosedChannelException compactedOrClosed) {
             // compaction synced the journal it wrote; close() syncs what is pending itself
@@ -483,6 +659,7 @@ public final class DiskJournal implements AutoCloseable {
         if (channel != null) {
             syncBatch(); // the records rewritten must not reach the disk before their bytes
         }
+        generations.force(false); // nor before the generations they name
         Path compacting = directory.resolve(COMPACTING);
         try (FileChannel out = FileChannel.open(compacting, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
                 StandardOpenOption.WRITE)) {
@@ -589,6 +766,13 @@ public final class DiskJournal implements AutoCloseable {
                 } catch (IOException e) {
                     failed("close an extent", e);
                 }
+            }
+            try {
+                if (generations != null) {
+                    generations.close();
+                }
+            } catch (IOException e) {
+                failed("close the generations file", e);
             }
         }
     }

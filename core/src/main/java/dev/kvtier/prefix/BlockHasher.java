@@ -97,18 +97,23 @@ public final class BlockHasher {
 
     /** The hash of a block holding all of {@code tokens} whose parent is {@code parent}. */
     public BlockHash hash(BlockHash parent, int... tokens) {
-        return hash(parent, tokens, 0, tokens.length);
+        return hash(parent, tokens, 0, tokens == null ? 0 : tokens.length);
     }
 
     /**
      * The hash of a block holding {@code tokens[from .. to)} whose parent is {@code parent}
      * ({@link BlockHash#ROOT} for a chain's first block).
      *
-     * @throws NullPointerException      when {@code parent} or {@code tokens} is null
+     * @throws IllegalArgumentException  when {@code parent} or {@code tokens} is null
      * @throws IndexOutOfBoundsException when {@code [from, to)} is not within {@code tokens}
      */
     public BlockHash hash(BlockHash parent, int[] tokens, int from, int to) {
-        Objects.requireNonNull(parent, "parent (use BlockHash.ROOT for a chain's first block)");
+        if (parent == null) {
+            throw new IllegalArgumentException("parent must not be null (use BlockHash.ROOT for a chain's first block)");
+        }
+        if (tokens == null) {
+            throw new IllegalArgumentException("tokens must not be null");
+        }
         Objects.checkFromToIndex(from, to, tokens.length);
         int n = to - from;
         int size = BlockHash.BYTES + 4 + 4 * n;
@@ -142,9 +147,16 @@ public final class BlockHasher {
      * As {@link #chain(int[], int)}, continuing a chain: the first block's parent is {@code parent}
      * (the hash of the block just before {@code tokens[0]}).
      *
-     * @throws IllegalArgumentException naming the value when {@code tokensPerBlock < 1}
+     * @throws IllegalArgumentException naming the value when {@code tokensPerBlock < 1}, or the argument when
+     *                                  {@code parent} or {@code tokens} is null
      */
     public List<BlockHash> chain(BlockHash parent, int[] tokens, int tokensPerBlock) {
+        if (parent == null) {
+            throw new IllegalArgumentException("parent must not be null (use BlockHash.ROOT for a chain's first block)");
+        }
+        if (tokens == null) {
+            throw new IllegalArgumentException("tokens must not be null");
+        }
         if (tokensPerBlock < 1) {
             throw new IllegalArgumentException("tokensPerBlock must be at least 1, got " + tokensPerBlock);
         }

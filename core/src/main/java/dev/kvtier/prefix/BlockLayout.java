@@ -1,7 +1,5 @@
 package dev.kvtier.prefix;
 
-import java.util.Objects;
-
 /**
  * The geometry of a KV block as the runtime lays it out: how many tokens a block holds, how many bytes, and
  * optionally where each layer's K and V regions lie inside those bytes (what lets a restore complete layer by
@@ -20,10 +18,16 @@ import java.util.Objects;
  *
  * @param tokensPerBlock tokens in a block, {@code >= 1}
  * @param bytesPerBlock  bytes of a block, {@code >= 1}
- * @param layers         layers of the per-layer layout, or 0 when none is declared
+ * @param layers         layers of the per-layer layout, 0 to {@value #MAX_LAYERS}; 0 when none is declared
  * @param order          how layers lie in a block; null exactly when {@code layers} is 0
  */
 public record BlockLayout(int tokensPerBlock, long bytesPerBlock, int layers, LayerOrder order) {
+
+    /**
+     * The most layers a layout may declare: far above any model (the deepest have a few hundred), and low enough
+     * that a view's per-layer tables (two small arrays per layer) stay small.
+     */
+    public static final int MAX_LAYERS = 4096;
 
     /** Where the K and V regions of each layer lie in a block (see the class comment). */
     public enum LayerOrder {
@@ -35,8 +39,8 @@ public record BlockLayout(int tokensPerBlock, long bytesPerBlock, int layers, La
 
     /**
      * @throws IllegalArgumentException naming the value when a count is out of range, {@code order} does not
-     *                                  match {@code layers}, or {@code bytesPerBlock} is not {@code 2 * layers}
-     *                                  equal regions
+     *                                  match {@code layers}, {@code layers} is above {@link #MAX_LAYERS}, or
+     *                                  {@code bytesPerBlock} is not {@code 2 * layers} equal regions
      */
     public BlockLayout {
         if (tokensPerBlock < 1) {
@@ -45,8 +49,8 @@ public record BlockLayout(int tokensPerBlock, long bytesPerBlock, int layers, La
         if (bytesPerBlock < 1) {
             throw new IllegalArgumentException("bytesPerBlock must be >= 1, was " + bytesPerBlock);
         }
-        if (layers < 0) {
-            throw new IllegalArgumentException("layers must be >= 0, was " + layers);
+        if (layers < 0 || layers > MAX_LAYERS) {
+            throw new IllegalArgumentException("layers must be in [0, " + MAX_LAYERS + "], was " + layers);
         }
         if ((layers == 0) != (order == null)) {
             throw new IllegalArgumentException("order must be given exactly when layers > 0, was layers=" + layers
@@ -63,13 +67,26 @@ public record BlockLayout(int tokensPerBlock, long bytesPerBlock, int layers, La
         return new BlockLayout(tokensPerBlock, bytesPerBlock, 0, null);
     }
 
-    /** Blocks of {@code layers} layers, each a K and a V region of {@code regionBytes}, laid out in {@code order}. */
+    /**
+     * Blocks of {@code layers} layers, each a K and a V region of {@code regionBytes}, laid out in {@code order}.
+     *
+     * @throws IllegalArgumentException naming the value when {@code layers} is not in [1, {@link #MAX_LAYERS}],
+     *                                  {@code regionBytes} is below 1, the block's size overflows a long, or
+     *                                  {@code order} is null
+     */
     public static BlockLayout layered(int tokensPerBlock, int layers, long regionBytes, LayerOrder order) {
-        if (layers < 1 || regionBytes < 1) {
-            throw new IllegalArgumentException("layers and regionBytes must be >= 1, were " + layers + " and " + regionBytes);
+        if (layers < 1 || layers > MAX_LAYERS || regionBytes < 1) {
+            throw new IllegalArgumentException("layers must be in [1, " + MAX_LAYERS + "] and regionBytes >= 1, were "
+                    + layers + " and " + regionBytes);
         }
-        return new BlockLayout(tokensPerBlock, Math.multiplyExact(2L * layers, regionBytes), layers,
-                Objects.requireNonNull(order, "order"));
+        if (order == null) {
+            throw new IllegalArgumentException("order must not be null");
+        }
+        if (regionBytes > Long.MAX_VALUE / (2L * layers)) {
+            throw new IllegalArgumentException("2 x " + layers + " layers x " + regionBytes
+                    + " bytes per region overflows a block's size");
+        }
+        return new BlockLayout(tokensPerBlock, 2L * layers * regionBytes, layers, order);
     }
 
     /** Whether a per-layer layout was declared. */

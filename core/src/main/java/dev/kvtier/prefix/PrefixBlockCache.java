@@ -2,6 +2,7 @@ package dev.kvtier.prefix;
 
 import dev.kvtier.ResidentSegment;
 import dev.kvtier.store.Tier;
+import dev.kvtier.tiering.BlockGeometry;
 import dev.kvtier.tiering.BlockKeys;
 import dev.kvtier.tiering.EngineViews;
 import dev.kvtier.tiering.OperationGate;
@@ -34,11 +35,21 @@ import java.util.function.Supplier;
  *       of a tier while a child of it has its bytes on that tier or a faster one (chains leave a tier tail
  *       first); a new block is placed on the tier asked for or its parent's tier, whichever is slower; and so
  *       a child is never on a faster tier than its parent, and no parent leaves the cache while a child of it
- *       stays (eviction never removes from DISK; {@link #removeBlock} refuses a block with children). This
- *       holds however the policy ranks blocks: its candidates are filtered, not reordered.</li>
+ *       stays (eviction never removes from DISK; {@link #removeBlock}, and {@code KvTierCache.remove} given a
+ *       block's key, refuse a block with children; a store never leaves a block without its parent, see
+ *       {@link #storeBlocks}). This holds however the policy ranks blocks: its candidates are filtered, not
+ *       reordered; and the segment API keeps it on blocks' keys too (see {@code KvTierCache.prefixBlocks}).</li>
+ *   <li><b>One layout per cache.</b> Every block remembers its size and tokens; a call of a view of another
+ *       layout meeting it ({@link #lookupPrefix}, the restores, {@link #readBlock}, {@link #storeBlocks}) throws
+ *       {@link IllegalArgumentException} naming both, having moved and copied nothing.</li>
+ *   <li><b>No caller code under the cache's locks.</b> The futures of {@link #ensurePrefixResidentByLayer} are
+ *       completed after the restore left the blocks' locks (its layers on a kvtier thread the restore never waits
+ *       for): a dependent may restore, pin, remove or read the same blocks, or close the cache. Cancelling or timing
+ *       out {@link PrefixRestore#pinned()} releases the restore's pins.</li>
  *   <li><b>Never a wrong byte, bounded waits, errors</b>: as {@code KvTierCache} (the same exceptions:
  *       {@code TierFullException} when no room can be made for the whole prefix, {@code TransferFailedException},
  *       {@code SegmentCorruptedException}; {@link IllegalArgumentException} naming a bad argument;
+ *       {@code ParentNotCachedException} when the block a store continues is gone;
  *       {@link IllegalStateException} after the cache was closed).</li>
  * </ul>
  *
@@ -61,6 +72,8 @@ public final class PrefixBlockCache {
     private final TieringEngine engine;
     private final OperationGate gate;
     private final BlockLayout layout;
+    /** The layout as the chain calls check the blocks they find against it. */
+    private final BlockGeometry geometry;
     private final long[][] layerOffsets;
     private final long[][] layerLengths;
 
@@ -68,6 +81,7 @@ public final class PrefixBlockCache {
         this.engine = engine;
         this.gate = engine.gate();
         this.layout = layout;
+        this.geometry = new BlockGeometry(layout.bytesPerBlock(), layout.tokensPerBlock(), layout.toString());
         this.layerOffsets = new long[layout.layers()][];
         this.layerLengths = new long[layout.layers()][];
         for (int l = 0; l < layout.layers(); l++) {
@@ -101,11 +115,12 @@ public final class PrefixBlockCache {
      * How many leading blocks of {@code hashes} are cached, and on which tier each is, now. Takes no lock and
      * moves nothing; counts no access.
      *
-     * @throws IllegalArgumentException if {@code hashes} or one of them is null
+     * @throws IllegalArgumentException if {@code hashes} or one of them is null, or a block of that prefix was stored
+     *                                  through a view of another block size (naming it and both layouts)
      */
     public PrefixLookup lookupPrefix(List<BlockHash> hashes) {
         Words words = words(hashes);
-        return entered(() -> new PrefixLookup(engine.lookupChain(words.high, words.low)));
+        return entered(() -> new PrefixLookup(engine.lookupChain(words.high, words.low, geometry)));
     }
 
     /**
@@ -115,8 +130,10 @@ public final class PrefixBlockCache {
      * all or nothing. Close the pin when the bytes have been used.
      *
      * @return the pin; empty ({@link PrefixPin#size()} 0) when the first block is not cached
-     * @throws IllegalArgumentException  if an argument or hash is null
-     * @throws dev.kvtier.TierFullException        if no room could be made for the whole prefix
+     * @throws IllegalArgumentException  if an argument or hash is null, or a block of the prefix was stored through a
+     *                                   view of another block size (naming it and both layouts; nothing moved)
+     * @throws dev.kvtier.TierFullException        if no room could be made for the whole prefix (naming its blocks and
+     *                                             their bytes together)
      * @throws dev.kvtier.SegmentPinnedException   if a block to move is pinned on a slower tier
      * @throws dev.kvtier.TransferFailedException  if a copy failed (every block stays where it was)
      * @throws dev.kvtier.SegmentCorruptedException if a block's DISK bytes are corrupted
@@ -124,16 +141,20 @@ public final class PrefixBlockCache {
     public PrefixPin ensurePrefixResident(List<BlockHash> hashes, Tier tier) {
         Words words = words(hashes);
         requireNonNull(tier, "tier");
-        TieringEngine.PinnedChain chain = entered(() -> engine.pinChain(words.high, words.low, tier));
+        TieringEngine.PinnedChain chain = entered(() -> engine.pinChain(words.high, words.low, tier, geometry));
         return new PrefixPin(blocks(hashes, chain.segments()), chain.unpin());
     }
 
     /**
      * {@link #ensurePrefixResident} without blocking, completing layer by layer: the blocks that move are
      * copied one batched transfer per layer (the regions of that layer in every block), layer 0 first; see
-     * {@link PrefixRestore}. The work runs on a kvtier thread.
+     * {@link PrefixRestore}. The work runs on a kvtier thread; the futures are completed on another kvtier thread,
+     * never under the restore's locks or inside the cache's operation (a dependent may call the cache, close it
+     * included), and cancelling or timing out {@link PrefixRestore#pinned()} releases the pins.
      *
-     * @throws IllegalArgumentException if an argument or hash is null
+     * @throws IllegalArgumentException if an argument or hash is null, or a block of the prefix was stored through a
+     *                                  view of another block size (naming it and both layouts; nothing is restored,
+     *                                  never a block copied in part)
      * @throws IllegalStateException    if the layout declares no layers, or after the cache was closed
      */
     public PrefixRestore ensurePrefixResidentByLayer(List<BlockHash> hashes, Tier tier) {
@@ -143,13 +164,29 @@ public final class PrefixBlockCache {
             throw new IllegalStateException("the layout declares no layers: " + layout
                     + " (open the view with BlockLayout.layered to restore layer by layer)");
         }
+        // Checked here too, to refuse at the door; the restore checks again under the blocks' locks.
+        entered(() -> engine.lookupChain(words.high, words.low, geometry));
         TieringEngine.LayeredRestore restore = engine.pinChainLayered(words.high, words.low, tier, layerOffsets, layerLengths);
         List<CompletableFuture<List<ResidentBlock>>> layers = new ArrayList<>(restore.layers().size());
         for (CompletableFuture<List<ResidentSegment>> layer : restore.layers()) {
             layers.add(layer.thenApply(segments -> blocks(hashes, segments)));
         }
-        CompletableFuture<PrefixPin> pinned = restore.pinned()
-                .thenApply(chain -> new PrefixPin(blocks(hashes, chain.segments()), chain.unpin()));
+        CompletableFuture<PrefixPin> pinned = new CompletableFuture<>();
+        restore.pinned().whenComplete((chain, failure) -> {
+            if (failure != null) {
+                pinned.completeExceptionally(failure);
+                return;
+            }
+            PrefixPin pin = null;
+            try {
+                pin = new PrefixPin(blocks(hashes, chain.segments()), chain.unpin());
+            } finally {
+                // Cancelled, timed out or completed by its holder meanwhile: nobody can close this pin but us.
+                if (pin == null || !pinned.complete(pin)) {
+                    chain.unpin().run();
+                }
+            }
+        });
         return new PrefixRestore(layers, pinned);
     }
 
@@ -163,46 +200,70 @@ public final class PrefixBlockCache {
     /**
      * Caches a copy of new blocks: block {@code i} is {@code hashes.get(i)} with the bytes
      * {@code [i * bytesPerBlock, (i + 1) * bytesPerBlock)} of {@code bytes}; its parent is block {@code i - 1},
-     * and the first block's parent is {@code parentHash}. When {@code parentHash} is not a cached block
-     * ({@link BlockHash#ROOT}, a namespace root, or a block no longer cached) the chain starts here. Each block
+     * and the first block's parent is {@code parentHash}: the cached block these continue (the last block
+     * {@link #lookupPrefix} found), or {@link BlockHash#ROOT} to start a chain (also a chain hashed from a
+     * namespace root: the namespace is in its blocks' hashes already). Each block
      * goes to {@code tier}, or to its parent's tier when that is slower (a child is never hotter than its
      * parent), making room there as {@code KvTierCache.put} does; when no room can be made there soon (every
-     * candidate is pinned, or an ancestor of the block itself), it goes to the next slower tier instead. A block already cached is left as it is
-     * (equal hash, equal bytes). Returns when the bytes are in place; {@code bytes} is not referenced afterwards.
+     * candidate is pinned, or an ancestor of the block itself), it goes to the next slower tier instead. A block already
+     * cached is left as it is (equal hash, equal bytes), also when a concurrent call stored it just now (both calls
+     * succeed). Returns when the bytes are in place; {@code bytes} is not referenced afterwards.
+     *
+     * <p><b>A parent gone since the look-up.</b> The check that {@code parentHash} is cached and the store are one
+     * atomic step (the parent is locked and so stays cached until the blocks continuing it are in place). When
+     * {@code parentHash} is not {@link BlockHash#ROOT} and not cached (another call removed it after this caller's
+     * {@link #lookupPrefix}), nothing is stored and {@link dev.kvtier.ParentNotCachedException} names it: the blocks
+     * are never stored as a chain start that no look-up of their chain would reach. Look the prefix up again and
+     * store from its last cached block. A block found cached as a chain start but stored here after a cached parent
+     * (such a misplaced block, left by an older version, say) is replaced by the block in its place (the blocks
+     * continuing it, at positions as misplaced as its own, are dropped with it).
      *
      * @param bytes host memory (native or heap) of exactly {@code hashes.size() * bytesPerBlock} bytes
      * @return how many blocks were new
-     * @throws IllegalArgumentException naming the argument if one is null or {@code bytes} has the wrong size,
-     *                                  or a hash is cached already as the child of another block
+     * @throws IllegalArgumentException naming the argument if one is null or {@code bytes} has the wrong size (naming
+     *                                  both sizes), a hash is cached already as the child of another block, or the
+     *                                  parent or a block cached already was stored through a view of another block
+     *                                  size (naming both layouts)
+     * @throws dev.kvtier.ParentNotCachedException if {@code parentHash} is not {@link BlockHash#ROOT} and not a cached
+     *                                             block (nothing is stored)
      * @throws dev.kvtier.TransferFailedException if a copy failed (blocks before it may be stored, a run of new blocks
      *                                            together being stored whole or not at all; it and those after it are not)
      */
     public int storeBlocks(BlockHash parentHash, List<BlockHash> hashes, MemorySegment bytes, Tier tier) {
-        requireNonNull(parentHash, "parentHash (BlockHash.ROOT or a namespace root for a chain's first block)");
+        requireNonNull(parentHash, "parentHash (BlockHash.ROOT for a chain's first block)");
         Words words = words(hashes);
         requireNonNull(bytes, "bytes");
         requireNonNull(tier, "tier");
-        long expected = (long) hashes.size() * layout.bytesPerBlock();
-        if (bytes.byteSize() != expected) {
-            throw new IllegalArgumentException("bytes must hold " + hashes.size() + " blocks of " + layout.bytesPerBlock()
-                    + " bytes = " + expected + " bytes, was " + bytes.byteSize());
+        long bytesPerBlock = layout.bytesPerBlock();
+        // Divided, not multiplied: blocks x bytesPerBlock may overflow a long, and a wrapped product could pass.
+        if (bytes.byteSize() % bytesPerBlock != 0 || bytes.byteSize() / bytesPerBlock != hashes.size()) {
+            long total = hashes.size() * bytesPerBlock;
+            boolean fits = Math.multiplyHigh(hashes.size(), bytesPerBlock) == 0 && total >= 0;
+            throw new IllegalArgumentException("bytes must hold " + hashes.size() + " blocks of " + bytesPerBlock
+                    + " bytes" + (fits ? " = " + total + " bytes" : " (more than a long counts)") + ", was "
+                    + bytes.byteSize() + " bytes");
         }
-        return entered(() -> engine.storeChain(parentHash.high(), parentHash.low(), words.high, words.low,
-                layout.tokensPerBlock(), bytes, layout.bytesPerBlock(), tier));
+        return entered(() -> engine.storeChain(parentHash.high(), parentHash.low(), words.high, words.low, bytes,
+                geometry, tier));
     }
 
     /**
      * Copies block {@code hash}'s bytes into the start of {@code dst} (host memory), wherever it is; moves
      * nothing and counts no access.
      *
-     * @throws IllegalArgumentException          if an argument is null or {@code dst} is too small
+     * @throws IllegalArgumentException          if an argument is null, {@code dst} is read-only or too small
+     *                                            (nothing is written), or the block was stored through a view of
+     *                                            another block size (naming both layouts)
      * @throws dev.kvtier.SegmentNotFoundException if the block is not cached
      */
     public void readBlock(BlockHash hash, MemorySegment dst) {
         requireNonNull(hash, "hash");
         requireNonNull(dst, "dst");
+        if (dst.isReadOnly()) {
+            throw new IllegalArgumentException("dst must be writable, was read-only: " + dst);
+        }
         entered(() -> {
-            engine.readBlock(hash.high(), hash.low(), dst);
+            engine.readBlock(hash.high(), hash.low(), dst, geometry);
             return null;
         });
     }
@@ -231,7 +292,7 @@ public final class PrefixBlockCache {
         // One bulk copy out of the list, then a loop over a plain array: the loop's shape does not depend on which
         // List class the caller passed (a request's list, a subList of it, List.of), where per-element get calls
         // had C2 hoist profiled checks out of the loop and throw the caller's compiled code away when another class
-        // came ("profile_predicate" traps, JFR jdk.Deoptimization, session 8).
+        // came ("profile_predicate" traps, JFR jdk.Deoptimization).
         Object[] given = hashes.toArray();
         long[] high = new long[given.length];
         long[] low = new long[high.length];

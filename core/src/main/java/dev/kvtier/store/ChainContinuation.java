@@ -25,11 +25,11 @@ import java.util.List;
  * others rank by their walk: log-odds {@code logit(p) - age / G} that the walk's chain is still alive (continued
  * with chance p, and if alive walked again after an exponential gap of mean G, not for {@code age} walks), lowest
  * first. Why depth: the chance that a chain goes on depends on how far it went (a multi-turn conversation's chance
- * to go on falls with its turn: bench/results/session7-policy4.md), and how it depends is learned, not assumed.
+ * to go on falls with its turn), and how it depends is learned, not assumed.
  *
  * <p><b>Naming</b> ({@link #collect}): the tier's chain tails (as S3-FIFO); the walks' tails (a walk's last
  * segment when it arrived in that walk: most likely a partial last block, never asked for again; oldest walk first;
- * without this rule the naming lost 0.07 of the optimum on chat, bench/results/session9-policy5.md); then
+ * without this rule the naming lost 0.07 of the optimum on chat); then
  * repeatedly the next segment of the
  * oldest walk of the depth bucket with the lowest log-odds (a scan of the non-empty buckets, at most
  * {@value #BUCKETS}, in practice about ten); then shared segments; then the segments of the walk in progress; held

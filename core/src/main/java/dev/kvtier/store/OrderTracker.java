@@ -70,7 +70,7 @@ final class OrderTracker implements DemotionPolicy.Tracker {
      * A use the bucket index need not see now (see UsageBucketIndex#usedConcurrently); false for a custom order. Asks
      * the entry itself ({@link SegmentEntry#takesUseInPlace}, the bucket index's own rule) rather than going through
      * the tier's index: the index array, the index and its tier were a chain of dependent loads that was about a
-     * quarter of a touch by key at 10^3 segments (bench/results/session9-storeops.md).
+     * quarter of a touch by key at 10^3 segments.
      */
     @Override
     public boolean usedConcurrently(DemotionPolicy.Segment segment, Tier tier) {

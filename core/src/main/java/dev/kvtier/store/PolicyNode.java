@@ -3,7 +3,7 @@ package dev.kvtier.store;
 /**
  * A built-in tracker's record of one segment, linked into one of its per-tier queues: the part of
  * the store's {@link SegmentEntry} (which extends it) that belongs to the store's tracker when that
- * is {@link S3FifoPolicy} or {@link WTinyLfuPolicy}. Not thread-safe: used under the store's lock.
+ * is {@link S3FifoPolicy}, {@link WTinyLfuPolicy}, {@link LruKPolicy} or {@link ArcPolicy}. Not thread-safe: used under the store's lock.
  *
  * <p>Why inside the entry rather than a separate node in {@link DemotionPolicy.Segment#policyNode}:
  * one object fewer per segment, and a touch then changes one object instead of chasing a pointer
@@ -21,6 +21,14 @@ abstract class PolicyNode extends LinkedFifo.Link<PolicyNode, PolicyNode.Queue> 
     boolean fromWindow;
     /** S3-FIFO: held on its tier by the caller ({@link DemotionPolicy.Tracker#held}): kept in place, not named. */
     boolean held;
+    /**
+     * LRU-2 ({@link LruKPolicy}): the segment's last use as the tracker last saw it (its place in the tier's order is
+     * filed under this and {@link #previousUse}, which only the tracker changes; the store's
+     * {@link DemotionPolicy.Usage#lastUse()} changes before the tracker hears of the use).
+     */
+    long lastUseSeen;
+    /** LRU-2: the use before {@link #lastUseSeen}, or {@link Long#MIN_VALUE} if the tracker knows of none. */
+    long previousUse = Long.MIN_VALUE;
 
     PolicyNode(String key, long sizeBytes) {
         this.key = key;

@@ -10,7 +10,7 @@ import java.util.Arrays;
  * <p>Why not a {@code TreeSet<Record>}: a segment arriving on a tier out of recency order (a demotion of any but the
  * tier's newest-used segment) is filed here, and at 10^6 segments a binary tree is ~20 levels deep, the lower half of
  * them cache misses: a first demote+promote in random order cost ~3,200 ns against ~460 ns in registration order
- * (bench/results/session11-lead.md; a red-black tree with the records as its nodes took only 4-15% off, so the depth
+ * ({@code FirstMoveCost}; a red-black tree with the records as its nodes took only 4-15% off, so the depth
  * is the cost, not the nodes). Here a level is one node of up to {@link #FANOUT} keys, scanned in order: three or
  * four levels at 10^6, of which only the leaves are out of the caches: that first move now costs ~2,000 ns.
  *

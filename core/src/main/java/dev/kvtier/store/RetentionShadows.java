@@ -15,8 +15,8 @@ import java.util.Arrays;
  * hits, halved every {@link #decayPeriod()} sampled references so that the choice follows the workload; the
  * behaviour with the most recent hits is the tracker's, S3-FIFO unless another beats it by a margin. Why
  * simulated rather than learned from the tier's own evictions: a behaviour that is not in use evicts nothing,
- * so its ghosts could never show what it would have kept (session 5 found ghost-driven adaptation of the
- * retention time converging on the wrong value on document QA).
+ * so its ghosts could never show what it would have kept (ghost-driven adaptation of the
+ * retention time was measured converging on the wrong value on document QA).
  *
  * <p>Given a {@link ChainContinuation} (the {@link DemotionPolicy#adaptiveContinuationS3Fifo()} variant), a fifth
  * simulation names by chain continuation on the sampled keys, with the chances the tier learns from all its walks
@@ -26,10 +26,10 @@ import java.util.Arrays;
  * int-keyed open-addressing table shared by the simulations, which gives the key's id (a key's state in every
  * simulation sits at its one id: after a reference every simulation holds the key, so their residents mostly
  * coincide; one probe instead of one per simulation took a touch at 10^3 segments to 0.88-0.90 of its time,
- * bench/results/session7-policy4.md) and O(1) list moves per simulation in int arrays ({@link Nodes}: no object
+ * {@code PolicyOpCost}) and O(1) list moves per simulation in int arrays ({@link Nodes}: no object
  * per key or per simulated entry, so a move writes no references; a touch at 10^3 segments took 0.88-0.90 of the
- * time it took with node objects, bench/results/session11-sims.md), and allocates nothing once the simulations have
- * filled: dropped keys' ids are reused (session 6b's profile found 12% of register+discard in the boxed
+ * time it took with node objects, {@code PolicyOpCost}), and allocates nothing once the simulations have
+ * filled: dropped keys' ids are reused (a profile found 12% of register+discard in the boxed
  * {@code HashMap<Integer, Node>} that preceded them). R starts at 1 and halves (dropping the keys no longer
  * sampled, O(size) once per halving, so amortised O(1)) whenever a simulation holds more than
  * {@link #MAX_RESIDENTS} keys, so memory is bounded whatever the tier's size.
@@ -38,14 +38,14 @@ final class RetentionShadows {
     /**
      * Retention times simulated, in multiples of the tier's segment count (in accesses): a segment not used
      * for that long is named before anything else. A family rather than one value because the right one
-     * depends on the workload's reuse times (session 5: 3 suited chat with think time, 6 document QA).
+     * depends on the workload's reuse times (measured: 3 suited chat with think time, 6 document QA).
      */
     static final double[] FACTORS = {1.5, 3, 6};
     /**
      * Keys one simulation may hold before the sample rate halves: small, because a sampled reference costs a hash
      * lookup and queue moves in every simulation (at 10^3 GPU segments 2,048 cost 233 ns per reference against
      * LRU's 169 in PolicyOpCost, 256 costs 106); the choice was as good with 256 as with 512 or 2,048 on the
-     * generated traces (bench/results/session6-policy.md).
+     * generated traces ({@code PolicyTraceCheck}).
      */
     static final int MAX_RESIDENTS = 256;
     /** Sample values are 16 bits: a key is sampled while its value is below the threshold. */
@@ -210,7 +210,7 @@ final class RetentionShadows {
     /**
      * Every simulation's state of every key, in arrays indexed by node (a key's nodes side by side, so a
      * sampled reference finds all its states in one or two cache lines), and the simulations' FIFOs linked through
-     * them by node number. Why not {@link LinkedFifo} with a node object per key and simulation (sessions 6-10):
+     * them by node number. Why not {@link LinkedFifo} with a node object per key and simulation (the earlier design):
      * a sampled reference moves the key in three or four simulations, and each move through objects wrote
      * references (a GC write barrier each) behind two levels of indirection (key, its node, the node's queue);
      * here a move is int writes into a few arrays that stay in the core's caches.

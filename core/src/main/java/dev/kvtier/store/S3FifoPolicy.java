@@ -68,7 +68,7 @@ final class S3FifoPolicy implements DemotionPolicy {
     /**
      * The default: small queue 1/5, ghosts 4x the tier's segments, chain tails named first; each
      * choice measured on generated chat, tool-agent and document-QA traces against the offline
-     * optimum (bench/results/session4-policy.md).
+     * optimum ({@code PolicyTraceCheck}).
      */
     static final S3FifoPolicy CHAIN_AWARE = new S3FifoPolicy("chain-s3-fifo", 5, 4, true, false);
     /**
@@ -78,7 +78,7 @@ final class S3FifoPolicy implements DemotionPolicy {
     static final S3FifoPolicy ADAPTIVE = new S3FifoPolicy("adaptive-s3-fifo", 5, 4, true, true);
     /**
      * {@link #ADAPTIVE} with one more behaviour its simulations compare: naming by chain continuation learned online
-     * ({@link ChainContinuation}). Not the default: it loses cells the default meets (bench/results/session9-policy5.md).
+     * ({@link ChainContinuation}). Not the default: it loses cells the default meets (bench/RESULTS.md).
      */
     static final S3FifoPolicy CONTINUATION = new S3FifoPolicy("adaptive-continuation-s3-fifo", 5, 4, true, true, 0,
             false, true);

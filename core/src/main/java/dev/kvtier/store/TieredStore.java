@@ -9,7 +9,8 @@ import java.util.function.Function;
 
 /**
  * The logical tier map: which segment lives on which {@link Tier}, with byte budgets for
- * {@link Tier#GPU} and {@link Tier#CPU} ({@link Tier#DISK} is unbounded). The store only does the
+ * {@link Tier#GPU} and {@link Tier#CPU}, and for {@link Tier#DISK} where one is given (unbounded by
+ * default, as in the seed). The store only does the
  * bookkeeping; {@link #demote} and {@link #promote} return a {@link TierTransfer} that the caller
  * must carry out, and hand back to {@link #rollback} if the bytes could not be moved.
  *
@@ -130,6 +131,7 @@ public final class TieredStore {
     private final StoreLock lock = new StoreLock();
     private final long gpuBudget;
     private final long cpuBudget;
+    private final long diskBudget;
     private final DemotionPolicy policy;
     /** This store's half of the policy: told every event, asked for candidates; under the lock. */
     private final DemotionPolicy.Tracker tracker;
@@ -174,7 +176,20 @@ public final class TieredStore {
      *                                  order policy with a null order, or its tracker is null
      */
     public TieredStore(long gpuBudget, long cpuBudget, DemotionPolicy policy) {
-        this(gpuBudget, cpuBudget, policy, -1);
+        this(gpuBudget, cpuBudget, Long.MAX_VALUE, policy, -1);
+    }
+
+    /**
+     * A store ordering demotion candidates by {@code policy}, with a DISK budget: a segment the DISK tier's
+     * budget cannot hold is refused there as on the other tiers, and {@link #candidatesForDemotion} names the
+     * DISK tier's segments in the policy's order for a caller that must evict from it.
+     *
+     * @param diskBudget bytes that may live on {@link Tier#DISK}, {@code >= 0}; {@link Long#MAX_VALUE} for none
+     * @throws IllegalArgumentException as {@link #TieredStore(long, long, DemotionPolicy)}, or if {@code diskBudget}
+     *                                  is negative
+     */
+    public TieredStore(long gpuBudget, long cpuBudget, long diskBudget, DemotionPolicy policy) {
+        this(gpuBudget, cpuBudget, diskBudget, policy, -1);
     }
 
     /**
@@ -182,6 +197,13 @@ public final class TieredStore {
      * UsageBucketIndex); negative means the policy's own tracker, as the public constructor.
      */
     TieredStore(long gpuBudget, long cpuBudget, DemotionPolicy policy, int emptyBucketSlack) {
+        this(gpuBudget, cpuBudget, Long.MAX_VALUE, policy, emptyBucketSlack);
+    }
+
+    private TieredStore(long gpuBudget, long cpuBudget, long diskBudget, DemotionPolicy policy, int emptyBucketSlack) {
+        if (diskBudget < 0) {
+            throw new IllegalArgumentException("diskBudget must be >= 0, was " + diskBudget);
+        }
         if (gpuBudget < 0) {
             throw new IllegalArgumentException("gpuBudget must be >= 0, was " + gpuBudget);
         }
@@ -199,12 +221,13 @@ public final class TieredStore {
         }
         this.gpuBudget = gpuBudget;
         this.cpuBudget = cpuBudget;
+        this.diskBudget = diskBudget;
         this.policy = policy;
         this.tracker = newTracker;
         this.concurrentUses = newTracker.takesConcurrentUses();
         tiers[Tier.GPU.ordinal()] = new TierState(gpuBudget);
         tiers[Tier.CPU.ordinal()] = new TierState(cpuBudget);
-        tiers[Tier.DISK.ordinal()] = new TierState(Long.MAX_VALUE);
+        tiers[Tier.DISK.ordinal()] = new TierState(diskBudget);
     }
 
     /**
@@ -847,9 +870,19 @@ public final class TieredStore {
         return used(Tier.CPU);
     }
 
-    /** Bytes booked on {@link Tier#DISK}. */
+    /** Bytes booked on {@link Tier#DISK}; never above {@link #diskBudget()}. */
     public long diskUsed() {
         return used(Tier.DISK);
+    }
+
+    /** The DISK byte budget given at construction; {@link Long#MAX_VALUE} when unbounded. */
+    public long diskBudget() {
+        return diskBudget;
+    }
+
+    /** {@code diskBudget() - diskUsed()}, never negative. */
+    public long diskFree() {
+        return Math.max(0, diskBudget - diskUsed());
     }
 
     /** {@code gpuBudget() - gpuUsed()}, never negative. */
@@ -1006,7 +1039,7 @@ public final class TieredStore {
      * key); anything else is looked up again. Why look up before the lock: taking it is an atomic
      * read-modify-write, which on x86 keeps every later load from starting until it completes, so the lookup's
      * chain of cache misses (key, slot, entry) at 10^5-10^6 segments ran strictly after it; before it, they
-     * may overlap the previous call's tail. Measured gain within this machine's noise (session7-storekey.md);
+     * may overlap the previous call's tail. Measured gain within this machine's noise;
      * kept because it costs nothing. A just-built entry cannot be found before it is registered: the table
      * gets it only once its registration has gone through, and the check here runs under the lock.
      */

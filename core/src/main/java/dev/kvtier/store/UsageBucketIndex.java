@@ -193,7 +193,7 @@ final class UsageBucketIndex implements TierIndex {
      * unlinks it first ({@link #dropDeadTail}). Why: a register then remove of a segment (a block cached and dropped
      * again) otherwise allocates a record and writes the tail's link and the bucket's tail twice (references written
      * into long-lived objects, each with the collector's card-marking barrier); a dead tail costs one write of its
-     * segment. Measured in bench/results/session10-regrem.md.
+     * segment. Measured with {@code StoreAbCheck} (register+remove).
      */
     @Override
     public void forget(SegmentEntry entry) {

@@ -1,8 +1,11 @@
 package dev.kvtier.tiering;
 
+import dev.kvtier.CacheOpenException;
+import dev.kvtier.DirectoryInUseException;
 import dev.kvtier.KvTierConfig;
 import dev.kvtier.cuda.CudaProbe;
 import dev.kvtier.cuda.CudaRuntime;
+import dev.kvtier.exec.DirectoryHeldException;
 import dev.kvtier.exec.DirectoryOwningBackend;
 import dev.kvtier.exec.DiskDirectoryLock;
 import dev.kvtier.exec.ExecutionBackend;
@@ -12,7 +15,6 @@ import dev.kvtier.exec.cuda.ExtentRegistration;
 import dev.kvtier.exec.host.HostExecutionBackend;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Path;
 
 /** Picks the executor backend for a configuration and says why (the reason goes into the one log line). */
@@ -24,17 +26,17 @@ public final class BackendSelection {
      * The backend for {@code config}, owning {@code diskDirectory} (see {@link DiskDirectoryLock})
      * until it is closed.
      *
-     * @throws IllegalStateException if another cache holds the directory (the message names it and
-     *                               the holder), or CUDA was required and is not usable
-     * @throws UncheckedIOException  if the directory cannot be locked
+     * @throws DirectoryInUseException if another cache holds the directory (the message names it and the holder)
+     * @throws CacheOpenException      if the directory cannot be locked, or CUDA was required and is not usable
      */
     public static ExecutionBackend open(KvTierConfig config, Path diskDirectory) {
         DiskDirectoryLock lock;
         try {
             lock = DiskDirectoryLock.acquire(diskDirectory, config.persistence().isPresent());
+        } catch (DirectoryHeldException e) {
+            throw new DirectoryInUseException(e.directory(), e.holder(), e.getMessage(), e);
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot lock the disk directory " + diskDirectory
-                    + " (set KvTierConfig.builder().diskDirectory(...) to a writable place): " + e.getMessage(), e);
+            throw Failures.openFailed("lock the disk directory " + diskDirectory, e);
         }
         try {
             return new DirectoryOwningBackend(select(config, diskDirectory), lock);
@@ -65,9 +67,9 @@ public final class BackendSelection {
                     "HOST requested by configuration");
             case CUDA -> {
                 CudaProbe probe = probe(config);
-                CudaRuntime cuda = probe.runtime().orElseThrow(() -> new IllegalStateException(
+                CudaRuntime cuda = probe.runtime().orElseThrow(() -> new CacheOpenException(
                         "backend CUDA requested but CUDA is not usable: " + probe.describe()
-                                + " (use Backend.AUTO or Backend.HOST to run without a GPU)"));
+                                + " (use Backend.AUTO or Backend.HOST to run without a GPU)", null));
                 yield cuda(cuda, config, diskDirectory, "CUDA requested by configuration");
             }
             case AUTO -> {

@@ -40,7 +40,7 @@ final class ChangeListeners {
     static boolean wantsResidencyTimes(CacheChangeListener listener) {
         try {
             return listener.getClass()
-                    .getMethod("ensureResidentCompleted", String.class, Tier.class, long.class, boolean.class)
+                    .getMethod("ensureResidentCompleted", String.class, Tier.class, Tier.class, long.class)
                     .getDeclaringClass() != CacheChangeListener.class;
         } catch (NoSuchMethodException e) {
             throw new AssertionError("CacheChangeListener.ensureResidentCompleted is public", e);
@@ -109,10 +109,35 @@ final class ChangeListeners {
         }
     }
 
-    void ensureResidentCompleted(String key, Tier tier, long nanos, boolean succeeded) {
+    void ensureResidentCompleted(String key, Tier tier, Tier foundOn, long nanos) {
         for (CacheChangeListener listener : timed) {
             try {
-                listener.ensureResidentCompleted(key, tier, nanos, succeeded);
+                listener.ensureResidentCompleted(key, tier, foundOn, nanos);
+            } catch (RuntimeException e) {
+                failed(listener, e);
+            }
+        }
+    }
+
+    /** Whether any listener is registered: a prefix restore is timed only then. */
+    boolean any() {
+        return listeners.length != 0;
+    }
+
+    void prefixLookedUp(int queriedBlocks, int matchedBlocks) {
+        for (CacheChangeListener listener : listeners) {
+            try {
+                listener.prefixLookedUp(queriedBlocks, matchedBlocks);
+            } catch (RuntimeException e) {
+                failed(listener, e);
+            }
+        }
+    }
+
+    void prefixRestoreCompleted(Tier tier, int blocks, long nanos, boolean succeeded) {
+        for (CacheChangeListener listener : listeners) {
+            try {
+                listener.prefixRestoreCompleted(tier, blocks, nanos, succeeded);
             } catch (RuntimeException e) {
                 failed(listener, e);
             }

@@ -1,9 +1,18 @@
 package dev.kvtier.tiering;
 
+import dev.kvtier.CacheOpenException;
 import dev.kvtier.TransferFailedException;
 import dev.kvtier.exec.BackendUnusableException;
 import dev.kvtier.store.Tier;
 
+import java.io.IOException;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
+import java.nio.file.Path;
 import java.util.concurrent.CompletionException;
 
 /**
@@ -49,6 +58,53 @@ final class Failures {
         }
         return new TransferFailedException(key, from, tier, "cannot allocate " + bytes + " bytes on " + tier
                 + " for segment \"" + key + "\": " + cause.getMessage(), cause);
+    }
+
+    /**
+     * An open that could not {@code what} (e.g. "create the disk directory /x"): the real reason in the message,
+     * not only in the cause, and the fix. Names the directory, never the whole configuration.
+     */
+    static CacheOpenException openFailed(String what, IOException cause) {
+        return new CacheOpenException("cannot " + what + ": " + reason(cause)
+                + " (set KvTierConfig.builder().diskDirectory(...) to a writable directory)", cause);
+    }
+
+    /**
+     * The reason of a file-system failure in words: the JDK's {@code FileSystemException}s carry only the path
+     * as their message for the commonest reasons (a regular file where a directory must be, no permission),
+     * which reads as if the path were the reason.
+     */
+    static String reason(IOException failure) {
+        if (failure instanceof FileSystemException e) {
+            String file = e.getFile() == null ? "" : e.getFile() + " ";
+            Path regularFile = e.getFile() == null ? null : regularFileAtOrAbove(Path.of(e.getFile()));
+            if (regularFile != null) { // the path, or a directory it needs, is a file: "Not a directory" or "exists"
+                return regularFile + " is a regular file, not a directory";
+            }
+            if (e instanceof FileAlreadyExistsException || e instanceof NotDirectoryException) {
+                return file + "exists and is not a directory";
+            }
+            if (e instanceof AccessDeniedException) {
+                return file + "permission denied";
+            }
+            if (e instanceof NoSuchFileException) {
+                return file + "does not exist";
+            }
+            if (e.getReason() != null) {
+                return file + e.getReason().toLowerCase(java.util.Locale.ROOT);
+            }
+        }
+        return failure.getMessage() == null ? failure.toString() : failure.getMessage();
+    }
+
+    /** {@code path} or the nearest of its ancestors that exists, when that is a regular file; else null. */
+    private static Path regularFileAtOrAbove(Path path) {
+        for (Path at = path.toAbsolutePath(); at != null; at = at.getParent()) {
+            if (Files.exists(at)) {
+                return Files.isRegularFile(at) ? at : null;
+            }
+        }
+        return null;
     }
 
     /** The {@link BackendUnusableException} in {@code failure}'s cause chain, or null. */

@@ -82,7 +82,7 @@ final class PersistedDisk {
         }
         RecoveryReport r = opened;
         return Optional.of(new RecoveryReport(r.namespace(), r.recovered(), r.recoveredBytes(), r.discarded(),
-                failedFirstUse.get(), r.journalBytes(), r.duration(), r.wipedBecause(), r.recoveredKeys()));
+                failedFirstUse.get(), r.journalBytes(), r.duration(), r.wipedBecause(), r.recoveredKeys(), r.repairs()));
     }
 
     /** Syncs what is pending and closes the journal; before the extents are unmapped. */

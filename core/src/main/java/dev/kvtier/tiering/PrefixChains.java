@@ -1,5 +1,7 @@
 package dev.kvtier.tiering;
 
+import dev.kvtier.KvTierException;
+import dev.kvtier.ParentNotCachedException;
 import dev.kvtier.ResidentSegment;
 import dev.kvtier.SegmentPinnedException;
 import dev.kvtier.TierFullException;
@@ -24,6 +26,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadFactory;
 
 /**
  * Chains of prefix blocks over the segment machinery: each block is a segment linked to its parent
@@ -41,7 +44,8 @@ import java.util.concurrent.RejectedExecutionException;
  * A new block is placed on the tier asked for, or on its parent's tier when that is slower; a promotion
  * moves a leading run of a chain; the {@link RoomMaker} never lets a block leave a tier while a child is
  * there or faster. Together: a child is never hotter than its parent, chains leave a tier tail first, and
- * (eviction never removing anything from DISK) no parent leaves the cache while a child stays.
+ * (a block evicted from a bounded DISK tier only once no child of it is cached) no parent leaves the cache while a
+ * child stays.
  *
  * <p>Thread-safe.
  */
@@ -58,7 +62,10 @@ final class PrefixChains {
     private final Mover mover;
     private final TierMemories memories;
     private final OperationGate gate;
-    private final ExecutorService restorers = Executors.newCachedThreadPool(KvTierThreads.factory("prefix-restore"));
+    /** Set on the restore threads: one runs a dependent when the cache closed before it posted its outcome. */
+    private static final ThreadLocal<Boolean> ON_RESTORER = ThreadLocal.withInitial(() -> Boolean.FALSE);
+    private final ExecutorService restorers;
+    private final Completions completers = new Completions("prefix-complete");
 
     PrefixChains(TieringEngine engine, TieredStore store, SegmentTable table, RoomMaker roomMaker, Mover mover,
                  TierMemories memories, OperationGate gate) {
@@ -69,13 +76,20 @@ final class PrefixChains {
         this.mover = mover;
         this.memories = memories;
         this.gate = gate;
+        ThreadFactory threads = KvTierThreads.factory("prefix-restore");
+        this.restorers = Executors.newCachedThreadPool(task -> threads.newThread(() -> {
+            ON_RESTORER.set(Boolean.TRUE);
+            task.run();
+        }));
     }
 
     /**
      * Entered: the tiers of the leading run of blocks {@code high[i]}, {@code low[i]} (their hashes' words) that is
      * cached as one chain; no lock is taken.
+     *
+     * @throws IllegalArgumentException if a block of that run is not of {@code geometry}
      */
-    List<Tier> lookup(long[] high, long[] low) {
+    List<Tier> lookup(long[] high, long[] low, BlockGeometry geometry) {
         List<Tier> tiers = new ArrayList<>();
         Segment previous = null;
         for (int i = 0; i < high.length; i++) {
@@ -88,6 +102,7 @@ final class PrefixChains {
             if (tier == null) {
                 break;
             }
+            geometry.requireMatches(segment);
             tiers.add(tier);
             previous = segment;
         }
@@ -95,33 +110,38 @@ final class PrefixChains {
     }
 
     /**
-     * Entered: stores new blocks continuing block {@code parentHigh}, {@code parentLow} (when that is not a cached
-     * block, the chain starts here), block {@code i} being hash {@code high[i]}, {@code low[i]} with the bytes
+     * Entered: stores new blocks continuing block {@code parentHigh}, {@code parentLow} (both 0, {@code BlockHash.ROOT}:
+     * the chain starts here), block {@code i} being hash {@code high[i]}, {@code low[i]} with the bytes
      * {@code bytes[i * bytesPerBlock, (i + 1) * bytesPerBlock)} at the token positions after its parent's. A block
-     * already cached is kept as it is (equal hash, equal bytes) and continues the chain. Each new block goes to
-     * {@code tier}, or to its parent's tier when that is slower, or further down when no room can be made there soon.
+     * already cached is kept as it is (equal hash, equal bytes) and continues the chain, also when another call
+     * stored it meanwhile. Each new block goes to {@code tier}, or to its parent's tier when that is slower, or further
+     * down when no room can be made there soon. The parent is locked (and so stays cached) from its check to the end.
+     *
+     * <p>A block cached as a chain start but stored here under a cached parent was misplaced (stored when its parent
+     * was missing, by an older version): it is replaced by the block in its place, the blocks continuing it dropped.
      *
      * @return how many blocks were new
-     * @throws IllegalArgumentException when a block is cached already but not as the child of the one before it
+     * @throws ParentNotCachedException  when the parent is not {@code BlockHash.ROOT} and not a cached block (nothing stored)
+     * @throws IllegalArgumentException when a block is cached already but not as the child of the one before it, or
+     *                                  a block cached already is not of {@code geometry}
      */
-    int store(long parentHigh, long parentLow, long[] high, long[] low, long tokensPerBlock, MemorySegment bytes,
-              long bytesPerBlock, Tier tier) {
+    int store(long parentHigh, long parentLow, long[] high, long[] low, MemorySegment bytes, BlockGeometry geometry,
+              Tier tier) {
+        long tokensPerBlock = geometry.tokensPerBlock();
+        long bytesPerBlock = geometry.bytesPerBlock();
         Segment parent = table.lockLiveBlockOrNull(parentHigh, parentLow);
+        if (parent == null && (parentHigh != 0 || parentLow != 0)) {
+            String parentKey = BlockKeys.of(parentHigh, parentLow);
+            throw new ParentNotCachedException(parentKey, parentKey.substring(BlockKeys.PREFIX.length()));
+        }
         int stored = 0;
         try {
+            if (parent != null) {
+                geometry.requireMatches(parent);
+            }
             long position = parent == null ? 0 : parent.positions.end();
             for (int i = 0; i < high.length; i++) {
-                Segment next = null;
-                Segment existing = table.peekBlock(high[i], low[i]);
-                if (existing != null) {
-                    requireContinues(existing, parent, i);
-                    next = table.lockLiveBlockOrNull(high[i], low[i]);
-                    if (next != null && next != existing) { // replaced meanwhile
-                        next.unlock();
-                        requireContinues(next, parent, i);
-                        next = table.lockLiveBlockOrNull(high[i], low[i]);
-                    }
-                }
+                Segment next = cachedContinuing(high[i], low[i], parent, i, geometry);
                 if (next == null) {
                     Tier parentTier = parent == null ? null : table.currentTier(parent);
                     Tier target = parentTier == null || !tier.isFasterThan(parentTier) ? tier : parentTier;
@@ -138,6 +158,10 @@ final class PrefixChains {
                     } else {
                         next = insert(high[i], low[i], PositionRange.of(position, position + tokensPerBlock),
                                 bytes.asSlice(i * bytesPerBlock, bytesPerBlock), parent, target);
+                        if (next == null) { // cached meanwhile by another call: look at it again
+                            i--;
+                            continue;
+                        }
                         stored++;
                     }
                 }
@@ -156,10 +180,43 @@ final class PrefixChains {
     }
 
     /**
+     * Block {@code high}, {@code low} locked, when it is cached as the child of {@code parent} (locked by the caller,
+     * or null); null when it is not cached (or was misplaced and has been removed just now: see {@link #store}).
+     *
+     * @throws IllegalArgumentException when it is cached as the child of another block, or is not of {@code geometry}
+     */
+    private Segment cachedContinuing(long high, long low, Segment parent, int index, BlockGeometry geometry) {
+        Segment existing = table.lockLiveBlockOrNull(high, low);
+        if (existing == null) {
+            return null;
+        }
+        boolean continues = false;
+        try {
+            geometry.requireMatches(existing);
+            if (existing.parent == parent) {
+                continues = true;
+                return existing;
+            }
+            if (existing.parent == null && parent != null) {
+                // A misplaced chain start: its hash names a parent, and that parent is cached now. Replaced; the blocks
+                // continuing it sit at positions shifted as it is, and go with it.
+                engine.dropWithDescendants(existing);
+                return null;
+            }
+            throw notContinuing(existing, parent, index);
+        } finally {
+            if (!continues) {
+                existing.unlock();
+            }
+        }
+    }
+
+    /**
      * Inserts one new block on {@code target}, or, when no room can be made there soon (its candidates are the
      * block's own ancestors, or pinned), on the next slower tier: a new block may always be colder than asked.
      *
-     * @return the block, live and locked
+     * @return the block, live and locked; null, having changed nothing, when another call has published the key
+     *         meanwhile (the caller looks at that block instead)
      */
     private Segment insert(long high, long low, PositionRange positions, MemorySegment bytes, Segment parent, Tier target) {
         Tier tier = target;
@@ -167,7 +224,10 @@ final class PrefixChains {
             Segment block = Segment.block(high, low, positions, bytes.byteSize(), parent);
             block.lock();
             try {
-                engine.insertLocked(block, tier, engine.copiedIn(bytes, tier, tier != Tier.DISK), tier != Tier.DISK);
+                if (!engine.insertLocked(block, tier, engine.copiedIn(bytes, tier, tier != Tier.DISK), tier != Tier.DISK)) {
+                    block.unlock();
+                    return null;
+                }
                 return block;
             } catch (TierFullException full) {
                 block.unlock();
@@ -280,12 +340,10 @@ final class PrefixChains {
         return Boolean.TRUE;
     }
 
-    private static void requireContinues(Segment existing, Segment parent, int index) {
-        if (existing.parent != parent) {
-            throw new IllegalArgumentException("key \"" + existing.key + "\" is cached already but not as the block after "
-                    + (parent == null ? "the chain's start" : "\"" + parent.key + "\"") + " (block " + index
-                    + " of the keys given)");
-        }
+    private static IllegalArgumentException notContinuing(Segment existing, Segment parent, int index) {
+        return new IllegalArgumentException("key \"" + existing.key + "\" is cached already but not as the block after "
+                + (parent == null ? "the chain's start" : "\"" + parent.key + "\"") + " (block " + index
+                + " of the keys given)");
     }
 
     /**
@@ -300,14 +358,7 @@ final class PrefixChains {
             return false;
         }
         try {
-            int children = segment.liveChildren();
-            if (children > 0) {
-                throw new IllegalStateException("block \"" + key + "\" has " + children + " cached child block(s):"
-                        + " remove them first (a block without its parent is useless)");
-            }
-            Tier tier = table.currentTier(segment);
-            engine.dropAndTell(segment);
-            roomMaker.releaseParent(segment, tier);
+            engine.removeLocked(segment);
             return true;
         } finally {
             segment.unlock();
@@ -318,10 +369,15 @@ final class PrefixChains {
      * Entered: makes the leading run of blocks {@code high[i]}, {@code low[i]} cached as one chain resident on
      * {@code tier} or faster and pins every block of it; the blocks that move are moved with one batch per tier pair.
      * All or nothing: if any copy fails, every block stays where it was.
+     *
+     * @throws IllegalArgumentException if a block of that run is not of {@code geometry} (nothing moved or pinned)
      */
-    TieringEngine.PinnedChain pin(long[] high, long[] low, Tier tier) {
+    TieringEngine.PinnedChain pin(long[] high, long[] low, Tier tier, BlockGeometry geometry) {
         List<Segment> chain = lockChain(high, low);
         try {
+            for (Segment block : chain) {
+                geometry.requireMatches(block);
+            }
             Tier[] tiers = new Tier[chain.size()];
             List<Mover.Move> moves = bookAndPrepare(chain, tier, tiers);
             if (!moves.isEmpty()) {
@@ -340,9 +396,17 @@ final class PrefixChains {
      * As {@link #pin}, without blocking and layer by layer: the blocks are locked, booked and given their
      * destinations on a kvtier thread, then layer {@code l}'s regions ({@code offsets[l]}, {@code lengths[l]},
      * the same in every block) of every moving block are copied as one batch, the layers in order; the
-     * future of layer {@code l} completes when its bytes are in place, and {@code pinned} once all are and
-     * the blocks are pinned. On a failure every block stays where it was and the futures of the layers not
-     * yet complete (and {@code pinned}) fail.
+     * future of layer {@code l} completes when its bytes are in place, and {@code pinned} once all are, the
+     * moves are committed and the blocks pinned. On a failure every block stays where it was and the futures of
+     * the layers not yet complete (and {@code pinned}) fail.
+     *
+     * <p>No dependent runs under the restore's locks or inside the gate: the futures are completed on a completion
+     * thread ({@link Completions}), in layer order and {@code pinned} last, while the restore goes on without waiting
+     * for them. A layer's future completes as soon as its copy is in place, before the commit, so that attention on
+     * layer 0 overlaps the copies of later layers; a dependent calling into the cache meanwhile on these blocks waits
+     * for their locks, that is until the commit, and then sees them committed. {@code pinned} completes only after the
+     * restore released its locks and left the gate. Whoever takes {@code pinned} owns the pins: if it was completed
+     * already (cancelled, timed out) when the restore finishes, the pins are released right there.
      *
      * @throws IllegalStateException after close
      */
@@ -352,35 +416,86 @@ final class PrefixChains {
             layers.add(new CompletableFuture<>());
         }
         CompletableFuture<TieringEngine.PinnedChain> pinned = new CompletableFuture<>();
+        LayerCompletions completions = new LayerCompletions(layers, completers.sequence());
         gate.enter();
         try {
             restorers.execute(() -> {
+                TieringEngine.PinnedChain chain = null;
+                Throwable failure = null;
                 try {
-                    pinned.complete(engine.countedCall(() -> restoreLayers(high, low, tier, offsets, lengths, layers)));
+                    chain = engine.countedCall(() -> restoreLayers(high, low, tier, offsets, lengths, completions));
                 } catch (Throwable t) {
-                    for (CompletableFuture<List<ResidentSegment>> layer : layers) {
-                        layer.completeExceptionally(t);
-                    }
-                    pinned.completeExceptionally(t);
+                    failure = t;
                 } finally {
                     gate.exit();
                 }
+                completions.finish(pinned, chain, failure); // outside the gate and every lock
             });
         } catch (RejectedExecutionException e) {
             gate.exit();
             throw new IllegalStateException("the cache is closed", e);
         }
-        List<CompletableFuture<List<ResidentSegment>>> copies = new ArrayList<>(layers.size());
-        for (CompletableFuture<List<ResidentSegment>> layer : layers) {
-            copies.add(layer.copy());
+        return new TieringEngine.LayeredRestore(List.copyOf(layers), pinned);
+    }
+
+    /**
+     * The futures of one layered restore, completed through one {@link Completions.Sequence}: layers in order as their
+     * bytes arrive, then the outcome. Only the restore's thread calls it.
+     */
+    private static final class LayerCompletions {
+        private final List<CompletableFuture<List<ResidentSegment>>> layers;
+        private final Completions.Sequence sequence;
+        /** Layers whose completion was posted. */
+        private int posted;
+
+        LayerCompletions(List<CompletableFuture<List<ResidentSegment>>> layers, Completions.Sequence sequence) {
+            this.layers = layers;
+            this.sequence = sequence;
         }
-        return new TieringEngine.LayeredRestore(List.copyOf(copies), pinned.copy());
+
+        /** Layer {@code layer}'s bytes are in place (layers arrive in order). */
+        void arrived(int layer, List<ResidentSegment> view) {
+            CompletableFuture<List<ResidentSegment>> future = layers.get(layer);
+            sequence.post(() -> future.complete(view));
+            posted = layer + 1;
+        }
+
+        /** Every layer is in place (nothing had to move). */
+        void allArrived(List<ResidentSegment> view) {
+            for (int l = posted; l < layers.size(); l++) {
+                arrived(l, view);
+            }
+        }
+
+        /**
+         * The restore ended, left the gate and released its locks: {@code pinned} completes with {@code chain}, or the
+         * layers not yet posted and {@code pinned} fail with {@code failure}. A pin nobody can take any more is
+         * released.
+         */
+        void finish(CompletableFuture<TieringEngine.PinnedChain> pinned, TieringEngine.PinnedChain chain, Throwable failure) {
+            if (failure != null) {
+                List<CompletableFuture<List<ResidentSegment>>> left = layers.subList(posted, layers.size());
+                sequence.post(() -> {
+                    for (CompletableFuture<List<ResidentSegment>> layer : left) {
+                        layer.completeExceptionally(failure);
+                    }
+                    pinned.completeExceptionally(failure);
+                });
+                return;
+            }
+            sequence.post(() -> {
+                if (!pinned.complete(chain)) {
+                    chain.unpin().run();
+                }
+            });
+        }
     }
 
     private TieringEngine.PinnedChain restoreLayers(long[] high, long[] low, Tier tier, long[][] offsets,
-                                                    long[][] lengths, List<CompletableFuture<List<ResidentSegment>>> layers) {
+                                                    long[][] lengths, LayerCompletions completions) {
         List<Segment> chain = lockChain(high, low);
         try {
+            requireLayersCover(chain, lengths);
             Tier[] tiers = new Tier[chain.size()];
             List<Mover.Move> moves = bookAndPrepare(chain, tier, tiers);
             List<ResidentSegment> resident = new ArrayList<>(chain.size());
@@ -397,7 +512,7 @@ final class PrefixChains {
             }
             List<ResidentSegment> view = Collections.unmodifiableList(resident);
             if (moves.isEmpty()) {
-                layers.forEach(layer -> layer.complete(view));
+                completions.allArrived(view);
                 return commitAndPin(chain, moves, tier, tiers);
             }
             List<PageAllocation> sources = new ArrayList<>(moves.size());
@@ -410,8 +525,8 @@ final class PrefixChains {
                 destinations.add(move.destination());
             }
             Throwable failure = memories.copiesWithTheCpu()
-                    ? copyLayersHere(sources, destinations, offsets, lengths, layers, view)
-                    : copyLayersAhead(sources, destinations, offsets, lengths, layers, view);
+                    ? copyLayersHere(sources, destinations, offsets, lengths, completions, view)
+                    : copyLayersAhead(sources, destinations, offsets, lengths, completions, view);
             if (failure != null) {
                 throw undoAll(moves, failure);
             }
@@ -422,35 +537,56 @@ final class PrefixChains {
     }
 
     /**
-     * The copies are the CPU's work: this thread copies each layer itself (no hand-off, no wake-up) and completes
-     * its future.
+     * Refuses a chain whose blocks the layers' ranges do not cover exactly: a restore through a view of smaller blocks
+     * would copy part of each block and commit it. (The view checks the blocks' size before it asks; this holds the
+     * promise also for a block stored again, by another view, between that check and the locks.)
+     *
+     * @throws IllegalArgumentException naming the first such block and both sizes
+     */
+    private static void requireLayersCover(List<Segment> chain, long[][] lengths) {
+        long covered = 0;
+        for (long[] layer : lengths) {
+            for (long length : layer) {
+                covered += length;
+            }
+        }
+        for (Segment block : chain) {
+            if (block.sizeBytes != covered) {
+                throw new IllegalArgumentException("block \"" + block.key + "\" holds " + block.sizeBytes
+                        + " bytes, but the layers of this view's layout cover " + covered + " bytes per block: open the"
+                        + " view with the layout the block was stored with (one layout per cache)");
+            }
+        }
+    }
+
+    /**
+     * The copies are the CPU's work: this thread copies each layer itself (no hand-off, no wake-up) and posts its
+     * future's completion.
      *
      * @return the first failure, or null
      */
     private Throwable copyLayersHere(List<PageAllocation> sources, List<PageAllocation> destinations, long[][] offsets,
-                                     long[][] lengths, List<CompletableFuture<List<ResidentSegment>>> layers,
-                                     List<ResidentSegment> view) {
+                                     long[][] lengths, LayerCompletions completions, List<ResidentSegment> view) {
         for (int l = 0; l < offsets.length; l++) {
             try {
                 memories.transferRangesAndWait(sources, destinations, offsets[l], lengths[l]);
             } catch (RuntimeException | InternalError e) {
                 return Failures.cause(e);
             }
-            layers.get(l).complete(view);
+            completions.arrived(l, view);
         }
         return null;
     }
 
     /**
      * The copies run on a device: layer {@code l + 1} is started before layer {@code l} is waited for, so they run
-     * back to back, and each layer's future completes as soon as it is in place (on this thread: never on a
-     * driver's callback thread).
+     * back to back, and each layer's future completes as soon as it is in place (posted from this thread: never
+     * from a driver's callback thread).
      *
      * @return the first failure, or null; returns only when no copy started can still write a destination
      */
     private Throwable copyLayersAhead(List<PageAllocation> sources, List<PageAllocation> destinations, long[][] offsets,
-                                      long[][] lengths, List<CompletableFuture<List<ResidentSegment>>> layers,
-                                      List<ResidentSegment> view) {
+                                      long[][] lengths, LayerCompletions completions, List<ResidentSegment> view) {
         List<CompletableFuture<Void>> copies = new ArrayList<>(offsets.length);
         Throwable failure = null;
         for (int l = 0; l < offsets.length; l++) {
@@ -467,7 +603,7 @@ final class PrefixChains {
             try {
                 memories.awaitTransfer(copies.get(l), destinations);
                 if (failure == null) {
-                    layers.get(l).complete(view);
+                    completions.arrived(l, view);
                 }
             } catch (RuntimeException | InternalError e) {
                 // Keep waiting for the later layers started: their copies still write the destinations.
@@ -568,7 +704,7 @@ final class PrefixChains {
         long bytesMoving = bytes;
         // Few rounds: a prefix that does not fit now (its tier's pages are fewer than its budget's bytes say, or held
         // by pins) is refused soon, and the caller uses the blocks where they are.
-        List<TierTransfer> transfers = roomMaker.makingRoomUntil(moving.get(0).key, tier, bytes, RESTORE_ROUNDS,
+        List<TierTransfer> transfers = roomMaker.makingRoomForAll(moving, tier, bytes, RESTORE_ROUNDS,
                 () -> bookAll(toMove, tier, bytesMoving));
         List<Mover.Move> moves = new ArrayList<>(moving.size());
         int i = 0;
@@ -651,11 +787,14 @@ final class PrefixChains {
         return first;
     }
 
-    /** A copy failed: every move is aborted and its booking undone; returns what to throw. */
+    /**
+     * A copy failed: every move is aborted and its booking undone; returns what to throw, a low-level failure (a
+     * {@code CudaException}, a transfer timeout, an I/O error) translated by {@link Failures} and kept as its cause.
+     */
     private RuntimeException undoAll(List<Mover.Move> moves, Throwable failure) {
-        RuntimeException outcome = Failures.rethrow(failure instanceof RuntimeException ? failure
+        RuntimeException outcome = failure instanceof KvTierException domain ? domain
                 : Failures.copyFailed(moves.get(0).segment().key, moves.get(0).transfer().from(),
-                moves.get(0).transfer().to(), failure));
+                moves.get(0).transfer().to(), failure);
         for (Mover.Move move : moves) {
             RuntimeException undone = roomMaker.undo(move.segment(), move.transfer(), move.destination(), outcome);
             if (undone != outcome) {
@@ -680,7 +819,7 @@ final class PrefixChains {
         // Whether a block moved is read from its own tier, not by walking the moves beside the chain: the loops then
         // have one shape whether or not this restore moved anything. (Walked beside the moves, C2 hoisted checks it
         // had profiled out of these loops and threw the whole restore's compiled code away when a run's restores
-        // began to move blocks, "profile_predicate" traps; JFR jdk.Deoptimization, session 8.)
+        // began to move blocks, "profile_predicate" traps; JFR jdk.Deoptimization.)
         for (int i = chain.size() - 1; i >= 0; i--) {
             if (!tier.isFasterThan(tiers[i])) {
                 store.touch(chain.get(i).handle);
@@ -706,8 +845,17 @@ final class PrefixChains {
         }
     }
 
-    /** After the gate closed (no work in flight): stops the restore threads. */
-    void shutdown() {
+    /**
+     * After the gate closed (no work in flight): stops the restore threads, letting them and the completion threads
+     * complete the futures of the restores that ran, until {@code deadlineNanos} at most (a dependent may block);
+     * from one of these threads (a dependent closing the cache) it waits for none.
+     */
+    void shutdown(long deadlineNanos) {
         restorers.shutdown();
+        if (!Completions.onCompleter() && !ON_RESTORER.get()) {
+            // The restorers first: the last thing each does is post its outcome to the completion threads.
+            Completions.awaitUntil(restorers, deadlineNanos, "layered restores");
+        }
+        completers.shutdown(deadlineNanos);
     }
 }

@@ -11,7 +11,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
 
 /**
@@ -21,7 +20,6 @@ import java.util.function.BiFunction;
  * only the owner's work keeps the cache busy. Thread-safe.
  */
 final class Residencies {
-    private static final System.Logger LOG = System.getLogger(Residencies.class.getName());
     private record Residency(String key, Tier tier) { }
 
     /** A call's part in making a segment resident: it does the work ({@code owner}) or shares the future of the call that does. */
@@ -32,8 +30,6 @@ final class Residencies {
     private final ConcurrentHashMap<Residency, CompletableFuture<ResidentSegment>> inFlight = new ConcurrentHashMap<>();
     /** Set on the orchestrator's own threads: a close from one of them (a future's dependent) must not wait for itself. */
     private static final ThreadLocal<Boolean> ON_ORCHESTRATOR = ThreadLocal.withInitial(() -> Boolean.FALSE);
-    /** How long a close waits for async residencies to hand their results to their futures (dependents run there). */
-    private static final long COMPLETION_WAIT_SECONDS = 10;
     private final ExecutorService orchestrator;
 
     /** @param makeResident does the work, with the gate entered, on the calling thread */
@@ -116,25 +112,14 @@ final class Residencies {
      * After the gate closed (no work in flight): stops the orchestrator's threads, first letting them complete
      * the futures of the residencies they ran (the work is done, but a future is completed after its residency
      * leaves the gate, so that a dependent that closes the cache does not wait for itself), so that every async
-     * call made before close is done when close returns. Not waited for from an orchestrator thread, and at
-     * most {@value #COMPLETION_WAIT_SECONDS} s (a dependent may block).
+     * call made before close is done when close returns. Not waited for from an orchestrator thread, and only
+     * until {@code deadlineNanos} ({@link System#nanoTime}; a dependent may block).
      */
-    void shutdown() {
+    void shutdown(long deadlineNanos) {
         orchestrator.shutdown();
         if (ON_ORCHESTRATOR.get()) {
             return;
         }
-        boolean interrupted = false;
-        try {
-            if (!orchestrator.awaitTermination(COMPLETION_WAIT_SECONDS, TimeUnit.SECONDS)) {
-                LOG.log(System.Logger.Level.WARNING, "close: ensureResidentAsync dependents still running after "
-                        + COMPLETION_WAIT_SECONDS + " s; not waiting for them");
-            }
-        } catch (InterruptedException e) {
-            interrupted = true;
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt(); // the flag is kept, as every other wait in close does
-        }
+        Completions.awaitUntil(orchestrator, deadlineNanos, "ensureResidentAsync dependents");
     }
 }

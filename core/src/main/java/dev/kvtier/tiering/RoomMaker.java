@@ -33,7 +33,7 @@ import java.util.function.Supplier;
  * arrivals after it find room with no round: one candidates query, one booking pass and one batched copy per tier
  * pair serve many arrivals, and the room its victims need below (CPU to DISK, a nested round) is batched the same
  * way. What a round costs beyond its victims is mostly the wait for its copies (one event per batch on the CUDA
- * backend; on the host backend, which copies on the calling thread, little: bench/results/session8-batch.md).
+ * backend; on the host backend, which copies on the calling thread, little: bench/RESULTS.md, Small-block path).
  * The batch is best effort: a round cut short by pins or refusals succeeds once the arrival's own bytes are free.
  *
  * <p><b>Prefix blocks leave from the tail.</b> A prefix block (see {@code Segment#parent}) is never chosen
@@ -41,11 +41,16 @@ import java.util.function.Supplier;
  * skipped and the store asked for more), nor sent down the cascade past a tier where a child of it is (a
  * GPU block with a child on CPU may go to CPU, not straight to DISK). So, with children never placed
  * hotter than their parents (the prefix layer's rule), a chain is demoted from its tail first, a child is
- * never hotter than its parent, and since eviction never removes anything from DISK, no parent leaves the
- * cache while a child stays. The policy ranks, this class filters; a candidate refused for a child on its own tier
+ * never hotter than its parent, and since a block is evicted from DISK only once it has no cached child left
+ * (below), no parent leaves the cache while a child stays. The policy ranks, this class filters; a candidate refused for a child on its own tier
  * is {@linkplain TieredStore#hold held} in the policy until its last child there leaves ({@link #releaseParent}), so
  * later rounds pass it over instead of naming and refusing it again (measured on the chat trace: 10.6 M refusals
  * per run before, 45 K after).
+ *
+ * <p><b>A bounded DISK tier evicts.</b> With a DISK budget ({@link dev.kvtier.KvTierConfig#diskBudgetBytes()}),
+ * room on a full DISK tier is made the same way, in the policy's order, except that there is no tier below: a
+ * victim leaves the cache (its pages freed, the listeners told, counted in {@link TierCounters#evicted}). A block
+ * with a cached child, on any tier, is refused and held as above, so chains leave DISK tail first too.
  *
  * <p>Also the one home of rollback: a failed move's booking is put back on the tier it came from,
  * which may need room there again ({@link #undo}). Retries go in bounded rounds with
@@ -64,9 +69,10 @@ final class RoomMaker {
     private final Mover mover;
     private final DemotionCascade cascade;
     private final ChangeListeners listeners;
+    private final TierCounters counters;
     /**
      * Per tier (by ordinal), the bytes a round of making room aims to leave free once it must make room at all: the
-     * tier's budget times the configured batch fraction (0 for DISK, which is never full).
+     * tier's budget times the configured batch fraction (0 for an unbounded DISK tier, which is never full).
      */
     private final long[] batchBytes = new long[Tier.values().length];
 
@@ -75,14 +81,18 @@ final class RoomMaker {
      *                      ({@link dev.kvtier.KvTierConfig#roomBatchFraction()}, validated there); 0: only what is needed
      */
     RoomMaker(TieredStore store, SegmentTable table, Mover mover, DemotionCascade cascade, ChangeListeners listeners,
-              double batchFraction) {
+              TierCounters counters, double batchFraction) {
         this.store = store;
         this.table = table;
         this.mover = mover;
         this.cascade = cascade;
         this.listeners = listeners;
+        this.counters = counters;
         batchBytes[Tier.GPU.ordinal()] = (long) (store.gpuBudget() * batchFraction);
         batchBytes[Tier.CPU.ordinal()] = (long) (store.cpuBudget() * batchFraction);
+        if (store.diskBudget() != Long.MAX_VALUE) {
+            batchBytes[Tier.DISK.ordinal()] = (long) (store.diskBudget() * batchFraction);
+        }
     }
 
     /**
@@ -132,8 +142,8 @@ final class RoomMaker {
             if (handle != null) {
                 return handle;
             }
-            if (tier == Tier.DISK) {
-                throw new IllegalStateException("the store refused segment \"" + meta.key() + "\" on DISK");
+            if (tier == Tier.DISK && store.diskBudget() == Long.MAX_VALUE) {
+                throw new IllegalStateException("the store refused segment \"" + meta.key() + "\" on an unbounded DISK tier");
             }
             return null;
         });
@@ -151,23 +161,51 @@ final class RoomMaker {
 
     /** {@link #makingRoomUntil(String, Tier, long, Supplier)} in at most {@code rounds} rounds. */
     <T> T makingRoomUntil(String key, Tier tier, long bytes, int rounds, Supplier<T> attempt) {
+        return makingRoomUntil(key, null, tier, bytes, rounds, attempt);
+    }
+
+    /**
+     * {@link #makingRoomUntil(String, Tier, long, int, Supplier)} for the segments {@code together} at once
+     * ({@code bytes} is theirs together): a {@link TierFullException} names every one of them.
+     */
+    <T> T makingRoomForAll(List<Segment> together, Tier tier, long bytes, int rounds, Supplier<T> attempt) {
+        return makingRoomUntil(together.getFirst().key, together, tier, bytes, rounds, attempt);
+    }
+
+    /** @param together the segments the room is for, when several (their keys are named only in a failure); else null */
+    private <T> T makingRoomUntil(String key, List<Segment> together, Tier tier, long bytes, int rounds,
+                                  Supplier<T> attempt) {
         T done = attempt.get();
         if (done != null) {
             return done; // room there already: none of the machinery below
         }
         Failed failed = new Failed();
         done = retry(rounds, attempt, () -> {
-            requireFits(key, tier, bytes);
+            if (bytes > budget(tier)) {
+                throw full(key, together, tier, bytes, (together == null ? "the segment is" : "they are together")
+                        + " larger than the " + tier + " budget of " + budget(tier) + " bytes", null);
+            }
             return makeRoom(tier, bytes, key, failed);
         }, true);
         if (done == null) {
             if (failed.last != null) {
-                throw new TierFullException(key, tier, bytes, free(tier), "moving the candidates out failed, last: "
+                throw full(key, together, tier, bytes, "moving the candidates out failed, last: "
                         + failed.last.getMessage(), failed.last);
             }
-            throw new TierFullException(key, tier, bytes, free(tier), "every segment there is being moved, made resident or pinned; retry");
+            throw full(key, together, tier, bytes, "every segment there is being moved, made resident or pinned; retry", null);
         }
         return done;
+    }
+
+    private TierFullException full(String key, List<Segment> together, Tier tier, long bytes, String why, Throwable cause) {
+        if (together == null) {
+            return new TierFullException(key, tier, bytes, free(tier), why, cause);
+        }
+        List<String> keys = new ArrayList<>(together.size());
+        for (Segment segment : together) {
+            keys.add(segment.key);
+        }
+        return new TierFullException(keys, tier, bytes, free(tier), why, cause);
     }
 
     /**
@@ -204,12 +242,12 @@ final class RoomMaker {
             return demote(tier, needed, excludeKey, failed, free, null);
         }
         int[] victims = new int[1];
-        boolean enough = false;
+        boolean needMet = false;
         try {
-            enough = demote(tier, needed, excludeKey, failed, free, victims);
-            return enough;
+            needMet = demote(tier, needed, excludeKey, failed, free, victims);
+            return needMet;
         } finally {
-            RoomMakingEvent.finish(event, tier, needed, Math.max(0, free(tier) - free), victims[0], enough);
+            RoomMakingEvent.finish(event, tier, needed, free, Math.max(0, free(tier) - free), victims[0], needMet);
         }
     }
 
@@ -265,6 +303,26 @@ final class RoomMaker {
                             continue;
                         }
                         locked.add(victim);
+                        if (tier == Tier.DISK) {
+                            if (evicted(victim)) {
+                                if (victims != null) {
+                                    victims[0]++;
+                                }
+                                if (free(tier) >= goal) {
+                                    break;
+                                }
+                            } else {
+                                skipped += victim.sizeBytes;
+                                if (victim.live && victim.liveChildren() > 0) {
+                                    if (!victim.heldForChildren) {
+                                        victim.heldForChildren = true; // before the hold: see releaseParent
+                                        store.hold(victim.handle);
+                                    }
+                                    waitingForChildren.add(candidate);
+                                }
+                            }
+                            continue;
+                        }
                         // A block with a child here may go nowhere (every target is at least as slow as the next
                         // tier): refused before its tier is asked for and its move tried, a parent met root first.
                         boolean heldByChild = victim.live && victim.holdsChildFasterThan(slowerThan(tier));
@@ -298,11 +356,12 @@ final class RoomMaker {
                     }
                     throw e;
                 }
-                lookFurther = booked.isEmpty() && waitingForChildren.size() > waitingBefore
+                boolean evictedSome = tier == Tier.DISK && free(tier) > free;
+                lookFurther = booked.isEmpty() && !evictedSome && waitingForChildren.size() > waitingBefore
                         ? Math.min(Long.MAX_VALUE / 4, 2 * lookFurther + needed) : 0;
                 long notMoved = moveAll(booked, tier, failed);
                 skipped += notMoved;
-                if (!waitingForChildren.isEmpty() && notMoved < bytesOf(booked)) {
+                if (!waitingForChildren.isEmpty() && (notMoved < bytesOf(booked) || evictedSome)) {
                     tried = tried != null ? tried : new HashSet<>(candidates.subList(0, iterated));
                     tried.removeAll(waitingForChildren);
                     waitingForChildren.clear();
@@ -324,6 +383,28 @@ final class RoomMaker {
                 tried = new HashSet<>(candidates.subList(0, iterated));
             }
         }
+    }
+
+    /**
+     * Evicts a locked candidate from the DISK tier: removes it from the cache, tells the listeners and counts it,
+     * unless it is not live there, pinned, or a block with a cached child (which must leave first).
+     *
+     * @return whether it was evicted
+     */
+    private boolean evicted(Segment victim) {
+        if (!victim.live || victim.pins > 0 || victim.liveChildren() > 0 || table.currentTier(victim) != Tier.DISK) {
+            return false;
+        }
+        Segment parent = victim.parent;
+        table.drop(victim);
+        listeners.removed(victim.key, Tier.DISK, victim.sizeBytes);
+        counters.evicted();
+        // Its parent's counts read without the parent's lock, as releaseParent does (and for the same reason harmless).
+        if (parent != null && parent.heldForChildren && parent.liveChildren() == 0) {
+            parent.heldForChildren = false; // its last child left: the policy may name it again
+            store.release(parent.handle);
+        }
+        return true;
     }
 
     /**
@@ -552,28 +633,20 @@ final class RoomMaker {
                 () -> makeRoom(transfer.from(), segment.sizeBytes, segment.key, failed)) != null;
     }
 
-    private void requireFits(String key, Tier tier, long bytes) {
-        long budget = budget(tier);
-        if (bytes > budget) {
-            throw new TierFullException(key, tier, bytes, free(tier), "the segment is larger than the " + tier
-                    + " budget of " + budget + " bytes");
-        }
-    }
-
     private long budget(Tier tier) {
         return switch (tier) {
             case GPU -> store.gpuBudget();
             case CPU -> store.cpuBudget();
-            case DISK -> Long.MAX_VALUE;
+            case DISK -> store.diskBudget();
         };
     }
 
-    /** Bytes free on {@code tier} in the store's books ({@link Long#MAX_VALUE} for DISK). */
+    /** Bytes free on {@code tier} in the store's books ({@link Long#MAX_VALUE} for an unbounded DISK tier). */
     long free(Tier tier) {
         return switch (tier) {
             case GPU -> store.gpuFree();
             case CPU -> store.cpuFree();
-            case DISK -> Long.MAX_VALUE;
+            case DISK -> store.diskBudget() == Long.MAX_VALUE ? Long.MAX_VALUE : store.diskFree();
         };
     }
 }

@@ -164,7 +164,7 @@ final class Segment extends AbstractQueuedSynchronizer {
             case CPU -> childrenOnGpu > 0;
             // One test, not two: the counts are never negative, so their OR is positive exactly when one is. A second
             // branch first taken when a run's CPU tier fills (a parent leaving CPU for DISK while a child is on CPU)
-            // threw away the compiled room making it was inlined into ("unstable_if", JFR jdk.Deoptimization, session 8).
+            // threw away the compiled room making it was inlined into ("unstable_if", JFR jdk.Deoptimization).
             case DISK -> (childrenOnGpu | childrenOnCpu) > 0;
         };
     }

@@ -7,18 +7,28 @@ import dev.kvtier.store.TieredStore;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
 
-/** Transfers, failures and bytes moved per tier pair, counted as they happen. Thread-safe. */
+/** Transfers, demotions, evictions, failures and bytes moved per tier pair, counted as they happen. Thread-safe. */
 final class TierCounters {
     private static final int TIERS = Tier.values().length;
 
     private final LongAdder transfers = new LongAdder();
+    private final LongAdder demotions = new LongAdder();
+    private final LongAdder evictions = new LongAdder();
     private final LongAdder failures = new LongAdder();
     private final AtomicLongArray bytesMoved = new AtomicLongArray(TIERS * TIERS);
 
     /** A move from {@code from} to {@code to} of {@code bytes} completed. */
     void transferred(Tier from, Tier to, long bytes) {
         transfers.increment();
+        if (from.isFasterThan(to)) {
+            demotions.increment();
+        }
         bytesMoved.addAndGet(from.ordinal() * TIERS + to.ordinal(), bytes);
+    }
+
+    /** A segment was evicted from a full DISK tier: removed from the cache to make room there. */
+    void evicted() {
+        evictions.increment();
     }
 
     /** A call failed because bytes could not be moved or checked (counted once per call, not per retry). */
@@ -36,7 +46,7 @@ final class TierCounters {
         for (Tier tier : Tier.values()) {
             allocated[tier.ordinal()] = memories.bytesInUse(tier);
         }
-        return new CacheStats(store.gpuUsed(), store.cpuUsed(), store.diskUsed(), transfers.sum(), failures.sum(),
-                moved, allocated);
+        return new CacheStats(store.gpuUsed(), store.cpuUsed(), store.diskUsed(), transfers.sum(), demotions.sum(),
+                evictions.sum(), failures.sum(), moved, allocated);
     }
 }

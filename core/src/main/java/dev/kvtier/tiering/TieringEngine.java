@@ -15,6 +15,7 @@ import dev.kvtier.TransferFailedException;
 import dev.kvtier.exec.ExecutionBackend;
 import dev.kvtier.exec.PageAllocation;
 import dev.kvtier.persist.DiskJournal;
+import dev.kvtier.persist.RecoveryProgress;
 import dev.kvtier.persist.SegmentRecord;
 import dev.kvtier.store.PositionRange;
 import dev.kvtier.store.SegmentMeta;
@@ -63,8 +64,10 @@ public final class TieringEngine {
 
     /**
      * A chain restored layer by layer: {@code layers.get(l)} completes with the blocks (their pages on the
-     * target tier) once layer {@code l} of every block is in place; {@code pinned} once all are and the
-     * blocks are pinned.
+     * target tier) once layer {@code l} of every block is in place; {@code pinned} once all are, the blocks
+     * are pinned and the restore released its locks and left the gate. Each is completed on a completion
+     * thread, never under the restore's locks (see {@link PrefixChains#pinLayered}); whoever completes
+     * {@code pinned} first (cancels it) leaves the pins to the restore, which releases them.
      */
     public record LayeredRestore(List<CompletableFuture<List<ResidentSegment>>> layers,
                                  CompletableFuture<PinnedChain> pinned) { }
@@ -81,16 +84,20 @@ public final class TieringEngine {
     private final PrefixChains chains;
     private final Path createdDiskDirectory;
     private final PersistedDisk persisted;
+    /** How long {@link #close} waits, at most, for the futures of operations done before it to be completed. */
+    private final Duration transferTimeout;
 
     private TieringEngine(TieredStore store, TierMemories memories, Path createdDiskDirectory, PersistedDisk persisted,
-                          double roomBatchFraction) {
+                          double roomBatchFraction, Duration transferTimeout) {
         this.store = store;
+        this.transferTimeout = transferTimeout;
         this.memories = memories;
         this.createdDiskDirectory = createdDiskDirectory;
         this.persisted = persisted;
         this.table = new SegmentTable(store, memories, persisted);
         this.mover = new Mover(memories, counters, listeners, persisted);
-        this.roomMaker = new RoomMaker(store, table, mover, DemotionCascade.STANDARD, listeners, roomBatchFraction);
+        this.roomMaker = new RoomMaker(store, table, mover, DemotionCascade.STANDARD, listeners, counters,
+                roomBatchFraction);
         this.residencies = new Residencies(gate, this::makeResident);
         this.chains = new PrefixChains(this, store, table, roomMaker, mover, memories, gate);
     }
@@ -98,8 +105,8 @@ public final class TieringEngine {
     /**
      * Opens the backend {@code config} asks for, wrapped by {@code decorate} (tests inject faults this way).
      *
-     * @throws UncheckedIOException  if the disk directory cannot be created
-     * @throws IllegalStateException if CUDA was asked for and is not usable
+     * @throws dev.kvtier.CacheOpenException if the disk directory cannot be created, locked or read, or CUDA was
+     *                                        asked for and is not usable
      */
     public static TieringEngine open(KvTierConfig config, UnaryOperator<ExecutionBackend> decorate) {
         Path created = null;
@@ -112,14 +119,15 @@ public final class TieringEngine {
                 diskDirectory = created = Files.createTempDirectory("kvtier-disk-");
             }
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot create the disk directory for " + config
-                    + " (set KvTierConfig.builder().diskDirectory(...) to a writable place)", e);
+            throw Failures.openFailed(config.diskDirectory().map(d -> "create the disk directory " + d)
+                    .orElse("create a temporary disk directory"), e);
         }
         TierMemories memories = null;
         PersistedDisk persisted = PersistedDisk.VOLATILE;
         try {
             // The store first: a bad policy fails before any thread or native memory exists.
-            TieredStore store = new TieredStore(config.gpuBudgetBytes(), config.cpuBudgetBytes(), config.policy());
+            TieredStore store = new TieredStore(config.gpuBudgetBytes(), config.cpuBudgetBytes(), config.diskBudgetBytes(),
+                    config.policy());
             ExecutionBackend backend = BackendSelection.open(config, diskDirectory);
             try {
                 backend = decorate.apply(backend);
@@ -129,21 +137,24 @@ public final class TieringEngine {
             }
             memories = TierMemories.open(backend, config);
             long recoveryStart = System.nanoTime();
+            RecoveryProgress progress = new RecoveryProgress(diskDirectory.toString(), recoveryStart);
             DiskJournal.Opened journal = null;
             if (config.persistence().isPresent()) {
                 try {
                     journal = DiskJournal.open(diskDirectory, config.persistence().get(), config.pageSizeBytes(),
-                            memories.diskExtentBytes());
+                            memories.diskExtentBytes(), progress);
                 } catch (IOException e) {
-                    throw new UncheckedIOException("cannot read or write the journal of the persisted disk directory "
-                            + diskDirectory + ": " + e.getMessage(), e);
+                    throw Failures.openFailed("read or write the journal of the persisted disk directory "
+                            + diskDirectory, e);
                 }
                 persisted = new PersistedDisk(journal.journal(), store);
             }
-            TieringEngine engine = new TieringEngine(store, memories, created, persisted, config.roomBatchFraction());
-            LOG.log(System.Logger.Level.INFO, "kvtier backend: " + memories.description());
+            TieringEngine engine = new TieringEngine(store, memories, created, persisted, config.roomBatchFraction(),
+                    config.transferTimeout());
+            LOG.log(System.Logger.Level.INFO, "kvtier backend: " + memories.description() + "; DISK tier: "
+                    + diskWords(config, diskDirectory, created != null));
             if (journal != null) {
-                engine.recover(journal, config.persistence().get(), diskDirectory, recoveryStart);
+                engine.recover(journal, config.persistence().get(), diskDirectory, recoveryStart, progress);
             }
             return engine;
         } catch (RuntimeException | Error e) {
@@ -162,11 +173,22 @@ public final class TieringEngine {
     }
 
     /**
+     * Where the DISK tier lives and how large it may grow, for the open's log line: a temporary directory and an
+     * unbounded tier are said plainly, with the settings that change them, as neither is visible otherwise.
+     */
+    static String diskWords(KvTierConfig config, Path directory, boolean temporary) {
+        return directory + (temporary ? " (a temporary directory, deleted on close: set diskDirectory to choose one)" : "")
+                + (config.diskBounded() ? ", budget " + config.diskBudgetBytes() + " bytes"
+                : ", unbounded until the file system is full (set diskBudgetBytes to bound it)");
+    }
+
+    /**
      * Registers again on DISK the segments the journal recovered: their pages claimed in the reopened
      * extents, their checksums known and, unless verification is eager, not yet checked (their first use
      * checks them). Runs before the engine is handed out, so nothing else touches these segments.
      */
-    private void recover(DiskJournal.Opened opened, DiskPersistence persistence, Path directory, long startNanos) {
+    private void recover(DiskJournal.Opened opened, DiskPersistence persistence, Path directory, long startNanos,
+                         RecoveryProgress progress) {
         int extents = 0;
         for (SegmentRecord record : opened.segments()) {
             for (int chunk : record.runChunk()) {
@@ -176,15 +198,16 @@ public final class TieringEngine {
         try {
             memories.reopenDisk(extents);
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot map the " + extents + " persisted disk extents in " + directory
-                    + " again: " + e.getMessage(), e);
+            throw Failures.openFailed("map the " + extents + " persisted disk extents in " + directory + " again", e);
         }
         Map<RecoveryReport.DiscardReason, Long> discarded = new EnumMap<>(RecoveryReport.DiscardReason.class);
         discarded.putAll(opened.discarded());
-        List<Segment> recovered = restoreParentsFirst(opened.segments(), discarded);
+        List<Segment> recovered = restoreParentsFirst(opened.segments(), discarded, progress);
         List<String> keys = new ArrayList<>(recovered.size());
         long bytes = 0;
+        long checked = 0;
         for (Segment segment : recovered) { // parents first: a parent dropped here orphans its children below
+            progress.step("segments checked", ++checked, recovered.size());
             if (segment.parent != null && !segment.parent.live) {
                 table.drop(segment);
                 discarded.merge(RecoveryReport.DiscardReason.ORPHANED, 1L, Long::sum);
@@ -199,11 +222,16 @@ public final class TieringEngine {
             bytes += segment.sizeBytes;
         }
         RecoveryReport report = new RecoveryReport(persistence.namespace(), keys.size(), bytes, discarded, 0,
-                opened.journalBytes(), Duration.ofNanos(System.nanoTime() - startNanos), opened.wipedBecause(), keys);
+                opened.journalBytes(), Duration.ofNanos(System.nanoTime() - startNanos), opened.wipedBecause(), keys,
+                opened.repairs());
         persisted.recovered(report);
         RecoveryEvent.emit(directory.toString(), report.recovered(), report.recoveredBytes(), report.discardedTotal(),
-                report.duration());
-        LOG.log(System.Logger.Level.INFO, "kvtier recovered " + directory + ": " + report);
+                report.rollbacksRefused(), report.duration());
+        LOG.log(report.rollbacksRefused() > 0 || !report.repairs().isEmpty() ? System.Logger.Level.WARNING
+                : System.Logger.Level.INFO, "kvtier recovered " + directory + ": " + report
+                + (report.rollbacksRefused() == 0 ? "" : " (" + report.rollbacksRefused() + " record(s) refused: their"
+                + " pages were later freed or rewritten, a record of which the journal lost; serving them would have"
+                + " rolled their keys back)"));
     }
 
     /**
@@ -216,32 +244,45 @@ public final class TieringEngine {
      * @return the segments registered, every parent before its children
      */
     private List<Segment> restoreParentsFirst(List<SegmentRecord> records,
-                                              Map<RecoveryReport.DiscardReason, Long> discarded) {
-        Map<String, SegmentRecord> byKey = new HashMap<>();
+                                              Map<RecoveryReport.DiscardReason, Long> discarded,
+                                              RecoveryProgress progress) {
+        // Only blocks are looked up by key (a block's parent must be a block): plain segments, often all of them,
+        // cost no map entry and no walk (a list and a set per record, a map entry per record, at 10^6 records).
+        Map<String, SegmentRecord> blocksByKey = new HashMap<>();
         for (SegmentRecord record : records) {
-            byKey.put(record.key(), record);
+            if (record.block()) {
+                blocksByKey.put(record.key(), record);
+            }
         }
-        Map<String, Segment> restored = new HashMap<>();
-        Set<String> dropped = new HashSet<>();
+        Map<String, Segment> restoredBlocks = new HashMap<>();
+        Set<String> droppedBlocks = new HashSet<>();
         List<Segment> recovered = new ArrayList<>(records.size());
+        long visited = 0;
         for (SegmentRecord record : records) {
-            // This record and its unsettled ancestors, child first; a cycle ends the walk (its top is an orphan).
-            List<SegmentRecord> path = new ArrayList<>();
-            Set<String> onPath = new HashSet<>();
-            for (SegmentRecord at = record; at != null && !restored.containsKey(at.key()) && !dropped.contains(at.key())
-                    && onPath.add(at.key()); at = at.parentKey() == null ? null : byKey.get(at.parentKey())) {
-                path.add(at);
+            progress.step("segments registered", ++visited, records.size());
+            List<SegmentRecord> path;
+            if (!record.block()) {
+                path = List.of(record); // no parent, and no block's parent: met once, here
+            } else {
+                // This block and its unsettled ancestors, child first; a cycle ends the walk (its top is an orphan).
+                path = new ArrayList<>();
+                Set<String> onPath = new HashSet<>();
+                for (SegmentRecord at = record; at != null && !restoredBlocks.containsKey(at.key())
+                        && !droppedBlocks.contains(at.key()) && onPath.add(at.key());
+                     at = at.parentKey() == null ? null : blocksByKey.get(at.parentKey())) {
+                    path.add(at);
+                }
             }
             for (int i = path.size() - 1; i >= 0; i--) {
                 SegmentRecord r = path.get(i);
                 PositionRange positions = PositionRange.of(r.positionStart(), r.positionEnd());
-                Segment parent = r.parentKey() == null ? null : restored.get(r.parentKey());
+                Segment parent = r.parentKey() == null ? null : restoredBlocks.get(r.parentKey());
                 boolean orphan = r.parentKey() != null && (parent == null || !parent.isBlock());
                 if (orphan || r.block() && !BlockKeys.isBlockKey(r.key())) { // no chain call could find such a block
                     discarded.merge(orphan ? RecoveryReport.DiscardReason.ORPHANED
                             : RecoveryReport.DiscardReason.CORRUPT_RECORD, 1L, Long::sum);
                     persisted.leaving(new Segment(r.key(), positions, r.sizeBytes()));
-                    dropped.add(r.key());
+                    droppedBlocks.add(r.key());
                     continue;
                 }
                 Segment segment = r.block()
@@ -253,7 +294,7 @@ public final class TieringEngine {
                 } catch (IllegalArgumentException unclaimable) { // the replay already ruled this out; never serve it
                     discarded.merge(RecoveryReport.DiscardReason.CORRUPT_RECORD, 1L, Long::sum);
                     persisted.leaving(segment);
-                    dropped.add(r.key());
+                    droppedBlocks.add(r.key());
                     continue;
                 }
                 segment.crc32c = r.crc32c();
@@ -262,9 +303,19 @@ public final class TieringEngine {
                 table.publish(segment); // keys are unique in a replayed journal
                 segment.handle = store.registerHandle(SegmentMeta.of(segment.key, segment.positions, segment.sizeBytes)
                         .withAccessCount(r.accessCount()), Tier.DISK, segment);
+                if (segment.handle == null) { // beyond a DISK budget smaller than the one it was written under
+                    table.unpublish(segment);
+                    memories.release(segment.placement);
+                    discarded.merge(RecoveryReport.DiscardReason.OVER_BUDGET, 1L, Long::sum);
+                    persisted.leaving(segment);
+                    droppedBlocks.add(r.key());
+                    continue;
+                }
                 segment.live = true;
                 segment.countOn(Tier.DISK); // nothing else runs yet: no lock needed
-                restored.put(r.key(), segment);
+                if (segment.isBlock()) {
+                    restoredBlocks.put(r.key(), segment);
+                }
                 recovered.add(segment);
             }
         }
@@ -332,6 +383,20 @@ public final class TieringEngine {
      * is left pointing to a block that is gone). Locks the descendants parents first, as chains do.
      */
     private void dropCorruptRecovered(Segment segment, SegmentCorruptedException corrupted) {
+        int descendants = dropWithDescendants(segment);
+        persisted.failedFirstUse();
+        LOG.log(System.Logger.Level.WARNING, corrupted.getMessage()
+                + (descendants == 0 ? "" : " (its " + descendants + " descendant block(s) dropped with it)"));
+    }
+
+    /**
+     * Drops a locked live segment and, for a prefix block, every cached descendant first (children before parents,
+     * so no child outlives its parent and none is left pointing to a block that is gone). Locks the descendants
+     * parents first, as chains do.
+     *
+     * @return how many descendants were dropped with it
+     */
+    int dropWithDescendants(Segment segment) {
         List<Segment> descendants = segment.liveChildren() > 0 ? table.descendantsOf(segment) : List.of();
         List<Segment> locked = new ArrayList<>(descendants.size());
         try {
@@ -350,9 +415,7 @@ public final class TieringEngine {
                 locked.get(i).unlock();
             }
         }
-        persisted.failedFirstUse();
-        LOG.log(System.Logger.Level.WARNING, corrupted.getMessage()
-                + (descendants.isEmpty() ? "" : " (its " + descendants.size() + " descendant block(s) dropped with it)"));
+        return descendants.size();
     }
 
     /** What the open recovered from the persisted disk directory; empty without persistence. */
@@ -425,7 +488,9 @@ public final class TieringEngine {
         Segment segment = new Segment(key, positions, sizeBytes);
         segment.lock();
         try {
-            insertLocked(segment, tier, filler, false);
+            if (!insertLocked(segment, tier, filler, false)) {
+                throw new IllegalArgumentException("key \"" + key + "\" is already cached; remove it first");
+            }
             return null;
         } finally {
             segment.unlock();
@@ -437,11 +502,14 @@ public final class TieringEngine {
      * fills it and makes it live (a block is counted in its parent's children); undoes everything on
      * failure. The lock stays the caller's. {@code quickly}: making room gives up after a couple of rounds
      * (the caller has a slower tier to try).
+     *
+     * @return false, having changed nothing, when the key is cached already (perhaps published by another call
+     *         just now: the caller decides whether that is an error)
      */
-    void insertLocked(Segment segment, Tier tier, Function<Segment, PageAllocation> filler, boolean quickly) {
+    boolean insertLocked(Segment segment, Tier tier, Function<Segment, PageAllocation> filler, boolean quickly) {
         SegmentMeta meta = SegmentMeta.of(segment.key, segment.positions, segment.sizeBytes);
         if (!table.publish(segment)) {
-            throw new IllegalArgumentException("key \"" + segment.key + "\" is already cached; remove it first");
+            return false;
         }
         boolean registered = false;
         try {
@@ -451,6 +519,7 @@ public final class TieringEngine {
             segment.live = true;
             segment.countOn(tier);
             listeners.added(segment.key, tier, segment.sizeBytes);
+            return true;
         } catch (RuntimeException | Error e) {
             if (registered) {
                 store.discard(segment.handle);
@@ -471,7 +540,7 @@ public final class TieringEngine {
     }
 
     private Void moveLocked(String key, Tier to, boolean promotion) {
-        Segment segment = table.lockLive(key);
+        Segment segment = promotion ? lockLiveWithParent(key) : table.lockLive(key);
         try {
             verifyRecovered(segment);
             Tier from = table.currentTier(segment);
@@ -483,6 +552,9 @@ public final class TieringEngine {
                         + from + " where segment \"" + key + "\" is, was " + to);
             }
             SegmentTable.requireUnpinned(segment, (promotion ? "promote" : "demote") + " it to " + to);
+            if (promotion) {
+                requireNotAboveParent(segment, to, "promote it to " + to);
+            }
             if (!promotion && segment.holdsChildFasterThan(to)) {
                 throw new IllegalStateException("segment \"" + key + "\" is a prefix block with child blocks on a tier"
                         + " faster than " + to + "; demote them first (a chain leaves a tier from its tail)");
@@ -494,7 +566,72 @@ public final class TieringEngine {
             roomMaker.move(segment, transfer.get());
             return null;
         } finally {
+            if (promotion) {
+                unlockWithParent(segment);
+            } else {
+                segment.unlock();
+            }
+        }
+    }
+
+    /**
+     * Locks {@code key}'s live segment and, when it is a prefix block with a parent, that parent first (root to tail,
+     * the order of every chain call), so the parent's tier holds while the block moves ({@link #requireNotAboveParent}).
+     * Unlock with {@link #unlockWithParent}.
+     *
+     * @throws SegmentNotFoundException if {@code key} is not cached
+     */
+    private Segment lockLiveWithParent(String key) {
+        while (true) {
+            Segment peeked = table.peek(key);
+            Segment parent = peeked == null ? null : peeked.parent;
+            if (parent != null) {
+                parent.lock();
+            }
+            Segment segment;
+            try {
+                segment = table.lockLive(key);
+            } catch (RuntimeException | Error e) {
+                if (parent != null) {
+                    parent.unlock();
+                }
+                throw e;
+            }
+            if (segment.parent == parent) {
+                return segment;
+            }
+            // Replaced meanwhile by a segment of another parent: again, with that one.
             segment.unlock();
+            if (parent != null) {
+                parent.unlock();
+            }
+        }
+    }
+
+    private static void unlockWithParent(Segment segment) {
+        segment.unlock();
+        if (segment.parent != null) {
+            segment.parent.unlock();
+        }
+    }
+
+    /**
+     * The prefix rule on the segment API: a block (locked, with its parent, by {@link #lockLiveWithParent}) is never
+     * made resident on a tier faster than its parent's.
+     *
+     * @throws IllegalStateException naming both blocks and tiers when {@code to} is faster than the parent's tier
+     */
+    private void requireNotAboveParent(Segment segment, Tier to, String action) {
+        Segment parent = segment.parent;
+        if (parent == null || !parent.live) {
+            return;
+        }
+        Tier parentTier = table.currentTier(parent);
+        if (to.isFasterThan(parentTier)) {
+            throw new IllegalStateException("cannot " + action + ": prefix block \"" + segment.key + "\" would be on "
+                    + to + ", faster than its parent \"" + parent.key + "\" on " + parentTier + " (a child is never on"
+                    + " a faster tier than its parent); make the prefix resident from its first block"
+                    + " (PrefixBlockCache.ensurePrefixResident) instead");
         }
     }
 
@@ -511,13 +648,13 @@ public final class TieringEngine {
             return ensureResidentUntimed(key, tier);
         }
         long start = System.nanoTime();
-        boolean succeeded = false;
+        Tier foundOn = null;
         try {
             ResidentSegment resident = ensureResidentUntimed(key, tier);
-            succeeded = true;
+            foundOn = resident.foundOn();
             return resident;
         } finally {
-            listeners.ensureResidentCompleted(key, tier, System.nanoTime() - start, succeeded);
+            listeners.ensureResidentCompleted(key, tier, foundOn, System.nanoTime() - start);
         }
     }
 
@@ -525,7 +662,8 @@ public final class TieringEngine {
         gate.enter();
         try {
             Segment segment = table.peek(key);
-            if (segment != null && segment.tryLock()) {
+            // A block with a parent takes the residency path: its parent is locked first there.
+            if (segment != null && segment.parent == null && segment.tryLock()) {
                 try {
                     if (segment.live) {
                         return counted(() -> makeResident(segment, tier));
@@ -549,8 +687,8 @@ public final class TieringEngine {
         CompletableFuture<ResidentSegment> future = residencies.ensureResidentAsync(key, tier);
         // The caller gets the dependent: listeners hear of the completion before the caller does. It is a
         // copy already (completing or cancelling it never affected the transfer), and listeners never throw.
-        return future.whenComplete((resident, failure) ->
-                listeners.ensureResidentCompleted(key, tier, System.nanoTime() - start, failure == null));
+        return future.whenComplete((resident, failure) -> listeners.ensureResidentCompleted(key, tier,
+                failure == null ? resident.foundOn() : null, System.nanoTime() - start));
     }
 
     /** Registers {@code listener} for every later committed change (see {@link CacheChangeListener}). */
@@ -569,15 +707,18 @@ public final class TieringEngine {
     }
 
     private ResidentSegment makeResidentLocked(String key, Tier tier) {
-        Segment segment = table.lockLive(key);
+        Segment segment = lockLiveWithParent(key);
         try {
             return makeResident(segment, tier);
         } finally {
-            segment.unlock();
+            unlockWithParent(segment);
         }
     }
 
-    /** For a locked, live segment: counts the access if it is on {@code tier} or faster, else promotes it there. */
+    /**
+     * For a locked, live segment (a block with a parent: locked with it, {@link #lockLiveWithParent}): counts the
+     * access if it is on {@code tier} or faster, else promotes it there.
+     */
     private ResidentSegment makeResident(Segment segment, Tier tier) {
         verifyRecovered(segment);
         String key = segment.key;
@@ -589,6 +730,7 @@ public final class TieringEngine {
         if (segment.pins > 0) { // the message is built only when it is needed
             SegmentTable.requireUnpinned(segment, "make it resident on " + tier + " (it is pinned on " + current + ")");
         }
+        requireNotAboveParent(segment, tier, "make it resident on " + tier);
         TierTransfer transfer = roomMaker.makingRoomUntil(key, tier, segment.sizeBytes,
                 () -> store.promote(segment.handle, tier).orElse(null));
         roomMaker.move(segment, transfer);
@@ -648,32 +790,47 @@ public final class TieringEngine {
     // A chain's blocks are named by their 128-bit hashes, as two arrays of words (block i: high[i], low[i]); each is
     // cached under the key BlockKeys.of(high, low), but the chain calls find blocks by hash, building no key.
 
-    /** Entered: the tiers of the leading run of blocks {@code high[i]}, {@code low[i]} cached as one chain. */
-    public List<Tier> lookupChain(long[] high, long[] low) {
-        return chains.lookup(high, low);
+    /**
+     * Entered: the tiers of the leading run of blocks {@code high[i]}, {@code low[i]} cached as one chain.
+     *
+     * @throws IllegalArgumentException if a block of that run is not of {@code geometry}
+     */
+    public List<Tier> lookupChain(long[] high, long[] low, BlockGeometry geometry) {
+        List<Tier> tiers = chains.lookup(high, low, geometry);
+        listeners.prefixLookedUp(high.length, tiers.size());
+        return tiers;
     }
 
     /**
      * Entered: stores blocks continuing block {@code parentHigh}, {@code parentLow} (not a cached block: a chain's
      * start), block {@code i} being hash {@code high[i]}, {@code low[i]} with bytes
-     * {@code [i * bytesPerBlock, (i + 1) * bytesPerBlock)}; a new block goes to {@code tier}, or its parent's tier
-     * when slower. Returns how many were new.
+     * {@code [i * bytesPerBlock, (i + 1) * bytesPerBlock)} ({@code geometry}'s); a new block goes to {@code tier}, or
+     * its parent's tier when slower. Returns how many were new.
+     *
+     * @throws dev.kvtier.ParentNotCachedException if the parent is neither the root (both words 0) nor cached
      */
-    public int storeChain(long parentHigh, long parentLow, long[] high, long[] low, long tokensPerBlock,
-                          MemorySegment bytes, long bytesPerBlock, Tier tier) {
-        return counted(() -> chains.store(parentHigh, parentLow, high, low, tokensPerBlock, bytes, bytesPerBlock, tier));
+    public int storeChain(long parentHigh, long parentLow, long[] high, long[] low, MemorySegment bytes,
+                          BlockGeometry geometry, Tier tier) {
+        return counted(() -> chains.store(parentHigh, parentLow, high, low, bytes, geometry, tier));
     }
 
     /**
      * Entered: copies block {@code high}, {@code low}'s bytes into the start of {@code dst}, wherever it is.
      *
      * @throws SegmentNotFoundException naming the block's key if it is not cached
+     * @throws IllegalArgumentException  if the block is not of {@code geometry}
      */
-    public void readBlock(long high, long low, MemorySegment dst) {
+    public void readBlock(long high, long low, MemorySegment dst, BlockGeometry geometry) {
         counted(() -> {
             Segment block = table.lockLiveBlockOrNull(high, low);
             if (block == null) {
                 throw new SegmentNotFoundException(BlockKeys.of(high, low));
+            }
+            try {
+                geometry.requireMatches(block);
+            } catch (IllegalArgumentException e) {
+                block.unlock();
+                throw e;
             }
             return readLocked(block, dst);
         });
@@ -687,9 +844,24 @@ public final class TieringEngine {
     /**
      * Entered: makes the leading run of blocks {@code high[i]}, {@code low[i]} cached as one chain resident on
      * {@code tier} or faster (one batched transfer per tier pair) and pins it; all or nothing.
+     *
+     * @throws IllegalArgumentException if a block of that run is not of {@code geometry} (nothing moved or pinned)
      */
-    public PinnedChain pinChain(long[] high, long[] low, Tier tier) {
-        return countedTransfers(() -> chains.pin(high, low, tier));
+    public PinnedChain pinChain(long[] high, long[] low, Tier tier, BlockGeometry geometry) {
+        if (!listeners.any()) {
+            return countedTransfers(() -> chains.pin(high, low, tier, geometry));
+        }
+        long start = System.nanoTime();
+        int blocks = 0;
+        boolean succeeded = false;
+        try {
+            PinnedChain pinned = countedTransfers(() -> chains.pin(high, low, tier, geometry));
+            blocks = pinned.segments().size();
+            succeeded = true;
+            return pinned;
+        } finally {
+            listeners.prefixRestoreCompleted(tier, blocks, System.nanoTime() - start, succeeded);
+        }
     }
 
     /**
@@ -707,7 +879,15 @@ public final class TieringEngine {
 
     /** Enters itself: {@link #pinChain} without blocking, one batched transfer per layer (regions per layer). */
     public LayeredRestore pinChainLayered(long[] high, long[] low, Tier tier, long[][] offsets, long[][] lengths) {
-        return chains.pinLayered(high, low, tier, offsets, lengths);
+        if (!listeners.any()) {
+            return chains.pinLayered(high, low, tier, offsets, lengths);
+        }
+        long start = System.nanoTime();
+        LayeredRestore restore = chains.pinLayered(high, low, tier, offsets, lengths);
+        // A dependent of the restore's own future, not handed to the caller: the listeners hear of it as it completes.
+        restore.pinned().whenComplete((pinned, failure) -> listeners.prefixRestoreCompleted(tier,
+                failure == null ? pinned.segments().size() : 0, System.nanoTime() - start, failure == null));
+        return restore;
     }
 
     /** Releases pins taken by {@link #pinChain}; the last pin of a removed block frees its pages. */
@@ -756,11 +936,34 @@ public final class TieringEngine {
         }
     }
 
-    /** Entered: removes {@code key} and frees its memory; empty if it is not cached. */
+    /**
+     * Entered: removes {@code key} and frees its memory; empty if it is not cached.
+     *
+     * @throws IllegalStateException if it is a prefix block with cached children (see {@link #removeLocked})
+     */
     public Optional<SegmentMeta> remove(String key) {
-        return ifCached(key, segment -> {
+        return ifCached(key, this::removeLocked);
+    }
+
+    /**
+     * Removes a locked live segment, by either API: a prefix block only when no child of it is cached (no parent
+     * leaves the cache while a child stays), and the policy's hold on its parent for it released.
+     *
+     * @throws IllegalStateException naming the block and its number of children when it has cached children
+     */
+    Optional<SegmentMeta> removeLocked(Segment segment) {
+        if (!segment.isBlock()) {
             return dropAndTell(segment);
-        });
+        }
+        int children = segment.liveChildren();
+        if (children > 0) {
+            throw new IllegalStateException("block \"" + segment.key + "\" has " + children + " cached child block(s):"
+                    + " remove them first (a block without its parent is useless)");
+        }
+        Tier tier = table.currentTier(segment);
+        Optional<SegmentMeta> removed = dropAndTell(segment);
+        roomMaker.releaseParent(segment, tier);
+        return removed;
     }
 
     /**
@@ -821,14 +1024,17 @@ public final class TieringEngine {
 
     /**
      * Closes the gate and waits for the operations inside, then frees all memory and deletes a disk
-     * directory it created. Idempotent.
+     * directory it created. Idempotent. The futures of the async operations done before it are completed
+     * meanwhile: it waits for their completions at most {@code transferTimeout} after it began (a dependent
+     * may block), and not at all when a dependent closes the cache.
      */
     public void close() {
+        long deadline = System.nanoTime() + transferTimeout.toNanos();
         if (!gate.close()) {
             return;
         }
-        residencies.shutdown();
-        chains.shutdown();
+        residencies.shutdown(deadline);
+        chains.shutdown(deadline);
         table.clear();
         try {
             persisted.close(); // syncs what the policy still owes, before the extents are unmapped

@@ -1,7 +1,9 @@
 package dev.kvtier.exec;
 
+import dev.kvtier.testing.FaultLogRouting;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -36,6 +38,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * <p>Subclasses only configure: {@link #openBackend} (host backend, CUDA over the fake libcudart,
  * CUDA over the fake with staged extents, CUDA on a GPU tagged {@code gpu}).
  */
+@Tag(FaultLogRouting.TAG)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 public abstract class CopyEngineContract {
     private static final long CHUNK = 1 << 20;

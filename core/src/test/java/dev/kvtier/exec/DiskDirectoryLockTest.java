@@ -1,5 +1,6 @@
 package dev.kvtier.exec;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -17,11 +18,14 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kvtier.testing.FaultLogRouting;
+
 /**
  * Issue 9 item 4: one owner per disk directory. {@link DiskDirectoryLock} is new; on main at
  * 212fa8f nothing stopped two caches sharing a directory (see {@code Issue9RegressionTest} for the
  * same on the public API, which fails there).
  */
+@Tag(FaultLogRouting.TAG)
 class DiskDirectoryLockTest {
     @TempDir
     Path directory;

@@ -1,5 +1,6 @@
 package dev.kvtier.exec;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -15,10 +16,13 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kvtier.testing.FaultLogRouting;
+
 /**
  * The physical side of a persistent DISK tier: extents named by slot that keep their bytes across a
  * close, pages claimed back by coordinates, and a lock that leaves persistent extents to their owner.
  */
+@Tag(FaultLogRouting.TAG)
 class PersistentExtentsTest {
     private static final long PAGE = 4096;
     private static final long EXTENT = 8 * PAGE;

@@ -33,9 +33,9 @@ class DisabledEventsTest {
             TransferEvent transfer = TransferEvent.beginIfRecording();
             TransferEvent.finish(transfer, "k", Tier.CPU, Tier.GPU, 4096, 1, "host", null);
             RoomMakingEvent round = RoomMakingEvent.beginIfRecording();
-            RoomMakingEvent.finish(round, Tier.GPU, 4096, 4096, 1, true);
+            RoomMakingEvent.finish(round, Tier.GPU, 4096, 0, 4096, 1, true);
             ChecksumFailureEvent.emit("k", Tier.DISK, true, 1, 2);
-            RecoveryEvent.emit("/d", 1, 4096, 0, Duration.ZERO);
+            RecoveryEvent.emit("/d", 1, 4096, 0, 0, Duration.ZERO);
         }
     }
 }

@@ -107,7 +107,7 @@ class BlockHasherTest {
     void badArgumentsAreNamed() {
         assertTrue(assertThrows(IllegalArgumentException.class, () -> hasher.chain(new int[8], 0))
                 .getMessage().contains("got 0"));
-        assertThrows(NullPointerException.class, () -> hasher.hash(null, 1));
+        assertThrows(IllegalArgumentException.class, () -> hasher.hash(null, 1));
         assertThrows(IndexOutOfBoundsException.class, () -> hasher.hash(BlockHash.ROOT, new int[4], 3, 5));
     }
 }

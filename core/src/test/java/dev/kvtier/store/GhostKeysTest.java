@@ -86,7 +86,7 @@ class GhostKeysTest {
         }
     }
 
-    /** GhostKeys as it was before session 11 (two int arrays), the reference for the test above. */
+    /** GhostKeys as it was before hash and stamp shared one long (two int arrays), the reference for the test above. */
     private static final class TwoArrayGhosts {
         private int[] hashes = new int[64];
         private int[] stamps = new int[64];

@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
  * What a touch without the lock asks the entry alone (SegmentEntry#takesUseInPlace, #registered), tier by tier: its
  * copy of each record's out-of-order flag must follow that record (set, cleared, dropped with it) and a bit of one tier
  * never answer for another. Guards the entry's bookkeeping for any change of how these fields are stored (a
- * field-order experiment packed them into one byte: session10-layout.md).
+ * field-order experiment packed them into one byte, measured and not kept).
  */
 class SegmentEntryTest {
 

@@ -22,7 +22,7 @@ import net.jqwik.api.constraints.LongRange;
 /**
  * The tracker policies ({@link DemotionPolicy#s3Fifo()}, {@link DemotionPolicy#wTinyLfu()},
  * {@link DemotionPolicy#chainAwareS3Fifo()}, {@link DemotionPolicy#adaptiveS3Fifo()} and its retention naming
- * pinned on) under
+ * pinned on, {@link DemotionPolicy#lru2()}, {@link DemotionPolicy#arc()}) under
  * random histories. Their candidate order is their own, so it is not compared with a model; what
  * is checked is the {@link DemotionPolicy.Tracker} contract: candidates only from the asked tier,
  * each once, never a removed key, stopping exactly when their sizes add up to what was asked (or
@@ -70,6 +70,14 @@ class TrackerPolicyPropertyTest {
         run(DemotionPolicy.wTinyLfu(), ops, gpuBudget, cpuBudget, true);
     }
 
+    @Property(tries = 300, edgeCases = EdgeCasesMode.NONE)
+    void lru2AndArcKeepTheTrackerContract(@ForAll("operations") List<Op> ops,
+                                          @ForAll @LongRange(max = 1_000) long gpuBudget,
+                                          @ForAll @LongRange(max = 1_500) long cpuBudget) {
+        run(DemotionPolicy.lru2(), ops, gpuBudget, cpuBudget, true);
+        run(DemotionPolicy.arc(), ops, gpuBudget, cpuBudget, true);
+    }
+
     /**
      * Without whole-tier queries after every step the trackers' queues evolve only by the history
      * (S3-FIFO's queries reorganise its queues), so touch-heavy histories reach main-queue
@@ -85,6 +93,8 @@ class TrackerPolicyPropertyTest {
         run(S3FifoPolicy.pinnedRetention(1), ops, gpuBudget, 1_500, false);
         run(DemotionPolicy.adaptiveContinuationS3Fifo(), ops, gpuBudget, 1_500, false);
         run(S3FifoPolicy.pinnedContinuation(), ops, gpuBudget, 1_500, false);
+        run(DemotionPolicy.lru2(), ops, gpuBudget, 1_500, false);
+        run(DemotionPolicy.arc(), ops, gpuBudget, 1_500, false);
     }
 
     @Property(tries = 100, edgeCases = EdgeCasesMode.NONE)
@@ -92,7 +102,8 @@ class TrackerPolicyPropertyTest {
                                       @ForAll @LongRange(max = 1_000) long gpuBudget) {
         for (DemotionPolicy policy : List.of(DemotionPolicy.s3Fifo(), DemotionPolicy.wTinyLfu(),
                 DemotionPolicy.chainAwareS3Fifo(), DemotionPolicy.adaptiveS3Fifo(), S3FifoPolicy.pinnedRetention(1),
-                DemotionPolicy.adaptiveContinuationS3Fifo(), S3FifoPolicy.pinnedContinuation())) {
+                DemotionPolicy.adaptiveContinuationS3Fifo(), S3FifoPolicy.pinnedContinuation(), DemotionPolicy.lru2(),
+                DemotionPolicy.arc())) {
             assertEquals(run(policy, ops, gpuBudget, 1_500, false), run(policy, ops, gpuBudget, 1_500, false),
                     policy.name());
         }

@@ -144,11 +144,12 @@ class TrackerPolicyTest {
         void builtInPoliciesAreFoundByName() {
             for (DemotionPolicy policy : List.of(DemotionPolicy.leastAccessedFirst(), DemotionPolicy.leastRecentlyUsed(),
                     DemotionPolicy.s3Fifo(), DemotionPolicy.wTinyLfu(), DemotionPolicy.chainAwareS3Fifo(),
-                    DemotionPolicy.adaptiveS3Fifo(), DemotionPolicy.adaptiveContinuationS3Fifo())) {
+                    DemotionPolicy.adaptiveS3Fifo(), DemotionPolicy.adaptiveContinuationS3Fifo(), DemotionPolicy.lru2(),
+                    DemotionPolicy.arc())) {
                 assertSame(policy, DemotionPolicy.named(policy.name()));
             }
-            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> DemotionPolicy.named("arc"));
-            assertTrue(e.getMessage().contains("\"arc\"") && e.getMessage().contains("s3-fifo"), e.getMessage());
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> DemotionPolicy.named("lirs"));
+            assertTrue(e.getMessage().contains("\"lirs\"") && e.getMessage().contains("s3-fifo"), e.getMessage());
         }
     }
 

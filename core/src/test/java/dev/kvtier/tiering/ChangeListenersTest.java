@@ -28,7 +28,7 @@ class ChangeListenersTest {
         final List<String> heard = new ArrayList<>();
 
         @Override
-        public void ensureResidentCompleted(String key, Tier tier, long nanos, boolean succeeded) {
+        public void ensureResidentCompleted(String key, Tier tier, Tier foundOn, long nanos) {
             heard.add("resident " + key);
         }
     }
@@ -45,7 +45,7 @@ class ChangeListenersTest {
         assertTrue(listeners.anyTimed());
 
         listeners.added("a", Tier.GPU, 1);
-        listeners.ensureResidentCompleted("a", Tier.GPU, 5, true);
+        listeners.ensureResidentCompleted("a", Tier.GPU, Tier.GPU, 5);
         assertEquals(List.of("added a"), changes.heard);
         assertEquals(List.of("resident a"), timing.heard);
 
@@ -63,7 +63,7 @@ class ChangeListenersTest {
         assertTrue(ChangeListeners.wantsResidencyTimes(new Timing() { }), "an inherited override counts");
         assertTrue(ChangeListeners.wantsResidencyTimes(new CacheChangeListener() {
             @Override
-            public void ensureResidentCompleted(String key, Tier tier, long nanos, boolean succeeded) {
+            public void ensureResidentCompleted(String key, Tier tier, Tier foundOn, long nanos) {
             }
         }));
     }

@@ -13,7 +13,8 @@ import java.util.List;
  * machine shared with other builds JMH's sequential iterations of one benchmark, then the other, see different load;
  * interleaving gives both the same.
  *
- * <p>Usage: {@code RouterLookupCheck [rounds=31] [callsPerRound=20000]}.
+ * <p>Usage: {@code RouterLookupCheck [rounds=31] [callsPerRound=20000] [promptBlocks=64]}: 10^6 blocks indexed in
+ * chains of {@code promptBlocks}, each prompt one whole chain.
  */
 public final class RouterLookupCheck {
     private RouterLookupCheck() {
@@ -22,7 +23,7 @@ public final class RouterLookupCheck {
     public static void main(String[] args) {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 31;
         int calls = args.length > 1 ? Integer.parseInt(args[1]) : 20_000;
-        int chainLength = 64;
+        int chainLength = args.length > 2 ? Integer.parseInt(args[2]) : 64;
         int chains = 1_000_000 / chainLength;
         ClusterIndexFixture fixture = new ClusterIndexFixture(new ClusterTopology(8, 2, 32), chains, chainLength, 13);
         ClusterState state = fixture.build();
@@ -59,9 +60,9 @@ public final class RouterLookupCheck {
         }
         Arrays.sort(route);
         Arrays.sort(map);
-        System.out.printf("blocks %d over 8 ranks (4 groups of 2), 64-block prompts: route median %.2f us/op"
-                + " (p10 %.2f, p90 %.2f); baseline 64 HashMap lookups median %.2f us/op; ratio %.2f (sink %d)%n",
-                state.blockCount(), route[rounds / 2], route[rounds / 10], route[rounds * 9 / 10], map[rounds / 2],
+        System.out.printf("blocks %d over 8 ranks (4 groups of 2), %d-block prompts: route median %.2f us/op"
+                + " (p10 %.2f, p90 %.2f); baseline %d HashMap lookups median %.2f us/op; ratio %.2f (sink %d)%n",
+                state.blockCount(), chainLength, route[rounds / 2], route[rounds / 10], route[rounds * 9 / 10], chainLength, map[rounds / 2],
                 route[rounds / 2] / map[rounds / 2], sink & 1);
     }
 }

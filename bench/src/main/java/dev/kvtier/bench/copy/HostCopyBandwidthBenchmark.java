@@ -38,7 +38,7 @@ import java.util.concurrent.TimeUnit;
  * in the same run ({@code way=baseline}): {@code MemorySegment.copy} between two native buffers for GPU/CPU pairs (the
  * host backend's device memory is native memory), and a page-cache {@code FileChannel} write or
  * read of the same size for pairs with DISK. Bytes per second = size x ops/s; the ratio of the two
- * scores is what {@code bench/results/copy.md} reports.
+ * scores is what {@code bench/RESULTS.md} (Copies) reports.
  *
  * <p>The executor's numbers include what a real transfer pays: planning the copy over the page runs
  * and the bound on bytes in flight; {@code executorAsync} also the hand-off to a copy thread and

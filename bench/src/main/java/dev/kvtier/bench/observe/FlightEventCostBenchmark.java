@@ -89,7 +89,7 @@ public abstract class FlightEventCostBenchmark {
             // a listener without ensureResidentCompleted is not timed at all.
             cache.addListener(new CacheChangeListener() {
                 @Override
-                public void ensureResidentCompleted(String key, Tier tier, long nanos, boolean succeeded) {
+                public void ensureResidentCompleted(String key, Tier tier, Tier foundOn, long nanos) {
                 }
             });
         }

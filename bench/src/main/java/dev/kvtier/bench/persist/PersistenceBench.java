@@ -26,7 +26,11 @@ import java.util.stream.Stream;
  * <ul>
  *   <li>{@code recovery N...}: open time of a directory holding N persisted segments (4 KiB each), read
  *       from the {@link RecoveryReport} and timed around {@code open}, the median of 3 opens each, lazily
- *       verified (the default), then 3 more with {@code verify(EAGER)} (every byte read and checked);</li>
+ *       verified (the default), then 3 more with {@code verify(EAGER)} (every byte read and checked; skipped with
+ *       {@code -Dbench.recovery.eager=false}, as reading every byte dominates at 10^6 segments); and the
+ *       heap of the lazy opens: the peak of the heap pools during the open (what {@code -Xmx} must allow, give or
+ *       take the collector's slack; garbage not yet collected counts) and what stays reachable once it returned
+ *       (after a full GC, minus the heap before the open);</li>
  *   <li>{@code puts K SIZE ROUNDS}: DISK puts per second of K segments of SIZE bytes into warm extents,
  *       for the volatile cache and each fsync policy, interleaved round by round (A B C D A B C D ...),
  *       the median per mode and its ratio to the volatile one.</li>
@@ -74,19 +78,31 @@ public final class PersistenceBench {
         long[] reported = new long[3];
         long[] cpu = new long[3];
         long[] eager = new long[3];
+        long[] peakHeap = new long[3];
+        long[] retainedHeap = new long[3];
         DiskPersistence eagerly = persistence.verify(DiskPersistence.Verification.EAGER);
         java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
         for (int round = 0; round < 3; round++) { // lazy and eager opens interleaved: both see the same machine
+            long heapBefore = heapAfterGc();
+            java.lang.management.ManagementFactory.getMemoryPoolMXBeans().forEach(
+                    java.lang.management.MemoryPoolMXBean::resetPeakUsage);
             long start = System.nanoTime();
             long startCpu = threads.getCurrentThreadCpuTime();
             try (KvTierCache cache = KvTierCache.open(config(directory, persistence, size))) {
                 wall[round] = System.nanoTime() - start;
                 cpu[round] = threads.getCurrentThreadCpuTime() - startCpu;
+                peakHeap[round] = java.lang.management.ManagementFactory.getMemoryPoolMXBeans().stream()
+                        .filter(pool -> pool.getType() == java.lang.management.MemoryType.HEAP)
+                        .mapToLong(pool -> pool.getPeakUsage().getUsed()).sum();
+                retainedHeap[round] = heapAfterGc() - heapBefore;
                 RecoveryReport report = cache.recovery().orElseThrow();
                 reported[round] = report.duration().toNanos();
                 if (report.recovered() != segments) {
                     throw new AssertionError("recovered " + report.recovered() + " of " + segments);
                 }
+            }
+            if (!Boolean.parseBoolean(System.getProperty("bench.recovery.eager", "true"))) {
+                continue;
             }
             start = System.nanoTime();
             try (KvTierCache cache = KvTierCache.open(config(directory, eagerly, size))) { // every byte read and checked
@@ -100,12 +116,33 @@ public final class PersistenceBench {
         Arrays.sort(reported);
         Arrays.sort(cpu);
         Arrays.sort(eager);
+        Arrays.sort(peakHeap);
+        Arrays.sort(retainedHeap);
         System.out.printf(Locale.ROOT, "recovery %d segments: open %.1f ms (median of 3: %s), of which recovery %.1f ms;"
-                        + " CPU time of the opening thread %.1f ms (%s); verify(EAGER) open %.1f ms (%s); journal %d bytes;"
-                        + " load average %.2f%n", segments, wall[1] / 1e6, ms(wall), reported[1] / 1e6, cpu[1] / 1e6, ms(cpu),
-                eager[1] / 1e6, ms(eager), Files.size(directory.resolve("kvtier.journal")),
+                        + " CPU time of the opening thread %.1f ms (%s); verify(EAGER) open %.1f ms (%s); heap peak during"
+                        + " the open %.0f MiB (%s), retained after it %.0f MiB (%s); journal %d bytes; load average %.2f%n",
+                segments, wall[1] / 1e6, ms(wall), reported[1] / 1e6, cpu[1] / 1e6, ms(cpu), eager[1] / 1e6, ms(eager),
+                peakHeap[1] / MIB, mib(peakHeap), retainedHeap[1] / MIB, mib(retainedHeap),
+                Files.size(directory.resolve("kvtier.journal")),
                 java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
         delete(directory);
+    }
+
+    private static final double MIB = 1 << 20;
+
+    /** Heap in use after a full collection (two, so what the first freed is gone from the pools too). */
+    private static long heapAfterGc() {
+        System.gc();
+        System.gc();
+        return java.lang.management.ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+    }
+
+    private static String mib(long[] bytes) {
+        StringBuilder s = new StringBuilder();
+        for (long b : bytes) {
+            s.append(s.isEmpty() ? "" : " ").append(String.format(Locale.ROOT, "%.0f", b / MIB));
+        }
+        return s.toString();
     }
 
     private static String ms(long[] nanos) {

@@ -1,5 +1,6 @@
 package dev.kvtier.bench.sim;
 
+import dev.kvtier.ByteSizes;
 import java.util.Locale;
 
 /**
@@ -45,16 +46,15 @@ public sealed interface Budget {
         }
     }
 
-    /** Parses {@code 25%} or a size understood by {@link ByteSizes#parse}. */
+    /** Parses {@code 25%} or a size, both by {@link ByteSizes}. */
     static Budget parse(String text) {
-        String spec = text.strip();
-        if (spec.endsWith("%")) {
+        if (ByteSizes.isShare(text)) {
             try {
-                return new ShareOfWorkingSet(Double.parseDouble(spec.substring(0, spec.length() - 1)) / 100);
-            } catch (NumberFormatException e) {
+                return new ShareOfWorkingSet(ByteSizes.parseShare(text));
+            } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException("expected a percentage like 25% or a size like 64MiB");
             }
         }
-        return new Bytes(ByteSizes.parse(spec));
+        return new Bytes(ByteSizes.parse(text));
     }
 }

@@ -74,7 +74,7 @@ public final class ClusterRankProcess {
         TraceCounters counters = new TraceCounters();
         BlockLayout layout = BlockLayout.of(BlockTrace.tokensPerBlock(), options.blockBytes());
         try (JetStreamSyncBus bus = new JetStreamSyncBus(url, stream, stream.toLowerCase(Locale.ROOT), 1_000_000,
-                        Duration.ofSeconds(10));
+                        Duration.ofSeconds(10), JetStreamSyncBus.Access.asRank(rank));
                 KvTierCacheAdapter cache = KvTierCacheAdapter.wrap(KvTierCache.open(KvTierCacheAdapter.config(settings)));
                 RankCacheBridge bridge = RankCacheBridge.connect(cache.kvTierCache(), layout, bus,
                         new ClusterTopology(ranks, 1, 1), rank, "localhost", ClusterPublisher.clockEpoch(), 1 << 16);

@@ -1,5 +1,6 @@
 package dev.kvtier.bench.sim;
 
+import dev.kvtier.ByteSizes;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

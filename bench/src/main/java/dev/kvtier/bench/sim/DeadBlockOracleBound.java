@@ -15,7 +15,8 @@ import dev.kvtier.bench.trace.TraceGenerator;
  * ({@link Belady}), for one GPU cache of 2, 5 and 10% of the unique blocks. No online policy knows which
  * blocks are dead; the second column bounds what predicting it (as the chain-tail rule of the default policy
  * does for partial last blocks) can add to LRU. For the {@code chat} kind a third figure: {@link #chatOnlineBound},
- * an upper bound on the hits of <em>any</em> online policy, also divided by the optimum.
+ * an upper bound on the <em>expected</em> hits of any online policy over that generator's draws (evaluated on one
+ * trace; not a bound on that trace's hits, which a policy can exceed), also divided by the optimum.
  * Usage: {@code java -cp benchmarks.jar dev.kvtier.bench.sim.DeadBlockOracleBound [kinds] [requests] [seeds]}
  * (defaults chat, 3000,10000, 1,2,3,42). Prints per GPU budget "LRU / LRU with the oracle [/ online bound /
  * posterior bound (greedy: slot-aware, trace-only, recency only, turn only)]", each divided by the optimum; the
@@ -81,8 +82,9 @@ public final class DeadBlockOracleBound {
     }
 
     /**
-     * An upper bound on the GPU hits of any online policy (one that does not know the future; demand
-     * admission, no prefetch) with {@code capacity} blocks on a {@link TraceGenerator.Kind#CHAT} trace.
+     * An upper bound on the expected GPU hits of any online policy (one that does not know the future; demand
+     * admission, no prefetch) with {@code capacity} blocks over the {@link TraceGenerator.Kind#CHAT} generator's
+     * draws, evaluated on one of its traces; not a bound on that trace's hits.
      *
      * <p>Why it holds. Call a block <em>private</em> when only one conversation references it (the
      * conversation's own turns) and <em>shared</em> otherwise (the system prompts' blocks). Each request of

@@ -60,6 +60,8 @@ final class KvTierCacheAdapter implements CacheUnderTest {
                     case LRU -> DemotionPolicy.leastRecentlyUsed();
                     case S3_FIFO -> DemotionPolicy.s3Fifo();
                     case W_TINYLFU -> DemotionPolicy.wTinyLfu();
+                    case LRU_2 -> DemotionPolicy.lru2();
+                    case ARC -> DemotionPolicy.arc();
                     case CHAIN_S3_FIFO -> DemotionPolicy.chainAwareS3Fifo();
                     case ADAPTIVE_S3_FIFO -> DemotionPolicy.adaptiveS3Fifo();
                     case ADAPTIVE_CONTINUATION_S3_FIFO -> DemotionPolicy.adaptiveContinuationS3Fifo();

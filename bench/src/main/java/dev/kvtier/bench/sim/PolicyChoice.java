@@ -10,7 +10,11 @@ public enum PolicyChoice {
     S3_FIFO("s3-fifo"),
     /** W-TinyLFU: a small LRU window before a frequency-sketch-admitted segmented LRU (as in Caffeine). */
     W_TINYLFU("w-tinylfu"),
-    /** S3-FIFO aware of prefix chains (tails of walks named first): the library's default until session 6. */
+    /** LRU-2: segments used once first, then by their second-to-last use, oldest first (LRU-K with K = 2). */
+    LRU_2("lru-2"),
+    /** ARC: recency and frequency lists with ghosts of each, and a recency target that follows the ghosts' hits. */
+    ARC("arc"),
+    /** S3-FIFO aware of prefix chains (tails of walks named first): the library's previous default. */
     CHAIN_S3_FIFO("chain-s3-fifo"),
     /**
      * Chain-aware S3-FIFO whose GPU tier switches to retention (keep a stable set) when miniature simulations show

@@ -30,7 +30,8 @@ import dev.kvtier.store.TieredStore;
  * requests would interleave in a cache; the optimum is computed for that played order.
  * Policies are the library's built-in names or {@code retain-F} ({@link RetainingPolicy}, an experiment).
  * Prints one row per (trace, seed, GPU budget) with the optimum, for {@code chat} (played one request at a
- * time) the upper bound on any online policy ({@link DeadBlockOracleBound#chatPosteriorBound}) and its ratio to
+ * time) the bound on any online policy's expected hits over the chat generator's draws, evaluated on this trace
+ * ({@link DeadBlockOracleBound#chatPosteriorBound}; not a bound on this trace's hits) and its ratio to
  * the optimum, and each policy's share of references on GPU, its ratio to the optimum and its ratio to LRU;
  * then per policy the worst ratio to the optimum and to LRU, and how many cells reach 2/3 of the optimum.
  */
@@ -50,7 +51,7 @@ public final class PolicyTraceCheck {
             seeds.add(Long.parseLong(s.strip()));
         }
         List<String> policies = List.of((args.length > 2 ? args[2]
-                : "least-recently-used,least-accessed-first,s3-fifo,w-tinylfu,chain-s3-fifo,adaptive-s3-fifo,"
+                : "least-recently-used,least-accessed-first,lru-2,arc,s3-fifo,w-tinylfu,chain-s3-fifo,adaptive-s3-fifo,"
                 + "adaptive-continuation-s3-fifo").split(","));
         int interleave = args.length > 3 ? Integer.parseInt(args[3]) : 1;
         Map<String, double[]> worst = new LinkedHashMap<>(); // policy -> {min / optimum, min / LRU, cells >= 2/3, cells}
@@ -72,7 +73,8 @@ public final class PolicyTraceCheck {
                     int gpuBlocks = (int) (share * trace.uniqueBlocks());
                     int cpuBlocks = (int) (CPU_SHARE * trace.uniqueBlocks());
                     double optimum = (double) Belady.hits(sequence, gpuBlocks) / sequence.length;
-                    // Any online policy's expected ceiling, where one is known (chat: DeadBlockOracleBound#chatPosteriorBound).
+                    // Any online policy's expected ceiling over the generator's draws, where one is known (chat:
+                    // DeadBlockOracleBound#chatPosteriorBound); a policy can exceed it on one trace.
                     String bound = "-";
                     if (kind == TraceGenerator.Kind.CHAT && interleave == 1) {
                         double ceiling = DeadBlockOracleBound.chatPosteriorBound(trace,

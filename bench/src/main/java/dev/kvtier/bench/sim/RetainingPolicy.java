@@ -21,8 +21,8 @@ import dev.kvtier.store.Tier;
  * segment count in accesses (probation then protected, oldest first); then probation <b>newest first</b> (the
  * segments that arrived last leave first, so the older ones stay until their next use); then protected, least
  * recently used first. {@code staleFactor} is a fixed knob: how long an unused segment is worth keeping
- * depends on the workload's reuse times, which this policy does not learn (see
- * bench/results/session5-policy.md for what that costs on document QA).
+ * depends on the workload's reuse times, which this policy does not learn (what
+ * that costs on document QA: {@link PolicyTraceCheck} with {@code retain-F}).
  *
  * <p>O(1) per event (queue links, a scan of at most 64 pending chain tails per registration); a query for
  * k candidates is O(k + named segments skipped), and a candidate named in the same query is skipped by a

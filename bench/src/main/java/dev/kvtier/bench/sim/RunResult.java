@@ -1,5 +1,6 @@
 package dev.kvtier.bench.sim;
 
+import dev.kvtier.ByteSizes;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;

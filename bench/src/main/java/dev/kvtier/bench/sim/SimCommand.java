@@ -1,5 +1,6 @@
 package dev.kvtier.bench.sim;
 
+import dev.kvtier.ByteSizes;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -72,7 +73,8 @@ final class SimCommand {
     Path trace;
 
     @Option(names = "--generate-trace", paramLabel = "KIND", converter = TraceKindConverter.class,
-            description = "generate a trace: chat | tool-agent | doc-qa | chat-sessions, with --requests requests from --seed")
+            description = "generate a trace: chat | tool-agent | doc-qa | chat-sessions | conversation | agent-loop | doc-qa-long"
+                    + " | burst-chat | stress, with --requests requests from --seed")
     TraceGenerator.Kind generateTrace;
 
     @Option(names = "--block-bytes", paramLabel = "SIZE", defaultValue = "4KiB", converter = BlockBytesConverter.class,
@@ -168,7 +170,8 @@ final class SimCommand {
 
     @Option(names = "--policy", paramLabel = "P", defaultValue = "adaptive-s3-fifo", converter = PolicyConverter.class,
             description = "adaptive-s3-fifo (the library's default) | chain-s3-fifo | lfu (the seed's: least-accessed first,"
-                    + " LRU tie-break) | lru | s3-fifo | w-tinylfu  (default ${DEFAULT-VALUE})")
+                    + " LRU tie-break) | lru | lru-2 | arc | s3-fifo | w-tinylfu | adaptive-continuation-s3-fifo"
+                    + "  (default ${DEFAULT-VALUE})")
     PolicyChoice policy;
 
     @Option(names = "--backend", paramLabel = "B", defaultValue = "auto", converter = BackendConverter.class,
@@ -200,8 +203,9 @@ final class SimCommand {
             description = "comma-separated policies  (default ${DEFAULT-VALUE})")
     PolicyList sweepPolicies;
 
-    @Option(names = "--out", paramLabel = "DIR", defaultValue = "bench/results", converter = PathConverter.class,
-            description = "where the sweep writes sim-sweep.csv/.svg (trace: sim-trace-sweep.*)  (default ${DEFAULT-VALUE})")
+    @Option(names = "--out", paramLabel = "DIR", defaultValue = "target", converter = PathConverter.class,
+            description = "where the sweep writes sim-sweep.csv/.svg (trace: sim-trace-sweep.*), relative to the current"
+                    + " directory  (default ${DEFAULT-VALUE})")
     Path outDirectory;
 
     @Option(names = "--jfr", paramLabel = "FILE", converter = PathConverter.class,
@@ -273,7 +277,10 @@ final class SimCommand {
             String first = u.getUnmatched().getFirst();
             if (first.startsWith("-")) {
                 int eq = first.indexOf('=');
-                return new UsageException("unknown option " + (eq >= 0 ? first.substring(0, eq) : first));
+                List<String> suggestions = u.getSuggestions();
+                // picocli ranks the suggestions by similarity: the first is the likeliest meant.
+                String hint = suggestions.isEmpty() ? "" : " (did you mean " + suggestions.getFirst() + "?)";
+                return new UsageException("unknown option " + (eq >= 0 ? first.substring(0, eq) : first) + hint);
             }
             return new UsageException("unexpected argument '" + first + "' (options start with --)");
         }

@@ -1,5 +1,6 @@
 package dev.kvtier.bench.sim;
 
+import dev.kvtier.ByteSizes;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
@@ -185,7 +186,8 @@ public record SimOptions(
             }
         } else if (c.trace == null && c.generateTrace == null) {
             throw new UsageException("--workload trace needs --trace FILE (a Mooncake trace) or --generate-trace KIND"
-                    + " (one of chat, tool-agent, doc-qa, chat-sessions)");
+                    + " (one of chat, tool-agent, doc-qa, chat-sessions, conversation, agent-loop, doc-qa-long, burst-chat,"
+                    + " stress)");
         }
         if (c.ranks > 1 && (c.workload != WorkloadKind.TRACE || c.traceApi != TraceApi.PREFIX || c.sweep)) {
             throw new UsageException("--ranks " + c.ranks + " plays a trace through the prefix-block API once: it needs"

@@ -1,5 +1,6 @@
 package dev.kvtier.bench.sim;
 
+import dev.kvtier.ByteSizes;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
@@ -21,6 +22,7 @@ import dev.kvtier.bench.trace.MooncakeTrace;
 import dev.kvtier.bench.trace.TraceFormatException;
 import dev.kvtier.bench.trace.TraceGenerator;
 import dev.kvtier.bench.trace.TraceRequest;
+import dev.kvtier.bench.trace.TraceStatistics;
 import dev.kvtier.observe.KvTierFlightRecording;
 import dev.kvtier.store.Tier;
 
@@ -122,9 +124,8 @@ public final class Simulate {
             if (options.trace().isPresent()) {
                 Path file = options.trace().get();
                 MooncakeTrace.writeAll(file, requests);
-                BlockTrace written = BlockTrace.of(requests, file.toString());
-                out.printf(Locale.ROOT, "simulate: wrote %s: %,d requests, %,d block references, %,d unique blocks%n",
-                        file, written.requests(), written.references(), written.uniqueBlocks());
+                // The statistics production traces are compared by (TraceStatistics), so anyone can check a family.
+                out.printf(Locale.ROOT, "simulate: wrote %s: %s%n", file, TraceStatistics.of(requests).summary());
                 out.flush();
             }
             if (options.workload() == SimOptions.WorkloadKind.CHAT) {
@@ -311,7 +312,7 @@ public final class Simulate {
         Path csv = options.outDirectory().resolve("sim-trace-sweep.csv");
         Path svg = options.outDirectory().resolve("sim-trace-sweep.svg");
         AtomicFiles.write(csv, TraceSweep.csv(points));
-        AtomicFiles.write(svg, TraceSweep.chart(points, subtitle));
+        AtomicFiles.write(svg, TraceSweep.chart(points, trace.source(), subtitle));
         out.println("simulate --sweep: backend " + backend);
         out.println("simulate --sweep: wrote " + csv + " and " + svg + " (" + points.size() + " runs, 0 failures)");
         return OK;
@@ -448,7 +449,9 @@ public final class Simulate {
         Path csv = options.outDirectory().resolve("sim-sweep.csv");
         Path svg = options.outDirectory().resolve("sim-sweep.svg");
         AtomicFiles.write(csv, SweepCsv.render(points));
-        AtomicFiles.write(svg, SweepChart.render(points, subtitle));
+        String workloadName = String.format(Locale.ROOT, "chat workload (%,d sessions, %,d requests)", options.sessions(),
+                options.requests());
+        AtomicFiles.write(svg, SweepChart.render(points, workloadName, subtitle));
         out.println("simulate --sweep: backend " + backend);
         out.println("simulate --sweep: wrote " + csv + " and " + svg + " (" + points.size() + " runs, 0 failures)");
         return OK;

@@ -1,5 +1,6 @@
 package dev.kvtier.bench.sim;
 
+import dev.kvtier.ByteSizes;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

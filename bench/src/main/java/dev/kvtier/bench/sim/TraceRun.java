@@ -75,7 +75,7 @@ final class TraceRun {
         String leftover = null;
         long playedNanos;
         CacheUnderTest.Counters afterPlay;
-        // Where the steady-state figure starts: after the first quarter of the trace (session 4 measured ~25% of
+        // Where the steady-state figure starts: after the first quarter of the trace (measured: ~25% of
         // the whole-run figure as JIT warm-up inside the timed window).
         int steadyFrom = quarterEnd(0); // the steady state is the last three quarters
         long steadyStart = 0;

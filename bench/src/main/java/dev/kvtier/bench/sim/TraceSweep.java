@@ -12,18 +12,13 @@ import dev.kvtier.store.Tier;
 
 /**
  * The trace sweep's output: a CSV row per (policy, GPU budget) with the offline optimum beside each policy,
- * and a self-contained SVG with two panels against the GPU budget (share of unique blocks): the share of
- * block references found on the GPU, one line per policy and a dashed one for the optimum, and each policy's
- * share of the optimum. Stateless.
+ * and a self-contained SVG (laid out by {@link SweepChart}'s helpers) with two panels against the GPU budget
+ * (share of unique blocks): the share of block references found on the GPU, one line per policy and a dashed
+ * one for the optimum, and each policy's share of the optimum. Stateless.
  */
 final class TraceSweep {
-    private static final int WIDTH = 1000;
-    private static final int HEIGHT = 490;
-    private static final int PLOT_TOP = SweepChart.PLOT_TOP;
     private static final int PLOT_HEIGHT = SweepChart.PLOT_HEIGHT;
     private static final int PLOT_WIDTH = SweepChart.PLOT_WIDTH;
-    private static final int[] PANEL_LEFT = {80, 580};
-    private static final String[] COLOURS = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"};
     private static final String OPTIMUM = "optimum";
 
     private TraceSweep() {
@@ -67,8 +62,11 @@ final class TraceSweep {
     private record Series(String name, String colour, boolean dashed, List<double[]> xy) {
     }
 
-    /** The SVG; {@code subtitle} lines go under the title. */
-    static String chart(List<Point> points, List<String> subtitle) {
+    /**
+     * The SVG: a title naming the trace ({@code source}), the {@code subtitle} lines under it, the legend on a row of
+     * its own, and the two panels.
+     */
+    static String chart(List<Point> points, String source, List<String> subtitle) {
         Map<PolicyChoice, List<Point>> byPolicy = new LinkedHashMap<>();
         for (Point p : points) {
             byPolicy.computeIfAbsent(p.policy(), k -> new ArrayList<>()).add(p);
@@ -79,7 +77,7 @@ final class TraceSweep {
         TreeMap<Double, Double> optimum = new TreeMap<>();
         int i = 0;
         for (Map.Entry<PolicyChoice, List<Point>> e : byPolicy.entrySet()) {
-            String colour = COLOURS[i++ % COLOURS.length];
+            String colour = SweepChart.COLOURS[i++ % SweepChart.COLOURS.length];
             List<double[]> h = new ArrayList<>();
             List<double[]> r = new ArrayList<>();
             for (Point p : e.getValue()) {
@@ -104,49 +102,31 @@ final class TraceSweep {
                 .filter(Double::isFinite).max().orElse(1));
         double ratioStep = SweepChart.niceStep(ratioMax, 5);
 
+        List<SweepChart.LegendEntry> entries = hits.stream()
+                .map(s -> new SweepChart.LegendEntry(s.name(), s.colour(), s.dashed())).toList();
         StringBuilder svg = new StringBuilder();
-        svg.append("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-        svg.append(String.format(Locale.ROOT,
-                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-                        + "font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n", WIDTH, HEIGHT, WIDTH, HEIGHT));
-        svg.append("<title>kvtier simulator: trace GPU budget sweep against the offline optimum</title>\n");
-        svg.append(String.format(Locale.ROOT, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", WIDTH, HEIGHT));
-        svg.append("<text x=\"20\" y=\"30\" font-size=\"18\" font-weight=\"bold\">kvtier simulator: GPU hit rate vs GPU budget, policy against optimum</text>\n");
-        for (int line = 0; line < subtitle.size(); line++) {
-            svg.append(String.format(Locale.ROOT, "<text x=\"20\" y=\"%d\" fill=\"#555555\">", 52 + 17 * line))
-                    .append(SweepChart.escape(subtitle.get(line))).append("</text>\n");
-        }
-        panel(svg, 0, "Block references found on GPU", "share of block references (%)", xMax, xStep,
-                Math.max(hitStep, Math.ceil(hitMax / hitStep) * hitStep), hitStep, hits);
-        panel(svg, 1, "Policy / optimum", "GPU hits of the policy / of the optimum", xMax, xStep,
-                Math.ceil(ratioMax / ratioStep) * ratioStep, ratioStep, ratios);
-        int legendX = WIDTH - 20 - 110 * hits.size();
-        for (int k = 0; k < hits.size(); k++) {
-            Series s = hits.get(k);
-            int x = legendX + 110 * k;
-            svg.append(String.format(Locale.ROOT,
-                    "<line x1=\"%d\" y1=\"92\" x2=\"%d\" y2=\"92\" stroke=\"%s\" stroke-width=\"2.5\"%s/>"
-                            + "<text x=\"%d\" y=\"96\">%s</text>\n",
-                    x, x + 28, s.colour(), s.dashed() ? " stroke-dasharray=\"6 4\"" : "", x + 34,
-                    SweepChart.escape(s.name())));
-        }
+        int plotTop = SweepChart.header(svg, "kvtier simulator: trace GPU budget sweep against the offline optimum",
+                SweepChart.capitalized(source) + ": GPU hits vs GPU budget, against the optimum", subtitle, entries);
+        panel(svg, 0, plotTop, "Block references found on GPU", xMax, xStep,
+                SweepChart.YAxis.linear("share of block references (%)", hitMax, hitStep), hits);
+        panel(svg, 1, plotTop, "Policy / optimum", xMax, xStep,
+                SweepChart.YAxis.linear("GPU hits of the policy / of the optimum", ratioMax, ratioStep), ratios);
         svg.append("</svg>\n");
         return svg.toString();
     }
 
-    private static void panel(StringBuilder svg, int index, String title, String yLabel, double xMax, double xStep,
-                              double yMax, double yStep, List<Series> series) {
-        int left = PANEL_LEFT[index];
-        int bottom = PLOT_TOP + PLOT_HEIGHT;
+    private static void panel(StringBuilder svg, int index, int plotTop, String title, double xMax, double xStep,
+                              SweepChart.YAxis yAxis, List<Series> series) {
+        int left = SweepChart.PANEL_LEFT[index];
+        int bottom = plotTop + PLOT_HEIGHT;
         svg.append(String.format(Locale.ROOT, "<g id=\"panel-%d\">\n", index + 1));
-        SweepChart.axes(svg, left, title, "GPU budget (% of unique blocks)", yLabel, xMax, xStep, yMax, yStep);
+        SweepChart.axes(svg, left, plotTop, title, "GPU budget (% of unique blocks)", xMax, xStep, yAxis);
         for (Series s : series) {
             StringBuilder coordinates = new StringBuilder();
             StringBuilder markers = new StringBuilder();
             for (double[] p : s.xy()) {
-                double y = Double.isFinite(p[1]) ? Math.min(p[1], yMax) : 0;
                 double px = left + p[0] / xMax * PLOT_WIDTH;
-                double py = bottom - y / yMax * PLOT_HEIGHT;
+                double py = bottom - yAxis.fraction(p[1]) * PLOT_HEIGHT;
                 coordinates.append(coordinates.isEmpty() ? "" : " ").append(String.format(Locale.ROOT, "%.1f,%.1f", px, py));
                 markers.append(String.format(Locale.ROOT, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>", px, py, s.colour()));
             }

@@ -1,7 +1,6 @@
 package dev.kvtier.bench.soak;
 
 import dev.kvtier.KvTierException;
-import dev.kvtier.SegmentNotFoundException;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -112,7 +111,7 @@ final class EpochCounters {
      * the backend says about being unusable. Everything else (a NullPointerException, an Error) is a bug.
      */
     private boolean isExpected(Throwable failure) {
-        if (failure instanceof KvTierException || failure instanceof SegmentNotFoundException) {
+        if (failure instanceof KvTierException) { // SegmentNotFoundException included
             return true;
         }
         if (isWrongDirection(failure)) {

@@ -17,7 +17,7 @@ import java.util.SplittableRandom;
  * exist). Keys are visited in registration order (each arrival's last use is the newest yet: it joins its bucket's
  * list at the tail) or in a random permutation (an arrival's last use is older than its bucket's tail: it joins the
  * bucket's tree). {@code StoreAbCheck} and JMH cannot show this split: their cycling key sequences mix first and
- * repeated moves in proportions that depend on the slice and iteration lengths (bench/results/session11-lead.md).
+ * repeated moves in proportions that depend on the slice and iteration lengths (bench/RESULTS.md, Store).
  *
  * <p>Usage: {@code java -Xmx4g -cp benchmarks.jar dev.kvtier.bench.store.FirstMoveCost POLICY SEGMENTS ORDER}, ORDER
  * {@code registration} or {@code random}. Prints this thread's CPU time per pair for each pass. One store per JVM.

@@ -87,7 +87,7 @@ final class StoreWorkload {
      * and at least twice the population, so that the sequence reaches at least 86% of the keys (1 - e^-2) and a cycle's working set is
      * the population's. Why: with a fixed 65,536 draws, a 10^6-segment benchmark cycled over ~63,000 keys (6% of
      * them, a working set the size of a last-level cache), so its "10^6" figures measured a hot subset, not random
-     * access over 10^6 segments (session 11 found JMH's port get at 10^5 at 17-19 ns, cache hits).
+     * access over 10^6 segments (JMH's port get at 10^5 read 17-19 ns then: cache hits).
      */
     static int sequenceLength(int segments) {
         int wanted = Math.max(MIN_SEQUENCE, 2 * segments);

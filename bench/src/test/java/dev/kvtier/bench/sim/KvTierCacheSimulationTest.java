@@ -18,6 +18,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import dev.kvtier.Backend;
+import dev.kvtier.CacheOpenException;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingFile;
 
@@ -148,7 +149,7 @@ class KvTierCacheSimulationTest {
                 Backend.CUDA);
         try (CacheUnderTest cache = KvTierCacheAdapter.open(probe)) {
             cache.backendDescription();
-        } catch (IllegalStateException e) {
+        } catch (CacheOpenException e) {
             Assumptions.abort("no usable CUDA device: " + e.getMessage());
         }
         Outcome o = simulate("--backend", "cuda", "--workload", "trace", "--generate-trace", "tool-agent",
@@ -164,7 +165,7 @@ class KvTierCacheSimulationTest {
                 Backend.CUDA);
         try (CacheUnderTest cache = KvTierCacheAdapter.open(probe)) {
             cache.backendDescription();
-        } catch (IllegalStateException e) {
+        } catch (CacheOpenException e) {
             Assumptions.abort("no usable CUDA device: " + e.getMessage());
         }
         Outcome o = simulate("--backend", "cuda", "--model", "llama-3.1-8b", "--sessions", "8", "--requests", "80",

@@ -1,5 +1,6 @@
 package dev.kvtier.bench.sim;
 
+import dev.kvtier.ByteSizes;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -140,6 +141,11 @@ class SimOptionsTest {
     }
 
     @Test
+    void theSweepWritesUnderTargetUnlessToldWhere() {
+        assertEquals(Path.of("target"), SimOptions.defaults().outDirectory(), "never over the tracked bench/results");
+    }
+
+    @Test
     void unknownOptionsMissingValuesAndStrayArguments() {
         assertEquals("unknown option --colour",
                 assertThrows(UsageException.class, () -> SimOptions.parse("--colour", "red")).getMessage());
@@ -208,7 +214,7 @@ class SimOptionsTest {
             "--trace t.jsonl                      | --trace t.jsonl is read only with --workload trace",
             "--generate-trace chat                | --generate-trace chat needs --trace FILE to write the trace to, or --workload trace",
             "--workload list                      | bad value for --workload: 'list' (expected one of chat, trace)",
-            "--generate-trace poems --trace x     | bad value for --generate-trace: 'poems' (expected one of chat, tool-agent, doc-qa, chat-sessions)",
+            "--generate-trace poems --trace x     | bad value for --generate-trace: 'poems' (expected one of chat, tool-agent, doc-qa, chat-sessions, conversation, agent-loop, doc-qa-long, burst-chat, stress)",
             "--block-bytes 8                      | bad value for --block-bytes: '8' (expected a size between 16 B and 256 MiB, or",
             "--sweep-budgets 5%,0                 | bad value for --sweep-budgets: '5%,0' (a comma-separated list of budgets; '0': budget must be positive",
     })

@@ -145,6 +145,18 @@ class SimulateTest {
     }
 
     @Test
+    void aMistypedOptionNamesTheOptionMeantThenTheUsage() {
+        Outcome o = simulate(FakeCache::new, "--polcy", "lru");
+        assertEquals(Simulate.USAGE, o.status());
+        assertEquals("simulate: unknown option --polcy (did you mean --policy?)", o.err().lines().findFirst().orElseThrow());
+        assertTrue(o.err().contains("Usage: simulate"), o.err());
+        Outcome unlike = simulate(FakeCache::new, "--colour", "red");
+        assertEquals(Simulate.USAGE, unlike.status());
+        assertEquals("simulate: unknown option --colour", unlike.err().lines().findFirst().orElseThrow(),
+                "no suggestion when no option is close");
+    }
+
+    @Test
     void aBudgetSmallerThanTheLargestSegmentIsABadArgument() {
         Outcome o = simulate(FakeCache::new, "--gpu-budget", "4KiB", "--turn-tokens", "64");
         assertEquals(Simulate.USAGE, o.status());
@@ -209,9 +221,11 @@ class SimulateTest {
         Document svg = DocumentBuilderFactory.newInstance().newDocumentBuilder().parse(out.resolve("sim-sweep.svg").toFile());
         assertEquals("svg", svg.getDocumentElement().getTagName());
         assertEquals(4, svg.getElementsByTagName("polyline").getLength(), "two panels x two policies");
-        assertEquals(2, svg.getElementsByTagName("g").getLength());
+        assertEquals(3, svg.getElementsByTagName("g").getLength(), "two panels and the legend");
         String text = Files.readString(out.resolve("sim-sweep.svg"));
         assertTrue(text.contains(">adaptive-s3-fifo<") && text.contains(">lru<"), "legend");
+        assertTrue(text.contains(">Chat workload (12 sessions, 300 requests): "), "the workload is named in the title");
+        assertTrue(text.contains("p99 time-to-resident (log scale)"), "latency on a log axis");
         assertFalse(text.contains("http://") && text.replace("http://www.w3.org/2000/svg", "").contains("http://"),
                 "self-contained");
         try (Stream<Path> files = Files.list(out)) {

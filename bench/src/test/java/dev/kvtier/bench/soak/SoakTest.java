@@ -2,6 +2,7 @@ package dev.kvtier.bench.soak;
 
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Disabled;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.io.ByteArrayOutputStream;
@@ -19,6 +20,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kvtier.testing.FaultLogRouting;
+
 /**
  * Issue 9's multi-threaded fault stress in CI: the soak, briefly. Over the fake libcudart, 3 threads for 20 s cycle
  * through sync and async call failures, host functions that never run, interrupts and tiny budgets, every read checked
@@ -28,6 +31,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * budgets. The other kinds (slow copies past the timeout, sticky errors, truncated extents) each have a test of their
  * own, disabled until core fixes what the soak found with them (each test's Javadoc says what).
  */
+@Tag(FaultLogRouting.TAG)
 class SoakTest {
 
     @Test

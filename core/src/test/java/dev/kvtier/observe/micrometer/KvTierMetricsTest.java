@@ -5,6 +5,10 @@ import dev.kvtier.CacheStats;
 import dev.kvtier.KvTierCache;
 import dev.kvtier.KvTierConfig;
 import dev.kvtier.SegmentCorruptedException;
+import dev.kvtier.prefix.BlockHash;
+import dev.kvtier.prefix.BlockHasher;
+import dev.kvtier.prefix.BlockLayout;
+import dev.kvtier.prefix.PrefixBlockCache;
 import dev.kvtier.store.PositionRange;
 import dev.kvtier.store.Tier;
 import io.micrometer.core.instrument.Tags;
@@ -78,6 +82,15 @@ class KvTierMetricsTest {
                 assertEquals(stats.allocated(tier), gauge(registry, "kvtier.tier.allocated", tier), "allocated on " + tier);
             }
             assertEquals(stats.transfers(), registry.get("kvtier.transfers").functionCounter().count());
+            assertEquals(3, registry.get("kvtier.demotions").functionCounter().count(), "a or b, c and " + onCpu);
+            assertEquals(0, registry.get("kvtier.evictions").functionCounter().count());
+            // Lookups by the tier asked for: c on GPU came from DISK (a miss), on CPU was found on GPU twice (hits),
+            // the corrupted segment on CPU failed (a miss).
+            assertEquals(0, lookups(registry, "hit", Tier.GPU));
+            assertEquals(1, lookups(registry, "miss", Tier.GPU));
+            assertEquals(2, lookups(registry, "hit", Tier.CPU));
+            assertEquals(1, lookups(registry, "miss", Tier.CPU));
+            assertEquals(0, lookups(registry, "hit", Tier.DISK) + lookups(registry, "miss", Tier.DISK));
 
             Timer gpu = timer(registry, Tier.GPU, "success");
             Timer cpu = timer(registry, Tier.CPU, "success");
@@ -97,6 +110,47 @@ class KvTierMetricsTest {
         }
     }
 
+    /** The prefix meters did not exist on main at 8d41ee6 (a runtime restoring prefixes saw no restore timed). */
+    @Test
+    void prefixLookupsCountBlocksAndRestoresAreTimed() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (KvTierCache cache = open(); KvTierMetrics metrics = new KvTierMetrics(cache)) {
+            metrics.bindTo(registry);
+            PrefixBlockCache blocks = cache.prefixBlocks(BlockLayout.of(16, PAGE));
+            BlockHasher hasher = new BlockHasher();
+            BlockHash first = hasher.hash(BlockHash.ROOT, 1);
+            BlockHash second = hasher.hash(first, 2);
+            BlockHash third = hasher.hash(second, 3);
+            blocks.storeBlocks(BlockHash.ROOT, List.of(first, second), MemorySegment.ofArray(new byte[2 * PAGE]), Tier.DISK);
+            assertEquals(2, blocks.lookupPrefix(List.of(first, second, third)).cachedBlocks());
+            assertEquals(0, blocks.lookupPrefix(List.of(third)).cachedBlocks());
+            assertEquals(2, registry.get("kvtier.prefix.lookups").counter().count());
+            assertEquals(4, registry.get("kvtier.prefix.blocks").tag("result", "queried").counter().count());
+            assertEquals(2, registry.get("kvtier.prefix.blocks").tag("result", "matched").counter().count());
+
+            try (var pinned = blocks.ensurePrefixResident(List.of(first, second, third), Tier.GPU)) {
+                assertEquals(2, pinned.size());
+            }
+            Timer restores = registry.get("kvtier.prefix.restore").tag("tier", "GPU").tag("outcome", "success").timer();
+            assertEquals(1, restores.count());
+            assertTrue(restores.totalTime(TimeUnit.NANOSECONDS) > 0);
+            assertEquals(2, registry.get("kvtier.prefix.restore.blocks").tag("tier", "GPU").counter().count());
+        }
+    }
+
+    @Test
+    void evictionsFromABoundedDiskTierAreCounted() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (KvTierCache cache = KvTierCache.open(KvTierConfig.builder().backend(Backend.HOST).pageSizeBytes(PAGE)
+                .gpuBudgetBytes(PAGE).cpuBudgetBytes(PAGE).diskBudgetBytes(PAGE).diskDirectory(disk).build());
+             KvTierMetrics metrics = new KvTierMetrics(cache)) {
+            metrics.bindTo(registry);
+            cache.put("a", PositionRange.of(0, 1), MemorySegment.ofArray(new byte[PAGE]), Tier.DISK);
+            cache.put("b", PositionRange.of(0, 1), MemorySegment.ofArray(new byte[PAGE]), Tier.DISK);
+            assertEquals(1, registry.get("kvtier.evictions").functionCounter().count());
+        }
+    }
+
     @Test
     void aClosedCacheKeepsItsLastValuesAndABinderBindsOnce() {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
@@ -110,6 +164,10 @@ class KvTierMetricsTest {
         assertEquals(0, registry.get("kvtier.transfers").functionCounter().count());
         IllegalStateException twice = assertThrows(IllegalStateException.class, () -> metrics.bindTo(new SimpleMeterRegistry()));
         assertTrue(twice.getMessage().contains("already bound"), twice.getMessage());
+    }
+
+    private static double lookups(SimpleMeterRegistry registry, String result, Tier tier) {
+        return registry.get("kvtier.lookups").tag("result", result).tag("tier", tier.name()).counter().count();
     }
 
     private static double counter(SimpleMeterRegistry registry, String name, String... tags) {
