@@ -10,6 +10,8 @@
 @SuppressWarnings("module") // qualified exports name dev.kvtier.cluster, built after this module
 module dev.kvtier.core {
     requires dev.kvtier.bindings;
+    requires java.management;  // the CPU budget's default reads the machine's memory (KvTierConfig)
+    requires jdk.management;
     requires transitive jdk.jfr;
     // Optional, and not transitive: whoever binds KvTierMetrics (a MeterBinder) requires micrometer.core itself.
     requires static micrometer.core;
