@@ -8,6 +8,7 @@ import dev.kvtier.store.PositionRange;
 import dev.kvtier.store.SegmentMeta;
 import dev.kvtier.store.Tier;
 import dev.kvtier.store.TieredStore;
+import dev.kvtier.tiering.EngineViews;
 import dev.kvtier.tiering.OperationGate;
 import dev.kvtier.tiering.TieringEngine;
 
@@ -380,7 +381,7 @@ public final class KvTierCache implements AutoCloseable {
      */
     public PrefixBlockCache prefixBlocks(BlockLayout layout) {
         requireNonNull(layout, "layout");
-        return entered(() -> PrefixBlockCache.over(engine, layout));
+        return entered(() -> EngineViews.create(PrefixBlockCache.class, engine, layout));
     }
 
     /** A snapshot of usage per tier, transfers, failures and bytes moved per tier pair. */

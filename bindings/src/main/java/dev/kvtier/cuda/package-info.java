@@ -1,6 +1,6 @@
 /**
  * Loader for libcudart and a thin, checked, owner-visible layer over the raw bindings of
- * {@link dev.kvtier.cuda.runtime}.
+ * {@code dev.kvtier.cuda.runtime} (internal to this module).
  *
  * <ul>
  *   <li>{@link dev.kvtier.cuda.CudaRuntime#probe()} finds a libcudart ({@link dev.kvtier.cuda.CudaLibraryLoader}: system

@@ -71,7 +71,7 @@ public final class JetStreamSyncBus implements SyncBus {
      * @param senderRank the rank whose subject this connection publishes on, or {@link SyncBus#UNKNOWN_SENDER}
      */
     public record Access(String user, String password, Path credentialsFile, int senderRank) {
-        /** @throws IllegalArgumentException for a user without password or the reverse, both kinds, or a rank < -1 */
+        /** @throws IllegalArgumentException for a user without password or the reverse, both kinds, or a rank {@code < -1} */
         public Access {
             if ((user == null) != (password == null) || (user != null && credentialsFile != null)
                     || senderRank < UNKNOWN_SENDER) {

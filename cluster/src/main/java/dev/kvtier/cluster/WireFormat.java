@@ -79,10 +79,15 @@ public final class WireFormat {
     /**
      * What a receiver accepts: ranks in {@code [0, worldSize)}, layers in {@code [0, numLayers)}.
      *
-     * @throws IllegalArgumentException if {@code worldSize < 1} or {@code numLayers < 0}
+     * @param worldSize how many ranks
+     * @param numLayers how many layers
      */
     public record Limits(int worldSize, int numLayers) {
-        /** Checks the bounds. */
+        /**
+         * Checks the bounds.
+         *
+         * @throws IllegalArgumentException if {@code worldSize < 1} or {@code numLayers < 0}
+         */
         public Limits {
             if (worldSize < 1 || numLayers < 0) {
                 throw new IllegalArgumentException("worldSize must be >= 1 and numLayers >= 0, got " + worldSize

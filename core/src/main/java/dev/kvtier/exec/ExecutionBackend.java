@@ -2,8 +2,8 @@ package dev.kvtier.exec;
 
 /**
  * What a backend supplies to the {@link TransferExecutor}: where each kind of memory comes from and
- * how bytes are copied. Two implementations: {@link HostExecutionBackend} (device memory emulated
- * by native memory) and the CUDA backend (device arenas, pinned chunks, registered file mappings,
+ * how bytes are copied. Two implementations: {@link dev.kvtier.exec.host.HostExecutionBackend} (device
+ * memory emulated by native memory) and the CUDA backend (device arenas, pinned chunks, registered file mappings,
  * copies on streams). Allocation policy, ordering, backpressure and checksums live in the
  * executor, so a backend stays a thin adapter.
  *

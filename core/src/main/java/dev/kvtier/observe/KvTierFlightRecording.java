@@ -25,7 +25,7 @@ import java.text.ParseException;
  * recording to {@code path} when it is stopped or closed. Stateless and thread-safe.
  */
 public final class KvTierFlightRecording {
-    /** The class-path resource holding the settings. */
+    /** The resource holding the settings, in the kvtier-core jar. */
     public static final String SETTINGS = "dev/kvtier/observe/kvtier.jfc";
 
     private KvTierFlightRecording() {
@@ -37,7 +37,9 @@ public final class KvTierFlightRecording {
      * @throws IllegalStateException if the resource is missing or unreadable (a broken jar)
      */
     public static Configuration configuration() {
-        try (InputStream in = KvTierFlightRecording.class.getClassLoader().getResourceAsStream(SETTINGS)) {
+        // Through the class, not its loader: in the named module dev.kvtier.core a class loader finds no resource of
+        // a package that is not open, the module's own classes do.
+        try (InputStream in = KvTierFlightRecording.class.getResourceAsStream("/" + SETTINGS)) {
             if (in == null) {
                 throw new IllegalStateException("the JFR settings " + SETTINGS + " are missing from the class path"
                         + " (the kvtier-core jar is incomplete)");

@@ -4,6 +4,7 @@ import dev.kvtier.ResidentSegment;
 import dev.kvtier.store.Tier;
 import dev.kvtier.tiering.BlockGeometry;
 import dev.kvtier.tiering.BlockKeys;
+import dev.kvtier.tiering.EngineViews;
 import dev.kvtier.tiering.OperationGate;
 import dev.kvtier.tiering.TieringEngine;
 
@@ -63,6 +64,11 @@ public final class PrefixBlockCache {
     /** Every block's segment key is this followed by its hash's 32 hex digits. */
     public static final String KEY_PREFIX = BlockKeys.PREFIX;
 
+    static {
+        // The door builds this view through EngineViews, so no public factory names the internal engine.
+        EngineViews.register(PrefixBlockCache.class, BlockLayout.class, PrefixBlockCache::over);
+    }
+
     private final TieringEngine engine;
     private final OperationGate gate;
     private final BlockLayout layout;
@@ -84,11 +90,8 @@ public final class PrefixBlockCache {
         }
     }
 
-    /**
-     * Internal: how {@code KvTierCache.prefixBlocks} builds this view over its engine. Applications call
-     * that method instead.
-     */
-    public static PrefixBlockCache over(TieringEngine engine, BlockLayout layout) {
+    /** How {@code KvTierCache.prefixBlocks} builds this view over its engine, through {@link EngineViews}. */
+    static PrefixBlockCache over(TieringEngine engine, BlockLayout layout) {
         requireNonNull(engine, "engine");
         requireNonNull(layout, "layout");
         return new PrefixBlockCache(engine, layout);

@@ -50,8 +50,10 @@ import java.util.function.ToDoubleFunction;
  *
  * <p>Micrometer is an optional dependency of kvtier: only this package uses it, so a cache works
  * without it on the class path; whoever binds this class brings {@code micrometer-core}. Bind one
- * instance to one registry (a composite registry for several). Thread-safe.
+ * instance to one registry (a composite registry for several). Thread-safe. On the module path, the application's
+ * module {@code requires micrometer.core} as well as {@code dev.kvtier.core}, which reads it only statically.
  */
+@SuppressWarnings("exports") // Micrometer's types in the signatures: the optional dependency stays optional
 public final class KvTierMetrics implements MeterBinder, AutoCloseable {
     private final KvTierCache cache;
     private final Iterable<Tag> tags;
