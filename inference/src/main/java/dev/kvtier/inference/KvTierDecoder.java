@@ -96,11 +96,11 @@ public final class KvTierDecoder {
         this.pagesReadableOnHost = cache.config().backend() == Backend.HOST;
         this.restoreTimeout = restoreTimeout;
         this.rowBytes = config.kvDim() * Float.BYTES;
-        // Attention needs the whole restored prefix on the GPU tier at once; a prefix larger than half of it
-        // would only fail with TierFullException (or evict what other requests just stored), so restore that much
-        // and compute the rest.
+        // Attention needs the whole restored prefix on the GPU tier at once; a prefix larger than three quarters
+        // of it would mostly fail with TierFullException (the request's new blocks and other requests need room
+        // too), so restore that much and compute the rest.
         this.maxRestoredBlocks = (int) Math.max(1, Math.min(Integer.MAX_VALUE,
-                cache.config().gpuBudgetBytes() / layout.bytesPerBlock() / 2));
+                cache.config().gpuBudgetBytes() / layout.bytesPerBlock() * 3 / 4));
         for (Tier tier : Tier.values()) {
             restoredBlocksFrom.put(tier, new LongAdder());
         }
@@ -426,11 +426,16 @@ public final class KvTierDecoder {
                 BlockHash parent = b == 0 ? namespace : hashes.get(b - 1);
                 BlockHash hash = hasher.hash(parent, tokens, b * perBlock, (b + 1) * perBlock);
                 hashes.add(hash);
-                try {
-                    blocks.storeBlocks(parent, List.of(hash), ownBlocks[b]);
-                    blocksStored.increment();
-                } catch (KvTierException e) {
-                    storeFailures.increment();
+                // A block already cached has these bytes (equal hash, equal tokens, equal weights). Skipping it also
+                // keeps storeBlocks from refusing a block cached as a chain start (its parent was evicted) that
+                // this request now stores after its re-computed parent.
+                if (blocks.lookupPrefix(List.of(hash)).cachedBlocks() == 0) {
+                    try {
+                        blocks.storeBlocks(parent, List.of(hash), ownBlocks[b]);
+                        blocksStored.increment();
+                    } catch (KvTierException e) {
+                        storeFailures.increment();
+                    }
                 }
                 storedUpTo++;
             }
