@@ -73,7 +73,7 @@ public record ChatWorkload(List<Conversation> conversations, int answerTokens) {
     /**
      * Runs every conversation turn after turn with {@code decoder} (a prompt and a number of new tokens to a
      * generation), each next prompt built from the previous answer, and hands each prompt with its generation to
-     * {@code observer}. Users take turns: turn 0 of every user, then turn 1, as interleaved sessions would.
+     * {@code observer}. Users take turns: turn 0 of every user, then turn 1, as users chatting at once would.
      */
     public void run(BiFunction<int[], Integer, Generation> decoder, Observer observer) {
         int[][] histories = new int[conversations.size()][];

@@ -9,7 +9,9 @@ import dev.kvtier.prefix.BlockHash;
 import dev.kvtier.prefix.BlockHasher;
 import dev.kvtier.prefix.PrefixPin;
 import dev.kvtier.store.Tier;
+import dev.kvtier.testing.FaultLogRouting;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -47,7 +49,7 @@ class KvTierDecoderTest {
     private static final ChatWorkload CHAT = ChatWorkload.chat(5, 2, 6, 3, 40, 24, 12);
     /**
      * 2 system prompts, 24 users, 2 turns: a working set about 20 times one request's prefix, so that 5% of it on
-     * the GPU tier still holds a restored prefix (as in a server with many sessions).
+     * the GPU tier still holds a restored prefix (as in a server with many users).
      */
     private static final ChatWorkload MANY_USERS = ChatWorkload.chat(9, 2, 24, 2, 40, 16, 8);
     private static final int PAGE = 4096;
@@ -129,6 +131,7 @@ class KvTierDecoderTest {
     }
 
     @Test
+    @Tag(FaultLogRouting.TAG)
     void failedRestoreCopiesFallBackToRecomputingAndAreCounted() {
         fake = FakeCuda.open();
         fake.reset();
@@ -145,6 +148,41 @@ class KvTierDecoderTest {
             return decoder.generate(prompt, n);
         });
         assertTrue(counters.restoreFailures() > 0, "the injected copy faults failed restores: " + counters);
+    }
+
+    @Test
+    @Tag(FaultLogRouting.TAG)
+    void blocksCorruptedOnDiskFailTheirChecksumAndAreRecomputed() {
+        long ws = workingSetBytes(MANY_USERS);
+        KvTierDecoder decoder = new KvTierDecoder(MODEL, open(ws / 20, ws / 10, b -> b));
+        AtomicInteger requests = new AtomicInteger();
+        KvTierDecoder.Counters counters = serveAndCompare(MANY_USERS, decoder, (prompt, n) -> {
+            if (requests.incrementAndGet() == MANY_USERS.conversations().size() + 1) {
+                // Second round: every byte of every extent changed, so each block restored from DISK fails its CRC32C.
+                invertExtentFiles();
+            }
+            return decoder.generate(prompt, n);
+        });
+        assertTrue(counters.restoreFailures() > 0, "the corrupted blocks failed their restores: " + counters);
+    }
+
+    private void invertExtentFiles() {
+        try (var files = java.nio.file.Files.list(disk)) {
+            for (Path file : files.filter(f -> f.getFileName().toString().endsWith(".extent")).toList()) {
+                try (java.nio.channels.FileChannel channel = java.nio.channels.FileChannel.open(file,
+                        java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE)) {
+                    java.nio.ByteBuffer bytes = java.nio.ByteBuffer.allocate((int) channel.size());
+                    channel.read(bytes, 0);
+                    for (int i = 0; i < bytes.capacity(); i++) {
+                        bytes.put(i, (byte) ~bytes.get(i));
+                    }
+                    bytes.rewind();
+                    channel.write(bytes, 0);
+                }
+            }
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     // ------------------------------------------------------------------ sharing and eviction
@@ -222,7 +260,7 @@ class KvTierDecoderTest {
         assertTrue(!sameOutput || again.restoreFailures() > 0, "a changed cached byte went unnoticed");
     }
 
-    // ------------------------------------------------------------------ helpers
+    // ------------------------------------------------------------------ caches, references and comparisons
 
     private KvTierCache open(long gpuBytes, long cpuBytes, UnaryOperator<KvTierConfig.Builder> configure) {
         KvTierConfig config = configure.apply(KvTierConfig.builder().backend(Backend.HOST)
