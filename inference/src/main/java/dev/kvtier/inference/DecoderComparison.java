@@ -75,11 +75,15 @@ public final class DecoderComparison {
                 size.parameterCount(), KvTierDecoder.DEFAULT_TOKENS_PER_BLOCK, options.get("budgets"),
                 Runtime.getRuntime().availableProcessors()));
         Map<String, Map<String, double[]>> chartByWorkload = new LinkedHashMap<>();
-        for (Map.Entry<String, ChatWorkload> entry : workloads.entrySet()) {
-            chartByWorkload.put(entry.getKey(), compare(entry.getKey(), entry.getValue(), model, budgets, summary));
-        }
-        summary.append(restoreBesidePrefill(model));
         System.out.print(summary);
+        for (Map.Entry<String, ChatWorkload> entry : workloads.entrySet()) {
+            int printed = summary.length();
+            chartByWorkload.put(entry.getKey(), compare(entry.getKey(), entry.getValue(), model, budgets, summary));
+            System.out.print(summary.substring(printed));
+        }
+        int printed = summary.length();
+        summary.append(restoreBesidePrefill(model));
+        System.out.print(summary.substring(printed));
         Files.writeString(out.resolve("summary.txt"), summary);
         Files.writeString(out.resolve("ttft.svg"), chart(chartByWorkload.get("multi-turn chat"), budgets,
                 "Mean time to first token, multi-turn chat (" + options.get("size") + ", host backend)"));
