@@ -32,7 +32,7 @@ import java.util.function.BiFunction;
  * are checked against the recompute run. Prints a table (time to first token p50/p99/mean, tokens/s, prefill
  * tokens saved, bytes restored per tier, identical outputs), the restore's cost per block beside prefill's cost
  * per block, and writes {@code ttft.svg} (mean TTFT against GPU budget, one line per mode) and {@code summary.txt}
- * into the output directory.
+ * into the output directory. Exits with status 1 when any output differs from the recompute run's.
  *
  * <p>Arguments, {@code name=value}: {@code out} (directory, default {@code target/decoder-comparison}),
  * {@code size} ({@code tiny} or {@code small}, default small), {@code users} (chat users, default 12),
@@ -88,7 +88,14 @@ public final class DecoderComparison {
         Files.writeString(out.resolve("ttft.svg"), chart(chartByWorkload.get("multi-turn chat"), budgets,
                 "Mean time to first token, multi-turn chat (" + options.get("size") + ", host backend)"));
         System.out.println("wrote " + out.resolve("summary.txt") + " and " + out.resolve("ttft.svg"));
+        if (differingOutputs > 0) {
+            System.err.println("[decoder comparison] FAILED: " + differingOutputs + " requests differ from the recompute run");
+            System.exit(1);
+        }
     }
+
+    /** Requests whose tokens or logits differ from the recompute run's (the goal is none). */
+    private static int differingOutputs;
 
     /** One line of the table: a mode at a budget. */
     private record Row(String mode, int budgetPercent, double[] ttftMillis, double tokensPerSecond, long cachedTokens,
@@ -137,6 +144,7 @@ public final class DecoderComparison {
                     .cpuBudgetBytes(pages(workingSet / 10, blockBytes)), blockBytes);
             rows.add(gpuOnly);
             rows.add(offload);
+            differingOutputs += gpuOnly.requests() - gpuOnly.identical() + offload.requests() - offload.identical();
             chart.get("GPU-only cache")[i] = mean(gpuOnly.ttftMillis());
             chart.get("kvtier with offload")[i] = mean(offload.ttftMillis());
         }
