@@ -243,6 +243,33 @@ class PrefixRestoreRegressionTest {
         }
     }
 
+    /**
+     * The README's "close() waits at most transferTimeout", for a layered restore whose layers each copy within the
+     * timeout but together take longer: on main at 4c7eaf0 close() waited for every layer (16 x 300 ms here); now the
+     * restore stops at the next layer once close() began, is undone, and its pinned() fails with
+     * IllegalStateException (the cache is closing), not a TransferFailedException.
+     */
+    @Test
+    void closeDuringALongLayeredRestoreWaitsAtMostTheTransferTimeout() throws Exception {
+        AtomicLong copyDelay = new AtomicLong();
+        KvTierCache cache = open(4, 8, FaultInjectingBackend.slowCopies(copyDelay));
+        BlockLayout sixteenLayers = BlockLayout.layered(16, 16, PAGE / 32, BlockLayout.LayerOrder.LAYER_MAJOR);
+        PrefixBlockCache blocks = cache.prefixBlocks(sixteenLayers);
+        List<BlockHash> a = chain(9, 2);
+        blocks.storeBlocks(BlockHash.ROOT, a, PrefixBlockCacheContract.contents(a, PAGE), Tier.CPU);
+        copyDelay.set(300); // each layer well within the 1 s timeout, all 16 together ~4.8 s
+        PrefixRestore restore = blocks.ensurePrefixResidentByLayer(a, Tier.GPU);
+        restore.layer(0).get(10, TimeUnit.SECONDS);
+        long start = System.nanoTime();
+        assertTrue(closeWithin(cache, Duration.ofSeconds(20)), "close() returned");
+        Duration took = Duration.ofNanos(System.nanoTime() - start);
+        assertTrue(took.compareTo(TRANSFER_TIMEOUT.plusMillis(1500)) < 0,
+                "close() took " + took.toMillis() + " ms with transferTimeout " + TRANSFER_TIMEOUT.toMillis() + " ms");
+        ExecutionException failed = assertThrows(ExecutionException.class,
+                () -> restore.pinned().get(10, TimeUnit.SECONDS));
+        assertInstanceOf(IllegalStateException.class, failed.getCause());
+    }
+
     // ------------------------------------------------------------------ item 3: nested calls in a layer dependent
 
     @Test

@@ -570,6 +570,9 @@ final class PrefixChains {
     private Throwable copyLayersHere(List<PageAllocation> sources, List<PageAllocation> destinations, long[][] offsets,
                                      long[][] lengths, LayerCompletions completions, List<ResidentSegment> view) {
         for (int l = 0; l < offsets.length; l++) {
+            if (l > 0 && gate.isClosed()) {
+                return closing(l);
+            }
             try {
                 memories.transferRangesAndWait(sources, destinations, offsets[l], lengths[l]);
             } catch (RuntimeException | InternalError e) {
@@ -593,6 +596,10 @@ final class PrefixChains {
         Throwable failure = null;
         for (int l = 0; l < offsets.length; l++) {
             for (int next = copies.size(); next <= Math.min(l + 1, offsets.length - 1) && failure == null; next++) {
+                if (next > 0 && gate.isClosed()) {
+                    failure = closing(next);
+                    break;
+                }
                 try {
                     copies.add(memories.transferRanges(sources, destinations, offsets[next], lengths[next]));
                 } catch (RuntimeException e) {
@@ -613,6 +620,24 @@ final class PrefixChains {
             }
         }
         return failure;
+    }
+
+    /**
+     * Why a layered restore stopped before layer {@code layer}: {@code close()} began, and it waits for the restore, so
+     * the copies of later layers are not started (each is bounded by the transfer timeout, all of them together are
+     * not): the restore is undone and {@code close()} waits at most for the layers already started.
+     */
+    private static IllegalStateException closing(int layer) {
+        return new StoppedByClose("the cache is closing: the layered restore stopped before layer " + layer);
+    }
+
+    /** A layered restore stopped because the cache is closing: the caller's failure as is, not a failed copy. */
+    private static final class StoppedByClose extends IllegalStateException {
+        private static final long serialVersionUID = 1L;
+
+        StoppedByClose(String message) {
+            super(message);
+        }
     }
 
     /**
@@ -795,6 +820,7 @@ final class PrefixChains {
      */
     private RuntimeException undoAll(List<Mover.Move> moves, Throwable failure) {
         RuntimeException outcome = failure instanceof KvTierException domain ? domain
+                : failure instanceof StoppedByClose stopped ? stopped
                 : Failures.copyFailed(moves.get(0).segment().key, moves.get(0).transfer().from(),
                 moves.get(0).transfer().to(), failure);
         for (Mover.Move move : moves) {
