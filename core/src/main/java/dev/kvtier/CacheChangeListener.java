@@ -10,11 +10,13 @@ import dev.kvtier.store.Tier;
  * The one way to observe the engine: metrics ({@code dev.kvtier.observe.micrometer.KvTierMetrics})
  * and cluster notifications hang here.
  *
- * <p>Called on the thread that made the change, while that segment's lock is held, so calls for one
- * key arrive in the order of the changes; calls for different keys may arrive concurrently.
- * Implementations must be thread-safe, quick and non-blocking (hand slow work to a queue), and must
- * not call back into the cache. An exception thrown by a listener is logged and does not undo the
- * change. {@link KvTierCache#close()} removes every segment without telling listeners. Every method
+ * <p>Called once the operation that made the change has left the cache, holding none of its locks, in the
+ * order the changes were committed (calls for one key in the order of its changes), one call at a time:
+ * usually on the thread that made the change, at the end of its call; when another thread is delivering
+ * at that moment, that thread delivers this change too, so a call may return just before its listeners
+ * hear of it. A listener may call back into the cache (a change it makes is delivered after it returns);
+ * it should be quick (hand slow work to a queue): the next changes wait for it. An exception thrown by a
+ * listener is logged and does not undo the change. {@link KvTierCache#close()} removes every segment without telling listeners. Every method
  * does nothing by default.
  */
 public interface CacheChangeListener {

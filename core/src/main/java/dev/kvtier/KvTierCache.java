@@ -391,8 +391,8 @@ public final class KvTierCache implements AutoCloseable {
 
     /**
      * Registers {@code listener} to be told of every change committed from now on (segments added,
-     * moved, removed; {@link #ensureResident} calls completed), on the thread that made it; see
-     * {@link CacheChangeListener} for what it may do. Registering is cheap but not free (the list is
+     * moved, removed; {@link #ensureResident} calls completed), in order, outside the cache's locks; see
+     * {@link CacheChangeListener} for on which thread and what it may do. Registering is cheap but not free (the list is
      * copied); a cache with no listener pays one volatile read per change.
      *
      * @throws IllegalArgumentException if {@code listener} is null

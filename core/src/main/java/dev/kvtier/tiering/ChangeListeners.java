@@ -4,10 +4,14 @@ import dev.kvtier.CacheChangeListener;
 import dev.kvtier.store.Tier;
 
 import java.util.Arrays;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * The registered {@link CacheChangeListener}s, told of each committed change. With none registered
- * (the usual case) a notification is one read of a volatile field and no call. Registration copies
+ * The registered {@link CacheChangeListener}s, told of each committed change: queued where the change is made (under
+ * its locks), delivered in that order once the operation left the gate ({@link #deliver()}), so no listener runs
+ * under kvtier's locks or inside an operation. With none registered (the usual case) a notification is one read of a
+ * volatile field and nothing queued. Registration copies
  * the array (rare); notification reads it without locking. A listener's exception is logged and
  * does not reach the operation. Thread-safe.
  */
@@ -16,6 +20,14 @@ final class ChangeListeners {
     private static final CacheChangeListener[] NONE = new CacheChangeListener[0];
 
     private volatile CacheChangeListener[] listeners = NONE;
+    /**
+     * Notifications not yet delivered, in the order they were made: a change is queued under its segment's lock (so
+     * one key's changes queue in the order they were committed) and delivered by {@link #deliver()} once an operation
+     * left the gate, outside every lock.
+     */
+    private final ConcurrentLinkedQueue<Runnable> pending = new ConcurrentLinkedQueue<>();
+    /** Whether a thread is in {@link #deliver()}'s loop: one at a time, so the queue's order is the delivery order. */
+    private final AtomicBoolean delivering = new AtomicBoolean();
     /**
      * The listeners that implement {@link CacheChangeListener#ensureResidentCompleted}: only they make
      * {@code ensureResident} read the clock twice (a resident hit costs ~2x with the timing), so a
@@ -80,43 +92,63 @@ final class ChangeListeners {
     }
 
     void added(String key, Tier tier, long bytes) {
-        for (CacheChangeListener listener : listeners) {
-            try {
-                listener.segmentAdded(key, tier, bytes);
-            } catch (RuntimeException e) {
-                failed(listener, e);
-            }
+        if (listeners.length == 0) {
+            return;
         }
+        pending.add(() -> {
+            for (CacheChangeListener listener : listeners) {
+                try {
+                    listener.segmentAdded(key, tier, bytes);
+                } catch (RuntimeException e) {
+                    failed(listener, e);
+                }
+            }
+        });
     }
 
     void moved(String key, Tier from, Tier to, long bytes) {
-        for (CacheChangeListener listener : listeners) {
-            try {
-                listener.segmentMoved(key, from, to, bytes);
-            } catch (RuntimeException e) {
-                failed(listener, e);
-            }
+        if (listeners.length == 0) {
+            return;
         }
+        pending.add(() -> {
+            for (CacheChangeListener listener : listeners) {
+                try {
+                    listener.segmentMoved(key, from, to, bytes);
+                } catch (RuntimeException e) {
+                    failed(listener, e);
+                }
+            }
+        });
     }
 
     void removed(String key, Tier tier, long bytes) {
-        for (CacheChangeListener listener : listeners) {
-            try {
-                listener.segmentRemoved(key, tier, bytes);
-            } catch (RuntimeException e) {
-                failed(listener, e);
-            }
+        if (listeners.length == 0) {
+            return;
         }
+        pending.add(() -> {
+            for (CacheChangeListener listener : listeners) {
+                try {
+                    listener.segmentRemoved(key, tier, bytes);
+                } catch (RuntimeException e) {
+                    failed(listener, e);
+                }
+            }
+        });
     }
 
     void ensureResidentCompleted(String key, Tier tier, Tier foundOn, long nanos) {
-        for (CacheChangeListener listener : timed) {
-            try {
-                listener.ensureResidentCompleted(key, tier, foundOn, nanos);
-            } catch (RuntimeException e) {
-                failed(listener, e);
-            }
+        if (timed.length == 0) {
+            return;
         }
+        pending.add(() -> {
+            for (CacheChangeListener listener : timed) {
+                try {
+                    listener.ensureResidentCompleted(key, tier, foundOn, nanos);
+                } catch (RuntimeException e) {
+                    failed(listener, e);
+                }
+            }
+        });
     }
 
     /** Whether any listener is registered: a prefix restore is timed only then. */
@@ -125,21 +157,50 @@ final class ChangeListeners {
     }
 
     void prefixLookedUp(int queriedBlocks, int matchedBlocks) {
-        for (CacheChangeListener listener : listeners) {
-            try {
-                listener.prefixLookedUp(queriedBlocks, matchedBlocks);
-            } catch (RuntimeException e) {
-                failed(listener, e);
-            }
+        if (listeners.length == 0) {
+            return;
         }
+        pending.add(() -> {
+            for (CacheChangeListener listener : listeners) {
+                try {
+                    listener.prefixLookedUp(queriedBlocks, matchedBlocks);
+                } catch (RuntimeException e) {
+                    failed(listener, e);
+                }
+            }
+        });
     }
 
     void prefixRestoreCompleted(Tier tier, int blocks, long nanos, boolean succeeded) {
-        for (CacheChangeListener listener : listeners) {
+        if (listeners.length == 0) {
+            return;
+        }
+        pending.add(() -> {
+            for (CacheChangeListener listener : listeners) {
+                try {
+                    listener.prefixRestoreCompleted(tier, blocks, nanos, succeeded);
+                } catch (RuntimeException e) {
+                    failed(listener, e);
+                }
+            }
+        });
+    }
+
+    /**
+     * Delivers the queued notifications, in order, on this thread, unless another thread is delivering (it then
+     * delivers these too: it looks at the queue again after letting go). Called after an operation left the gate,
+     * holding no lock, so a listener may call back into the cache; a notification it causes is delivered by this
+     * same loop.
+     */
+    void deliver() {
+        while (!pending.isEmpty() && delivering.compareAndSet(false, true)) {
             try {
-                listener.prefixRestoreCompleted(tier, blocks, nanos, succeeded);
-            } catch (RuntimeException e) {
-                failed(listener, e);
+                Runnable notification;
+                while ((notification = pending.poll()) != null) {
+                    notification.run();
+                }
+            } finally {
+                delivering.set(false);
             }
         }
     }

@@ -20,6 +20,18 @@ public final class OperationGate {
     private final AtomicLong state = new AtomicLong();
     private final ReentrantLock lifecycle = new ReentrantLock();
     private final Condition idle = lifecycle.newCondition();
+    /** Run after every {@link #exit()}, outside the gate: delivers what the operation left to tell its listeners. */
+    private final Runnable afterExit;
+
+    /** A gate with nothing to do after an operation left. */
+    public OperationGate() {
+        this(() -> { });
+    }
+
+    /** @param afterExit run by every {@link #exit()} once the operation is out (it must hold no lock then) */
+    OperationGate(Runnable afterExit) {
+        this.afterExit = afterExit;
+    }
 
     /**
      * Lets an operation in; balance with {@link #exit()}.
@@ -56,6 +68,7 @@ public final class OperationGate {
                 lifecycle.unlock();
             }
         }
+        afterExit.run();
     }
 
     /**

@@ -70,7 +70,7 @@ public final class TieringEngine {
     private final ChangeListeners listeners = new ChangeListeners();
     private final Mover mover;
     private final RoomMaker roomMaker;
-    private final OperationGate gate = new OperationGate();
+    private final OperationGate gate = new OperationGate(listeners::deliver);
     private final Residencies residencies;
     private final PrefixChains chains;
     private final Path createdDiskDirectory;
@@ -441,6 +441,7 @@ public final class TieringEngine {
             return resident;
         } finally {
             listeners.ensureResidentCompleted(key, tier, foundOn, System.nanoTime() - start);
+            listeners.deliver(); // the call has left the gate: no exit follows to deliver it
         }
     }
 
@@ -473,8 +474,11 @@ public final class TieringEngine {
         CompletableFuture<ResidentSegment> future = residencies.ensureResidentAsync(key, tier);
         // The caller gets the dependent: listeners hear of the completion before the caller does. It is a
         // copy already (completing or cancelling it never affected the transfer), and listeners never throw.
-        return future.whenComplete((resident, failure) -> listeners.ensureResidentCompleted(key, tier,
-                failure == null ? resident.foundOn() : null, System.nanoTime() - start));
+        return future.whenComplete((resident, failure) -> {
+            listeners.ensureResidentCompleted(key, tier, failure == null ? resident.foundOn() : null,
+                    System.nanoTime() - start);
+            listeners.deliver(); // completed after the residency left the gate and its locks
+        });
     }
 
     /** Registers {@code listener} for every later committed change (see {@link CacheChangeListener}). */
@@ -671,8 +675,11 @@ public final class TieringEngine {
         long start = System.nanoTime();
         LayeredRestore restore = chains.pinLayered(high, low, tier, offsets, lengths);
         // A dependent of the restore's own future, not handed to the caller: the listeners hear of it as it completes.
-        restore.pinned().whenComplete((pinned, failure) -> listeners.prefixRestoreCompleted(tier,
-                failure == null ? pinned.segments().size() : 0, System.nanoTime() - start, failure == null));
+        restore.pinned().whenComplete((pinned, failure) -> {
+            listeners.prefixRestoreCompleted(tier, failure == null ? pinned.segments().size() : 0,
+                    System.nanoTime() - start, failure == null);
+            listeners.deliver(); // pinned completes after the restore left the gate and its locks
+        });
         return restore;
     }
 
@@ -828,5 +835,6 @@ public final class TieringEngine {
         } finally {
             deleteCreated(createdDiskDirectory, null);
         }
+        listeners.deliver(); // what operations left before the gate closed
     }
 }
