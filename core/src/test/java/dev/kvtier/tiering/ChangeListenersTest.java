@@ -46,6 +46,8 @@ class ChangeListenersTest {
 
         listeners.added("a", Tier.GPU, 1);
         listeners.ensureResidentCompleted("a", Tier.GPU, Tier.GPU, 5);
+        assertEquals(List.of(), changes.heard, "queued where the change is made, delivered after the operation");
+        listeners.deliver();
         assertEquals(List.of("added a"), changes.heard);
         assertEquals(List.of("resident a"), timing.heard);
 
@@ -53,6 +55,7 @@ class ChangeListenersTest {
         assertFalse(listeners.anyTimed(), "removing the timed listener stops the timing");
         assertFalse(listeners.remove(timing), "already removed");
         listeners.added("b", Tier.CPU, 1);
+        listeners.deliver();
         assertEquals(List.of("added a", "added b"), changes.heard);
     }
 
