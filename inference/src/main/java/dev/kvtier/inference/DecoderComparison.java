@@ -223,7 +223,7 @@ public final class DecoderComparison {
                 for (int i = chain.size() - 1; i >= 0; i--) {
                     blocks.removeBlock(chain.get(i));
                 }
-                blocks.storeBlocks(BlockHasher.namespaceRoot("unused"), chain, bytes, Tier.CPU);
+                blocks.storeBlocks(BlockHash.ROOT, chain, bytes, Tier.CPU);
                 long start = System.nanoTime();
                 try (PrefixPin pin = blocks.ensurePrefixResident(chain, Tier.GPU)) {
                     if (pin.size() != chainBlocks || pin.blocks().stream().anyMatch(b -> b.foundOn() != Tier.CPU)) {
