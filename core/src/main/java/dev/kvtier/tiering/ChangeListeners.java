@@ -6,6 +6,7 @@ import dev.kvtier.store.Tier;
 import java.util.Arrays;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 
 /**
  * The registered {@link CacheChangeListener}s, told of each committed change: queued where the change is made (under
@@ -92,63 +93,19 @@ final class ChangeListeners {
     }
 
     void added(String key, Tier tier, long bytes) {
-        if (listeners.length == 0) {
-            return;
-        }
-        pending.add(() -> {
-            for (CacheChangeListener listener : listeners) {
-                try {
-                    listener.segmentAdded(key, tier, bytes);
-                } catch (RuntimeException e) {
-                    failed(listener, e);
-                }
-            }
-        });
+        queue(false, listener -> listener.segmentAdded(key, tier, bytes));
     }
 
     void moved(String key, Tier from, Tier to, long bytes) {
-        if (listeners.length == 0) {
-            return;
-        }
-        pending.add(() -> {
-            for (CacheChangeListener listener : listeners) {
-                try {
-                    listener.segmentMoved(key, from, to, bytes);
-                } catch (RuntimeException e) {
-                    failed(listener, e);
-                }
-            }
-        });
+        queue(false, listener -> listener.segmentMoved(key, from, to, bytes));
     }
 
     void removed(String key, Tier tier, long bytes) {
-        if (listeners.length == 0) {
-            return;
-        }
-        pending.add(() -> {
-            for (CacheChangeListener listener : listeners) {
-                try {
-                    listener.segmentRemoved(key, tier, bytes);
-                } catch (RuntimeException e) {
-                    failed(listener, e);
-                }
-            }
-        });
+        queue(false, listener -> listener.segmentRemoved(key, tier, bytes));
     }
 
     void ensureResidentCompleted(String key, Tier tier, Tier foundOn, long nanos) {
-        if (timed.length == 0) {
-            return;
-        }
-        pending.add(() -> {
-            for (CacheChangeListener listener : timed) {
-                try {
-                    listener.ensureResidentCompleted(key, tier, foundOn, nanos);
-                } catch (RuntimeException e) {
-                    failed(listener, e);
-                }
-            }
-        });
+        queue(true, listener -> listener.ensureResidentCompleted(key, tier, foundOn, nanos));
     }
 
     /** Whether any listener is registered: a prefix restore is timed only then. */
@@ -157,28 +114,25 @@ final class ChangeListeners {
     }
 
     void prefixLookedUp(int queriedBlocks, int matchedBlocks) {
-        if (listeners.length == 0) {
-            return;
-        }
-        pending.add(() -> {
-            for (CacheChangeListener listener : listeners) {
-                try {
-                    listener.prefixLookedUp(queriedBlocks, matchedBlocks);
-                } catch (RuntimeException e) {
-                    failed(listener, e);
-                }
-            }
-        });
+        queue(false, listener -> listener.prefixLookedUp(queriedBlocks, matchedBlocks));
     }
 
     void prefixRestoreCompleted(Tier tier, int blocks, long nanos, boolean succeeded) {
-        if (listeners.length == 0) {
+        queue(false, listener -> listener.prefixRestoreCompleted(tier, blocks, nanos, succeeded));
+    }
+
+    /**
+     * Queues one notification for the listeners registered when it is delivered ({@code timedOnly}: only those that
+     * want {@code ensureResident} times); nothing is queued when there are none now. A listener's exception is logged.
+     */
+    private void queue(boolean timedOnly, Consumer<CacheChangeListener> call) {
+        if ((timedOnly ? timed : listeners).length == 0) {
             return;
         }
         pending.add(() -> {
-            for (CacheChangeListener listener : listeners) {
+            for (CacheChangeListener listener : timedOnly ? timed : listeners) {
                 try {
-                    listener.prefixRestoreCompleted(tier, blocks, nanos, succeeded);
+                    call.accept(listener);
                 } catch (RuntimeException e) {
                     failed(listener, e);
                 }
