@@ -18,10 +18,13 @@ module dev.kvtier.core {
 
     exports dev.kvtier;
     exports dev.kvtier.prefix;
+    exports dev.kvtier.remote;
     exports dev.kvtier.store;
     exports dev.kvtier.sync;
     exports dev.kvtier.observe;
     exports dev.kvtier.observe.micrometer;
+
+    uses dev.kvtier.remote.RemoteBlockStoreProvider;
 
     exports dev.kvtier.concurrent to dev.kvtier.cluster;
     exports dev.kvtier.persist to dev.kvtier.cluster;
