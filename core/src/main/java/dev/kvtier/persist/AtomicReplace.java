@@ -21,6 +21,8 @@ public final class AtomicReplace {
      * neither; only file systems without atomic rename get there). Syncing the directory afterwards, for a
      * rename that must survive a power loss, is the caller's.
      *
+     * @param temporary the file holding the new content, in the same directory as {@code target}
+     * @param target    the file to replace; it need not exist
      * @throws IOException when the move fails ({@code temporary} is left where it was)
      */
     public static void replace(Path temporary, Path target) throws IOException {

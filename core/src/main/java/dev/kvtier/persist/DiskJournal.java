@@ -93,6 +93,17 @@ public final class DiskJournal implements AutoCloseable {
     /**
      * What {@link #open} found: the journal to append to, the live segments, the discards, and what it repaired
      * in the journal itself (a damaged header copy, naming the check it failed; a migrated format).
+     *
+     * @param journal      the opened journal, positioned to append after the last good record; the caller owns it and
+     *                     closes it
+     * @param segments     the live segments recovered, each with extents present and pages of its own generation;
+     *                     empty for a fresh or wiped directory
+     * @param discarded    how many records the replay dropped, per reason; empty when none was
+     * @param journalBytes the size of the journal file as it was read, in bytes; 0 when the directory had none
+     * @param wipedBecause why the directory was wiped (the mismatch found, under {@link
+     *                     dev.kvtier.DiskPersistence.OnMismatch#WIPE}), or empty when it was not
+     * @param repairs      one line per repair made to the journal itself (a header copy rewritten, a format
+     *                     migrated), in the order made; empty when none
      */
     public record Opened(DiskJournal journal, List<SegmentRecord> segments, Map<DiscardReason, Long> discarded,
                          long journalBytes, Optional<String> wipedBecause, List<String> repairs) { }
@@ -114,7 +125,16 @@ public final class DiskJournal implements AutoCloseable {
      * records dominate (the compacted journal is synced, whatever the policy), so appends never follow
      * damage. A directory with no journal starts one; a journal of format 2 is migrated.
      *
+     * @param directory   the DISK tier's directory, which holds the journal, its generations file and the extents
+     * @param persistence the namespace, fsync policy and mismatch choice the journal is checked against and written
+     *                    under
+     * @param pageSize    the DISK page size in bytes, as recorded in the header; a journal of another page size is a
+     *                    mismatch
+     * @param extentBytes the size of one extent file in bytes, a multiple of {@code pageSize}; another size is a
+     *                    mismatch
      * @param progress where a long replay reports how far it got
+     * @return the journal to append to, with the live segments, the discards and repairs; the caller owns the journal
+     *         and closes it
      * @throws PersistedDirectoryMismatchException when the journal is of another namespace, version,
      *                                             page size or extent size, or both its header copies are
      *                                             damaged, and {@link DiskPersistence#onMismatch()} is REFUSE
@@ -477,6 +497,10 @@ public final class DiskJournal implements AutoCloseable {
      * synced, before this returns; under {@link FsyncPolicy#PER_BATCH} they join the batch. A record for the same
      * key replaces the older one. A record that cannot be written (a key or run list beyond what a record holds,
      * an I/O error) is a write failure: the segment stays cached, not persisted.
+     *
+     * @param record what is persisted: the key, positions, size, CRC32C and the pages its bytes lie in
+     * @param data   the segment's bytes as mapped runs of the extents, in the order of {@code record}'s runs; read
+     *               only, still owned by the caller
      */
     public void put(SegmentRecord record, List<MemorySegment> data) {
         FsyncPolicy policy = persistence.fsyncPolicy();
@@ -528,6 +552,8 @@ public final class DiskJournal implements AutoCloseable {
      * as a put is: before this returns under {@link FsyncPolicy#PER_SEGMENT}, with the batch under
      * {@link FsyncPolicy#PER_BATCH}. Should the REMOVE still be lost (a damaged journal, or a power loss
      * before it was synced), the free pages outvote the record that survived it: recovery refuses it.
+     *
+     * @param key the key of the segment that left DISK
      */
     public synchronized void remove(String key) {
         if (closed) {
@@ -733,7 +759,11 @@ public final class DiskJournal implements AutoCloseable {
         }
     }
 
-    /** Appends that failed (the segments concerned were cached but not persisted). */
+    /**
+     * Appends that failed (the segments concerned were cached but not persisted).
+     *
+     * @return the count of failed appends since the journal was opened, {@code >= 0}
+     */
     public synchronized long writeFailures() {
         return writeFailures;
     }

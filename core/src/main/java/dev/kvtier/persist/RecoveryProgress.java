@@ -19,7 +19,12 @@ public final class RecoveryProgress {
     private long lastNanos;
     private long lines;
 
-    /** @param directory the directory recovered; @param startNanos when the open began ({@link System#nanoTime()}) */
+    /**
+     * Starts the progress of one open, with nothing logged yet.
+     *
+     * @param directory  the directory recovered, as the log lines name it
+     * @param startNanos when the open began, a {@link System#nanoTime()} reading; the elapsed time counts from it
+     */
     public RecoveryProgress(String directory, long startNanos) {
         this.directory = directory;
         this.startNanos = startNanos;
@@ -31,6 +36,10 @@ public final class RecoveryProgress {
     /**
      * One more item of {@code phase} is done ({@code done} so far, of {@code total}, or -1 when unknown);
      * logs a line when the interval has passed since the last one.
+     *
+     * @param phase what is being recovered, as the log line names it (such as "journal records read")
+     * @param done  how many items of the phase are done so far, {@code >= 0}
+     * @param total how many items the phase has, or -1 when unknown
      */
     public void step(String phase, long done, long total) {
         if (done % STEPS_PER_CLOCK_READ != 0) {
@@ -47,7 +56,11 @@ public final class RecoveryProgress {
                 (now - startNanos) / 1e9));
     }
 
-    /** Lines logged so far. */
+    /**
+     * Lines logged so far.
+     *
+     * @return the number of progress lines this recovery has logged, 0 for a recovery shorter than one interval
+     */
     public long lines() {
         return lines;
     }

@@ -22,6 +22,8 @@ public record SegmentRecord(String key, long positionStart, long positionEnd, lo
                             boolean block, String parentKey) {
 
     /**
+     * Checks the record is consistent; the arrays are kept as given, not copied.
+     *
      * @throws IllegalArgumentException if the run arrays differ in length, or a plain segment names a parent
      */
     public SegmentRecord {
@@ -34,7 +36,11 @@ public record SegmentRecord(String key, long positionStart, long positionEnd, lo
         }
     }
 
-    /** How many runs the segment's bytes lie in. */
+    /**
+     * How many runs the segment's bytes lie in.
+     *
+     * @return the number of runs, the common length of the run arrays; {@code >= 0}
+     */
     public int runCount() {
         return runChunk.length;
     }
