@@ -34,6 +34,8 @@ public final class Backoff {
     private final long maxParkNanos;
 
     /**
+     * A backoff that spins, then yields, then parks, for the lengths given.
+     *
      * @param spinNanos    how long {@link #spinUntil} busy-spins, and how long the spin phase of
      *                     {@link #idle} lasts in total, {@code >= 0}
      * @param yields       attempts of {@link #idle} that yield after the spin phase, {@code >= 0}
@@ -61,7 +63,11 @@ public final class Backoff {
         this.maxParkNanos = maxParkNanos;
     }
 
-    /** How long {@link #spinUntil} spins at most, in nanoseconds. */
+    /**
+     * How long {@link #spinUntil} spins at most, in nanoseconds.
+     *
+     * @return the spin limit in nanoseconds, {@code >= 0}; 0 when this backoff never spins
+     */
     public long spinNanos() {
         return spinNanos;
     }
@@ -69,6 +75,8 @@ public final class Backoff {
     /**
      * Busy-spins until {@code done} answers true or the spin time is over.
      *
+     * @param done the condition waited for, asked repeatedly on the calling thread until it answers true; must be
+     *             cheap and must not block
      * @return whether {@code done} answered true
      */
     public boolean spinUntil(BooleanSupplier done) {
@@ -90,6 +98,8 @@ public final class Backoff {
      * phase spin for a share of the spin time, then {@code yields} attempts yield, then each attempt
      * parks {@code minParkNanos * (k + 1)} for the k-th park, at most {@code maxParkNanos}. Parking
      * returns early on interrupt (the flag stays set).
+     *
+     * @param attempt how many times the caller has waited already in this loop, {@code >= 0}
      */
     public void idle(int attempt) {
         if (attempt < 0) {

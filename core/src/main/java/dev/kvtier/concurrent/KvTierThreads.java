@@ -17,6 +17,8 @@ public final class KvTierThreads {
     /**
      * A factory of daemon threads named {@code kvtier-<role>-1}, {@code -2}, ...
      *
+     * @param role what the threads do, used in their names (such as "copy"); not blank
+     * @return a new factory; thread numbers count from 1 per factory
      * @throws IllegalArgumentException if {@code role} is null or blank
      */
     public static ThreadFactory factory(String role) {
@@ -28,7 +30,12 @@ public final class KvTierThreads {
                 .unstarted(task);
     }
 
-    /** Shuts {@code threads} down and waits, uninterruptibly, until every task it accepted has run (the interrupt flag is kept). */
+    /**
+     * Shuts {@code threads} down and waits, uninterruptibly, until every task it accepted has run (the interrupt flag
+     * is kept).
+     *
+     * @param threads the executor to shut down; this call owns its end, and returns once it has terminated
+     */
     public static void shutdownAndAwait(ExecutorService threads) {
         threads.shutdown();
         boolean interrupted = false;
@@ -46,7 +53,11 @@ public final class KvTierThreads {
         }
     }
 
-    /** Waits, uninterruptibly, until {@code thread} has ended (the interrupt flag is kept). */
+    /**
+     * Waits, uninterruptibly, until {@code thread} has ended (the interrupt flag is kept).
+     *
+     * @param thread the thread to wait for; a thread never started counts as ended
+     */
     public static void joinUninterruptibly(Thread thread) {
         boolean interrupted = false;
         while (thread.isAlive()) {
