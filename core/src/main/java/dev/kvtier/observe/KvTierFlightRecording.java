@@ -34,6 +34,7 @@ public final class KvTierFlightRecording {
     /**
      * The shipped settings.
      *
+     * @return a new configuration read from {@link #SETTINGS}, enabling kvtier's events and nothing else; never null
      * @throws IllegalStateException if the resource is missing or unreadable (a broken jar)
      */
     public static Configuration configuration() {
@@ -58,6 +59,8 @@ public final class KvTierFlightRecording {
      * Starts a recording of kvtier's events (only those) that is written to {@code destination}
      * when stopped or closed; the caller owns it.
      *
+     * @param destination the file the recording is written to when stopped or closed; replaced if it exists
+     * @return the started recording, named "kvtier"; the caller stops or closes it
      * @throws IOException if {@code destination} cannot be written
      * @throws IllegalArgumentException if {@code destination} is null
      */

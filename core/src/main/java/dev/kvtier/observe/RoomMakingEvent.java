@@ -53,7 +53,11 @@ public final class RoomMakingEvent extends Event {
     private RoomMakingEvent() {
     }
 
-    /** A started event when a recording wants rounds of making room, else null (nothing allocated). */
+    /**
+     * A started event when a recording wants rounds of making room, else null (nothing allocated).
+     *
+     * @return a started event to pass to {@link #finish}, or null when no recording enables this event
+     */
     public static RoomMakingEvent beginIfRecording() {
         if (!FlightEvents.COMPILED_IN || !TYPE.isEnabled()) {
             return null;
@@ -63,7 +67,17 @@ public final class RoomMakingEvent extends Event {
         return event;
     }
 
-    /** Ends and commits {@code event} (null: not recording, nothing happens). */
+    /**
+     * Ends and commits {@code event} (null: not recording, nothing happens).
+     *
+     * @param event           what {@link #beginIfRecording} returned, or null
+     * @param tier            the tier that was full
+     * @param bytesNeeded     the free bytes the tier had to reach
+     * @param bytesFreeBefore the bytes the tier had free when the round began
+     * @param bytesFreed      how many bytes more were free at the end of the round than at its start, {@code >= 0}
+     * @param victims         the segments booked for demotion in the round, failed copies included
+     * @param needMet         whether the tier had {@code bytesNeeded} free at the end
+     */
     public static void finish(RoomMakingEvent event, Tier tier, long bytesNeeded, long bytesFreeBefore, long bytesFreed,
                               int victims, boolean needMet) {
         if (event == null) {

@@ -58,7 +58,11 @@ public final class TransferEvent extends Event {
     private TransferEvent() {
     }
 
-    /** A started event when a recording wants transfers, else null (nothing allocated). */
+    /**
+     * A started event when a recording wants transfers, else null (nothing allocated).
+     *
+     * @return a started event to pass to {@link #finish}, or null when no recording enables this event
+     */
     public static TransferEvent beginIfRecording() {
         if (!FlightEvents.COMPILED_IN || !TYPE.isEnabled()) {
             return null;
@@ -71,9 +75,14 @@ public final class TransferEvent extends Event {
     /**
      * Ends and commits {@code event} (null: not recording, nothing happens).
      *
-     * @param from    where the bytes came from, null for the caller's memory
-     * @param to      where they went, null for the caller's memory
-     * @param failure why the copy failed, null if it did not
+     * @param event     what {@link #beginIfRecording} returned, or null
+     * @param key       the key of the segment copied
+     * @param from      where the bytes came from, null for the caller's memory
+     * @param to        where they went, null for the caller's memory
+     * @param bytes     how many bytes the copy moved
+     * @param batchSize how many moves were copied together in the batch this one belonged to; 1 when alone
+     * @param backend   the backend that copied: "host" or "cuda"
+     * @param failure   why the copy failed, null if it did not
      */
     public static void finish(TransferEvent event, String key, Tier from, Tier to, long bytes, int batchSize,
                               String backend, Throwable failure) {

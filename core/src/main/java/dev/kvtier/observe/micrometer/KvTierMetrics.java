@@ -63,6 +63,8 @@ public final class KvTierMetrics implements MeterBinder, AutoCloseable {
     /**
      * Meters for {@code cache}, each with {@code tags} (e.g. the model or rank it serves) added; null tags: none.
      *
+     * @param cache the cache to meter; its lifetime stays the caller's, and closing these meters does not close it
+     * @param tags  tags added to every meter, or null for none
      * @throws IllegalArgumentException if {@code cache} is null
      */
     public KvTierMetrics(KvTierCache cache, Iterable<Tag> tags) {
@@ -73,7 +75,11 @@ public final class KvTierMetrics implements MeterBinder, AutoCloseable {
         this.tags = tags == null ? Tags.empty() : tags;
     }
 
-    /** Meters for {@code cache} with no extra tags. */
+    /**
+     * Meters for {@code cache} with no extra tags.
+     *
+     * @param cache the cache to meter; its lifetime stays the caller's, and closing these meters does not close it
+     */
     public KvTierMetrics(KvTierCache cache) {
         this(cache, Tags.empty());
     }
