@@ -26,6 +26,9 @@ public record CacheRoutingHint(long prefixId, List<Integer> relevantRanks, long 
     /**
      * The seed's hint: no host locations.
      *
+     * @param prefixId       the prefix to look up (64-bit hash, any bit pattern)
+     * @param relevantRanks  the ranks holding the relevant cache shards, each {@code >= 0}, in any order; copied
+     * @param reusableTokens how many tokens can be reused from the cache, {@code >= 0}
      * @throws IllegalArgumentException as the canonical constructor
      */
     public CacheRoutingHint(long prefixId, List<Integer> relevantRanks, long reusableTokens) {
@@ -73,7 +76,11 @@ public record CacheRoutingHint(long prefixId, List<Integer> relevantRanks, long 
         rankHosts = List.of(checkedHosts);
     }
 
-    /** Whether there is any rank to notify. */
+    /**
+     * Whether there is any rank to notify.
+     *
+     * @return true when {@link #relevantRanks()} is not empty
+     */
     public boolean hasTargets() {
         return !relevantRanks.isEmpty();
     }

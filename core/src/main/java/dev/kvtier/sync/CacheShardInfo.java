@@ -36,6 +36,9 @@ public final class CacheShardInfo {
      * The even contiguous split of {@code numLayers} layers over {@code worldSize} ranks, remainder
      * to the first ranks; this is rank {@code rank}'s part.
      *
+     * @param rank      this shard's rank, in {@code [0, worldSize)}
+     * @param worldSize how many ranks the layers are split over, {@code >= 1}
+     * @param numLayers how many attention layers the whole model has, {@code >= 0}
      * @throws IllegalArgumentException if {@code worldSize <= 0}, {@code rank} is outside
      *     {@code [0, worldSize)} or {@code numLayers < 0}
      */
@@ -57,6 +60,12 @@ public final class CacheShardInfo {
     /**
      * A shard with an explicit layer assignment, kept in the given order. The list is copied.
      *
+     * @param rank      this shard's rank, in {@code [0, worldSize)}
+     * @param worldSize how many ranks the layers are split over, {@code >= 1}
+     * @param numLayers how many attention layers the whole model has, {@code >= 0}
+     * @param layers    the layers this rank owns, each in {@code [0, numLayers)} and none twice, in the order to
+     *                  keep; may be empty
+     * @return a new shard owning exactly {@code layers}
      * @throws IllegalArgumentException if {@code worldSize <= 0}, {@code rank} is outside
      *     {@code [0, worldSize)}, {@code numLayers < 0}, {@code layers} is {@code null}, or any layer is
      *     {@code null}, outside {@code [0, numLayers)} or repeated
@@ -103,22 +112,38 @@ public final class CacheShardInfo {
         return Collections.unmodifiableList(layers);
     }
 
-    /** Rank of the device holding this shard, in {@code [0, worldSize)}. */
+    /**
+     * Rank of the device holding this shard, in {@code [0, worldSize)}.
+     *
+     * @return the rank, in {@code [0, worldSize)}
+     */
     public int rank() {
         return rank;
     }
 
-    /** Number of devices (ranks) the cache is split over; at least 1. */
+    /**
+     * Number of devices (ranks) the cache is split over; at least 1.
+     *
+     * @return the number of ranks, {@code >= 1}
+     */
     public int worldSize() {
         return worldSize;
     }
 
-    /** Number of attention layers in the whole model; at least 0. */
+    /**
+     * Number of attention layers in the whole model; at least 0.
+     *
+     * @return the number of layers, {@code >= 0}
+     */
     public int numLayers() {
         return numLayers;
     }
 
-    /** The layers this shard is responsible for, as an unmodifiable list (ascending for the even split). */
+    /**
+     * The layers this shard is responsible for, as an unmodifiable list (ascending for the even split).
+     *
+     * @return the layers this shard owns, unmodifiable; empty when it owns none
+     */
     public List<Integer> layers() {
         return layers;
     }
@@ -126,6 +151,8 @@ public final class CacheShardInfo {
     /**
      * Whether this shard owns {@code layer}. O(1).
      *
+     * @param layer a layer of the model, in {@code [0, numLayers)}
+     * @return true when {@code layer} is one of {@link #layers()}
      * @throws IllegalArgumentException if {@code layer} is outside {@code [0, numLayers)}
      */
     public boolean ownsLayer(int layer) {

@@ -67,6 +67,9 @@ public final class CacheSyncProtocol {
     /**
      * A protocol for {@code worldSize} ranks and {@code numLayers} layers, with nothing reported yet.
      *
+     * @param worldSize how many ranks report, {@code >= 1}; ranks are {@code [0, worldSize)}
+     * @param numLayers how many layers each rank reports positions for, {@code >= 0}; layers are {@code [0,
+     *                  numLayers)}
      * @throws IllegalArgumentException if {@code worldSize <= 0}, {@code numLayers < 0}, or
      *     {@code worldSize * numLayers} does not fit in one Java array
      */
@@ -89,6 +92,7 @@ public final class CacheSyncProtocol {
      * the log is now longer. {@code 0} is allowed: events are still applied but none is kept, so
      * {@link #eventCount()} stays 0.
      *
+     * @param maxLogSize the most events the log keeps, {@code >= 0}
      * @return this protocol
      * @throws IllegalArgumentException if {@code maxLogSize < 0}
      */
@@ -107,6 +111,7 @@ public final class CacheSyncProtocol {
     /**
      * Applies {@code event} to the state and appends it to the log, atomically (see the class Javadoc).
      *
+     * @param event the event a rank reported, not null; kept in the log as given (events are immutable)
      * @throws IllegalArgumentException if {@code event} is {@code null} or names a rank outside
      *     {@code [0, worldSize)} or a layer outside {@code [0, numLayers)}; nothing is changed then
      */
@@ -144,6 +149,7 @@ public final class CacheSyncProtocol {
      * cluster router calls this when a rank resets). Other ranks, confirmed prefixes and the log are unchanged: this
      * is not an event of the seed, so nothing is appended to the log. O(numLayers).
      *
+     * @param rank the rank whose reports are forgotten, in {@code [0, worldSize)}
      * @throws IllegalArgumentException if {@code rank} is outside {@code [0, worldSize)}
      */
     public void forgetRank(int rank) {
@@ -170,6 +176,9 @@ public final class CacheSyncProtocol {
      * {@link SyncEvent.ShardUpdated} or {@link SyncEvent.ShardEvicted} since the last
      * {@link SyncEvent.FlushAll}; empty if none.
      *
+     * @param rank  the reporting rank, in {@code [0, worldSize)}
+     * @param layer the layer, in {@code [0, numLayers)}
+     * @return the latest position reported, or empty when none was since the last flush
      * @throws IllegalArgumentException if {@code rank} is outside {@code [0, worldSize)} or {@code layer}
      *     outside {@code [0, numLayers)}
      */
@@ -187,6 +196,8 @@ public final class CacheSyncProtocol {
      * The smallest latest position over all ranks for {@code layer}: the position up to which every
      * rank is in sync. Empty if any rank has not reported for that layer.
      *
+     * @param layer the layer, in {@code [0, numLayers)}
+     * @return the smallest of the ranks' latest positions for {@code layer}, or empty when a rank has none
      * @throws IllegalArgumentException if {@code layer} is outside {@code [0, numLayers)}
      */
     public OptionalLong minSyncedPosition(int layer) {
@@ -208,7 +219,12 @@ public final class CacheSyncProtocol {
         }
     }
 
-    /** Whether {@code prefixId} (any 64-bit value) has been confirmed since the last {@link SyncEvent.FlushAll}. */
+    /**
+     * Whether {@code prefixId} (any 64-bit value) has been confirmed since the last {@link SyncEvent.FlushAll}.
+     *
+     * @param prefixId the prefix's 64-bit id, any bit pattern
+     * @return true when a confirmation of {@code prefixId} was recorded since the last flush
+     */
     public boolean isPrefixConfirmed(long prefixId) {
         lock.readLock().lock();
         try {
@@ -218,7 +234,12 @@ public final class CacheSyncProtocol {
         }
     }
 
-    /** The token count of confirmed prefix {@code prefixId} (latest confirmation wins); empty if not confirmed. */
+    /**
+     * The token count of confirmed prefix {@code prefixId} (latest confirmation wins); empty if not confirmed.
+     *
+     * @param prefixId the prefix's 64-bit id, any bit pattern
+     * @return the token count of the latest confirmation, or empty when {@code prefixId} is not confirmed
+     */
     public OptionalLong prefixTokens(long prefixId) {
         lock.readLock().lock();
         try {
@@ -229,7 +250,11 @@ public final class CacheSyncProtocol {
         }
     }
 
-    /** Number of events in the log: all events recorded, minus those dropped to keep within maxLogSize. */
+    /**
+     * Number of events in the log: all events recorded, minus those dropped to keep within maxLogSize.
+     *
+     * @return the number of events the log holds now, in {@code [0, maxLogSize]}
+     */
     public int eventCount() {
         lock.readLock().lock();
         try {
@@ -243,6 +268,9 @@ public final class CacheSyncProtocol {
      * The last {@code min(n, eventCount())} events of the log, oldest first, as an unmodifiable
      * snapshot that later events do not change.
      *
+     * @param n how many of the latest events to return at most, {@code >= 0}
+     * @return an unmodifiable snapshot of up to {@code n} events, oldest first; empty when {@code n} is 0 or the log
+     *         is empty
      * @throws IllegalArgumentException if {@code n < 0}
      */
     public List<SyncEvent> recentEvents(int n) {
