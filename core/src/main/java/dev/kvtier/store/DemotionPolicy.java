@@ -40,13 +40,25 @@ public interface DemotionPolicy {
      * do not retain them.
      */
     interface Usage {
-        /** The segment's key. */
+        /**
+         * The segment's key.
+         *
+         * @return the key, as registered
+         */
         String key();
 
-        /** The segment's size in bytes. */
+        /**
+         * The segment's size in bytes.
+         *
+         * @return the size in bytes, {@code >= 0}
+         */
         long sizeBytes();
 
-        /** Promotions plus touches so far. */
+        /**
+         * Promotions plus touches so far.
+         *
+         * @return the access count, {@code >= 0}; kept across tiers
+         */
         long accessCount();
 
         /**
@@ -55,12 +67,16 @@ public interface DemotionPolicy {
          * (Demotion is not a use: it is the store's decision, not the caller's demand.) Exception: where the
          * tracker takes uses without the lock ({@link Tracker#takesConcurrentUses()}), touches racing each other
          * or a change may be stamped with one value, or with one a little below the newest.
+         *
+         * @return the stamp of the last use on the store's clock
          */
         long lastUse();
 
         /**
          * The token positions the segment covers: its place in its sequence (a segment starting at
          * 0 is the start of a prefix chain; the next segment of a chain starts where this one ends).
+         *
+         * @return the positions, never null; unchanged by moves
          */
         PositionRange positions();
     }
@@ -72,10 +88,18 @@ public interface DemotionPolicy {
      * {@link Tracker#removed} returns; do not retain it beyond that, and do not call the store from it.
      */
     interface Segment extends Usage {
-        /** The tracker's node for this segment, or null before the tracker set one. */
+        /**
+         * The tracker's node for this segment, or null before the tracker set one.
+         *
+         * @return the node last kept by {@link #policyNode(Object)}, or null
+         */
         Object policyNode();
 
-        /** Keeps {@code node} for this segment (the store never reads it). */
+        /**
+         * Keeps {@code node} for this segment (the store never reads it).
+         *
+         * @param node the tracker's own object for this segment; null clears it
+         */
         void policyNode(Object node);
     }
 
@@ -97,10 +121,20 @@ public interface DemotionPolicy {
      * tracker's exception as its cause.
      */
     interface Tracker {
-        /** {@code segment} was registered on {@code tier} (a use). */
+        /**
+         * {@code segment} was registered on {@code tier} (a use).
+         *
+         * @param segment the segment concerned, a live view valid until this call returns
+         * @param tier    the tier it was registered on
+         */
         void registered(Segment segment, Tier tier);
 
-        /** {@code segment}, which stays on {@code tier}, was touched (an access and a use). */
+        /**
+         * {@code segment}, which stays on {@code tier}, was touched (an access and a use).
+         *
+         * @param segment the segment concerned, a live view valid until this call returns
+         * @param tier    the tier it is on
+         */
         void used(Segment segment, Tier tier);
 
         /**
@@ -108,6 +142,8 @@ public interface DemotionPolicy {
          * once, when the store is built. The default, false, keeps every call under the lock (a tracker written
          * for that contract keeps it). Why a tracker would: a touch is the store's most frequent operation, and
          * the lock's atomic instruction costs as much as the rest of a touch at 10^3 segments (issue 12).
+         *
+         * @return true when the store should report touches through {@link #usedConcurrently} first
          */
         default boolean takesConcurrentUses() {
             return false;
@@ -128,24 +164,50 @@ public interface DemotionPolicy {
          * link or a queue. A use it records may be lost, or counted once for two racing uses; with no race it must
          * record exactly what {@link #used} would (single-threaded answers do not change). The default answers
          * false.
+         *
+         * @param segment the segment touched, a live view that may be removed or moved concurrently
+         * @param tier    the tier the segment was on when the store looked, which it may have left since
+         * @return true when the use was recorded; false to have the store report it again through {@link #used} under
+         *         its lock
          */
         default boolean usedConcurrently(Segment segment, Tier tier) {
             return false;
         }
 
-        /** {@code segment} was booked from {@code from} down to {@code to} (not a use). */
+        /**
+         * {@code segment} was booked from {@code from} down to {@code to} (not a use).
+         *
+         * @param segment the segment concerned, a live view valid until this call returns
+         * @param from    the tier it left
+         * @param to      the slower tier it is booked to
+         */
         void demoted(Segment segment, Tier from, Tier to);
 
-        /** {@code segment} was booked from {@code from} up to {@code to} (an access and a use). */
+        /**
+         * {@code segment} was booked from {@code from} up to {@code to} (an access and a use).
+         *
+         * @param segment the segment concerned, a live view valid until this call returns
+         * @param from    the tier it left
+         * @param to      the faster tier it is booked to
+         */
         void promoted(Segment segment, Tier from, Tier to);
 
         /**
          * The latest move of {@code segment} was rolled back: it went from {@code from} back to
          * {@code to}, where it was before the move (a promotion's access is taken back).
+         *
+         * @param segment the segment concerned, a live view valid until this call returns
+         * @param from    the tier the rolled-back move booked it to
+         * @param to      the tier it is back on
          */
         void rolledBack(Segment segment, Tier from, Tier to);
 
-        /** {@code segment}, on {@code tier}, is about to be removed; forget it. */
+        /**
+         * {@code segment}, on {@code tier}, is about to be removed; forget it.
+         *
+         * @param segment the segment concerned, a live view valid until this call returns
+         * @param tier    the tier it is on
+         */
         void removed(Segment segment, Tier tier);
 
         /**
@@ -154,27 +216,45 @@ public interface DemotionPolicy {
          * it meanwhile, except when the tier's other segments do not add up to what is asked; otherwise every later
          * query names it again only for it to be refused. Not a use, and no access. It ends with {@link #released}
          * or when the segment leaves the tier. The default does nothing (it is named, and refused, again).
+         *
+         * @param segment the segment concerned, a live view valid until this call returns
+         * @param tier    the tier it must stay on for now
          */
         default void held(Segment segment, Tier tier) {
         }
 
-        /** {@code segment}, on {@code tier}, may leave it again (see {@link #held}). The default does nothing. */
+        /**
+         * {@code segment}, on {@code tier}, may leave it again (see {@link #held}). The default does nothing.
+         *
+         * @param segment the segment concerned, a live view valid until this call returns
+         * @param tier    the tier it was held on
+         */
         default void released(Segment segment, Tier tier) {
         }
 
         /**
          * Appends to {@code keys} the keys to demote from {@code tier} until their sizes add up to
          * at least {@code needed} ({@code > 0}), or all of the tier's keys.
+         *
+         * @param tier   the tier to name candidates on
+         * @param needed how many bytes the candidates must add up to, {@code > 0}
+         * @param keys   where to append the keys, first to demote first; the store owns it and may hold keys already
          */
         void collectCandidates(Tier tier, long needed, List<String> keys);
     }
 
-    /** A short stable name for logs and benchmark labels, e.g. {@code "least-accessed-first"}. */
+    /**
+     * A short stable name for logs and benchmark labels, e.g. {@code "least-accessed-first"}.
+     *
+     * @return the policy's name, not blank, the same on every call; built-in names are those {@link #named} takes
+     */
     String name();
 
     /**
      * The demotion order of an order policy: segments that compare smaller are demoted first.
      * Tracker policies return null (the default).
+     *
+     * @return the comparator ordering segments to demote first, or null for a tracker policy
      */
     default Comparator<Usage> demotionOrder() {
         return null;
@@ -186,6 +266,7 @@ public interface DemotionPolicy {
      *
      * @param gpuBudget the store's GPU budget in bytes, {@code >= 0}
      * @param cpuBudget the store's CPU budget in bytes, {@code >= 0} (disk is unbounded)
+     * @return a new tracker with no segments, owned by the store that asked for it
      * @throws IllegalArgumentException (from the default) if {@link #demotionOrder()} is null
      */
     default Tracker newTracker(long gpuBudget, long cpuBudget) {
@@ -201,6 +282,8 @@ public interface DemotionPolicy {
      * (bench/results/policy-tuning.md) and reported on held-out ones (bench/results/policy-heldout.md), where it has
      * the best worst cell of all of them but is still up to about 20% behind the best classic policy of a cell (LFU
      * on document QA at GPU 2%, short window).
+     *
+     * @return the default policy, {@link #adaptiveS3Fifo()}
      */
     static DemotionPolicy defaultPolicy() {
         return adaptiveS3Fifo();
@@ -210,12 +293,20 @@ public interface DemotionPolicy {
      * The seed's policy: least accessed first, ties broken by least recently used (the
      * LFU-with-LRU-tie-break order; the store's access counts are kept across tiers). The default
      * before {@link #chainAwareS3Fifo()}; the seed twins use it explicitly.
+     *
+     * @return a policy named {@code "least-accessed-first"}, immutable and shareable between stores (each gets its
+     *         own tracker)
      */
     static DemotionPolicy leastAccessedFirst() {
         return StandardDemotionPolicy.LEAST_ACCESSED_FIRST;
     }
 
-    /** Plain least recently used first; access counts are ignored. */
+    /**
+     * Plain least recently used first; access counts are ignored.
+     *
+     * @return a policy named {@code "least-recently-used"}, immutable and shareable between stores (each gets its own
+     *         tracker)
+     */
     static DemotionPolicy leastRecentlyUsed() {
         return StandardDemotionPolicy.LEAST_RECENTLY_USED;
     }
@@ -226,6 +317,8 @@ public interface DemotionPolicy {
      * is positive, decremented each time), and a ghost FIFO of keys recently demoted out of the small
      * queue that sends them straight to main when they come back. O(1) per event, amortised O(1)
      * per candidate. Name {@code "s3-fifo"}.
+     *
+     * @return a policy named {@code "s3-fifo"}, immutable and shareable between stores (each gets its own tracker)
      */
     static DemotionPolicy s3Fifo() {
         return S3FifoPolicy.INSTANCE;
@@ -237,6 +330,8 @@ public interface DemotionPolicy {
      * 80% protected), with admission from the window into main decided by a count-min sketch of
      * each key's recent popularity (4-bit counters, halved periodically; one sketch per store, so
      * popularity is kept across tiers). O(1) per event and per candidate. Name {@code "w-tinylfu"}.
+     *
+     * @return a policy named {@code "w-tinylfu"}, immutable and shareable between stores (each gets its own tracker)
      */
     static DemotionPolicy wTinyLfu() {
         return WTinyLfuPolicy.INSTANCE;
@@ -248,6 +343,8 @@ public interface DemotionPolicy {
      * uses on the store's clock) across tiers, and a removed key's last use is remembered in a bounded history (at
      * most as many keys as the store has segments) for when it is registered again. O(log n) per event, O(k + log n)
      * for k candidates. Name {@code "lru-2"}.
+     *
+     * @return a policy named {@code "lru-2"}, immutable and shareable between stores (each gets its own tracker)
      */
     static DemotionPolicy lru2() {
         return LruKPolicy.INSTANCE;
@@ -257,6 +354,8 @@ public interface DemotionPolicy {
      * ARC (Megiddo and Modha 2003) per tier: a recency list and a frequency list of the tier's segments, ghost lists
      * of the keys recently demoted out of each, and a target size for the recency list that moves towards whichever
      * ghosts come back. O(1) per event, O(k) for k candidates. Name {@code "arc"}.
+     *
+     * @return a policy named {@code "arc"}, immutable and shareable between stores (each gets its own tracker)
      */
     static DemotionPolicy arc() {
         return ArcPolicy.INSTANCE;
@@ -270,6 +369,9 @@ public interface DemotionPolicy {
      * where it ends within the next 32 accesses; see {@link Usage#positions()}) is usually a request's
      * partial last block, whose key changes when the sequence grows, so while unused it is named before any
      * other. O(1) per event, amortised O(1) per candidate. Name {@code "chain-s3-fifo"}.
+     *
+     * @return a policy named {@code "chain-s3-fifo"}, immutable and shareable between stores (each gets its own
+     *         tracker)
      */
     static DemotionPolicy chainAwareS3Fifo() {
         return S3FifoPolicy.CHAIN_AWARE;
@@ -283,6 +385,9 @@ public interface DemotionPolicy {
      * longer than the tier can hold everything (multi-turn chat with user think time) without losing S3-FIFO's
      * behaviour elsewhere. O(1) amortised per event (a sampled reference updates four bounded simulations of
      * at most 256 keys each), amortised O(1) per candidate. Name {@code "adaptive-s3-fifo"}.
+     *
+     * @return a policy named {@code "adaptive-s3-fifo"}, immutable and shareable between stores (each gets its own
+     *         tracker)
      */
     static DemotionPolicy adaptiveS3Fifo() {
         return S3FifoPolicy.ADAPTIVE;
@@ -299,6 +404,9 @@ public interface DemotionPolicy {
      * (bench/RESULTS.md, Policy against the optimum). Every GPU touch takes the store's lock (the walks see every reference).
      * O(1) amortised per event; a candidate costs O(non-empty depth buckets). Name
      * {@code "adaptive-continuation-s3-fifo"}.
+     *
+     * @return a policy named {@code "adaptive-continuation-s3-fifo"}, immutable and shareable between stores (each
+     *         gets its own tracker)
      */
     static DemotionPolicy adaptiveContinuationS3Fifo() {
         return S3FifoPolicy.CONTINUATION;
@@ -310,6 +418,8 @@ public interface DemotionPolicy {
      * {@code "chain-s3-fifo"}, {@code "adaptive-s3-fifo"} or {@code "adaptive-continuation-s3-fifo"} (for command
      * lines and benchmark parameters).
      *
+     * @param name one of the names above, exactly (case matters)
+     * @return the built-in policy whose {@link #name()} is {@code name}
      * @throws IllegalArgumentException naming the value and the known names if there is none
      */
     static DemotionPolicy named(String name) {

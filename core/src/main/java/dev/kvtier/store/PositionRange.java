@@ -12,6 +12,8 @@ package dev.kvtier.store;
 public record PositionRange(long start, long end) {
 
     /**
+     * Checks the bounds.
+     *
      * @throws IllegalArgumentException if {@code start} is negative or {@code end < start}
      */
     public PositionRange {
@@ -27,13 +29,20 @@ public record PositionRange(long start, long end) {
     /**
      * The range {@code [start, end)}.
      *
+     * @param start the first position, inclusive, {@code >= 0}
+     * @param end   the position after the last one, {@code >= start}
+     * @return the range; empty when {@code start == end}
      * @throws IllegalArgumentException if {@code start} is negative or {@code end < start}
      */
     public static PositionRange of(long start, long end) {
         return new PositionRange(start, end);
     }
 
-    /** The number of positions, {@code end - start}. */
+    /**
+     * The number of positions, {@code end - start}.
+     *
+     * @return the number of positions, {@code >= 0}
+     */
     public long length() {
         return end - start;
     }

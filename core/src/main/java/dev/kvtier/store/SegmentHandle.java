@@ -23,7 +23,11 @@ package dev.kvtier.store;
  */
 public sealed interface SegmentHandle permits SegmentEntry {
 
-    /** The key the segment was registered under; stays readable when the handle is stale. */
+    /**
+     * The key the segment was registered under; stays readable when the handle is stale.
+     *
+     * @return the key, never null
+     */
     String key();
 
     /**
@@ -31,6 +35,8 @@ public sealed interface SegmentHandle permits SegmentEntry {
      * or null: the caller's own record of the segment, so that a handle from
      * {@link TieredStore#candidatesForDemotion(Tier, long, java.util.List)} leads to it with no lookup of the
      * caller's own by key. Set once at registration, never changed; stays readable when the handle is stale.
+     *
+     * @return the attachment given at registration, or null when none was
      */
     Object attachment();
 }

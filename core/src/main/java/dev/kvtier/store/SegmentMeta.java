@@ -33,6 +33,7 @@ public final class SegmentMeta {
      * @param key       unique non-blank key, e.g. {@code "turn-3"}
      * @param positions the token positions the segment covers
      * @param sizeBytes the segment's size, {@code >= 0}
+     * @return the metadata, with tier GPU and access count 0
      * @throws IllegalArgumentException naming the argument if {@code key} is null or blank,
      *                                  {@code positions} is null or {@code sizeBytes} is negative
      */
@@ -51,6 +52,8 @@ public final class SegmentMeta {
      * The same not-yet-registered metadata with {@code accessCount} uses, which {@link TieredStore#register}
      * keeps: how a segment recovered from a persisted DISK tier comes back with the uses it had.
      *
+     * @param accessCount the uses to keep, {@code >= 0}
+     * @return a new metadata equal to this one but for its access count
      * @throws IllegalArgumentException if {@code accessCount} is negative
      */
     public SegmentMeta withAccessCount(long accessCount) {
@@ -81,32 +84,56 @@ public final class SegmentMeta {
         return key;
     }
 
-    /** The segment's unique key. */
+    /**
+     * The segment's unique key.
+     *
+     * @return the key, not blank
+     */
     public String key() {
         return key;
     }
 
-    /** The token positions; unchanged by every move. */
+    /**
+     * The token positions; unchanged by every move.
+     *
+     * @return the positions, never null
+     */
     public PositionRange positions() {
         return positions;
     }
 
-    /** The segment's size in bytes. */
+    /**
+     * The segment's size in bytes.
+     *
+     * @return the size in bytes, {@code >= 0}
+     */
     public long sizeBytes() {
         return sizeBytes;
     }
 
-    /** The tier the segment was on when this snapshot was taken. */
+    /**
+     * The tier the segment was on when this snapshot was taken.
+     *
+     * @return the tier, never null; GPU for metadata not yet registered
+     */
     public Tier tier() {
         return tier;
     }
 
-    /** Promotions plus touches when this snapshot was taken. */
+    /**
+     * Promotions plus touches when this snapshot was taken.
+     *
+     * @return the access count, {@code >= 0}
+     */
     public long accessCount() {
         return accessCount;
     }
 
-    /** The number of token positions, {@code positions().length()}. */
+    /**
+     * The number of token positions, {@code positions().length()}.
+     *
+     * @return the number of positions, {@code >= 0}
+     */
     public long numPositions() {
         return positions.length();
     }

@@ -18,6 +18,8 @@ public enum Tier {
     /**
      * Returns whether this tier is strictly faster than {@code other}.
      *
+     * @param other the tier to compare with
+     * @return true when this tier is faster than {@code other}; false for the same tier
      * @throws IllegalArgumentException if {@code other} is null
      */
     public boolean isFasterThan(Tier other) {

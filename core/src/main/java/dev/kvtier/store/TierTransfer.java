@@ -16,6 +16,8 @@ package dev.kvtier.store;
 public record TierTransfer(String key, Tier from, Tier to, long sizeBytes, PositionRange positions) {
 
     /**
+     * Checks the move is one the store can book.
+     *
      * @throws IllegalArgumentException naming the argument for a null or blank key, a null tier or
      *                                  positions, {@code from == to} or a negative size
      */
@@ -38,7 +40,11 @@ public record TierTransfer(String key, Tier from, Tier to, long sizeBytes, Posit
         }
     }
 
-    /** Whether this moves the segment to a faster tier (a promotion) rather than a slower one. */
+    /**
+     * Whether this moves the segment to a faster tier (a promotion) rather than a slower one.
+     *
+     * @return true when {@code to} is faster than {@code from}
+     */
     public boolean isPromotion() {
         return to.isFasterThan(from);
     }

@@ -184,7 +184,10 @@ public final class TieredStore {
      * budget cannot hold is refused there as on the other tiers, and {@link #candidatesForDemotion} names the
      * DISK tier's segments in the policy's order for a caller that must evict from it.
      *
+     * @param gpuBudget  bytes that may live on {@link Tier#GPU}, {@code >= 0}
+     * @param cpuBudget  bytes that may live on {@link Tier#CPU}, {@code >= 0}
      * @param diskBudget bytes that may live on {@link Tier#DISK}, {@code >= 0}; {@link Long#MAX_VALUE} for none
+     * @param policy     the policy naming demotion candidates; the store asks it for a tracker of its own
      * @throws IllegalArgumentException as {@link #TieredStore(long, long, DemotionPolicy)}, or if {@code diskBudget}
      *                                  is negative
      */
@@ -234,6 +237,8 @@ public final class TieredStore {
      * Registers a new segment on {@code tier}, keeping the access count {@code meta} carries (0 for
      * {@link SegmentMeta#of}); its tier is replaced by {@code tier}. Counts as a use.
      *
+     * @param meta the segment's key, positions, size and access count (its tier is ignored)
+     * @param tier the tier its bytes are on
      * @return false, changing nothing, if the key is already registered or {@code tier} lacks room
      * @throws IllegalArgumentException if {@code meta} or {@code tier} is null
      */
@@ -245,6 +250,8 @@ public final class TieredStore {
      * {@link #register}, answering with the new segment's {@link SegmentHandle} (for the handle-taking
      * methods, which skip the key lookup) instead of true.
      *
+     * @param meta the segment's key, positions, size and access count (its tier is ignored)
+     * @param tier the tier its bytes are on
      * @return the handle, or null, changing nothing, if the key is already registered or {@code tier} lacks room
      * @throws IllegalArgumentException if {@code meta} or {@code tier} is null
      */
@@ -259,6 +266,9 @@ public final class TieredStore {
      * it without looking the key up. The store only keeps the reference (it never reads the object), as long as
      * the handle is reachable.
      *
+     * @param meta       the segment's key, positions, size and access count (its tier is ignored)
+     * @param tier       the tier its bytes are on
+     * @param attachment the caller's own record of the segment, or null; kept, never read
      * @return the handle, or null, changing nothing, if the key is already registered or {@code tier} lacks room
      * @throws IllegalArgumentException if {@code meta} or {@code tier} is null
      */
@@ -300,6 +310,8 @@ public final class TieredStore {
      * Books a move of segment {@code key} to the strictly slower tier {@code to}. Does not count as a
      * use. The caller must move the bytes, or {@link #rollback} the transfer.
      *
+     * @param key the segment's key, not blank
+     * @param to  the tier to move it down to
      * @return the transfer to carry out, or empty, changing nothing, if the key is unknown,
      *         {@code to} is not slower than the segment's tier, or {@code to} lacks room
      * @throws IllegalArgumentException if {@code key} is null or blank or {@code to} is null
@@ -312,6 +324,8 @@ public final class TieredStore {
      * Books a move of segment {@code key} to the strictly faster tier {@code to}, counting an access
      * and a use. The caller must move the bytes, or {@link #rollback} the transfer.
      *
+     * @param key the segment's key, not blank
+     * @param to  the tier to move it up to
      * @return the transfer to carry out, or empty, changing nothing, if the key is unknown,
      *         {@code to} is not faster than the segment's tier, or {@code to} lacks room
      * @throws IllegalArgumentException if {@code key} is null or blank or {@code to} is null
@@ -323,6 +337,9 @@ public final class TieredStore {
     /**
      * {@link #demote(String, Tier)} of the segment {@code handle} names, without the key lookup.
      *
+     * @param handle a handle this store handed out; a stale one (its segment removed since) is answered as an unknown
+     *               key
+     * @param to     the tier to move it down to
      * @return as there; empty, changing nothing, if {@code handle} is stale
      * @throws IllegalArgumentException if {@code handle} is null or from another store, or {@code to} is null
      */
@@ -333,6 +350,9 @@ public final class TieredStore {
     /**
      * {@link #promote(String, Tier)} of the segment {@code handle} names, without the key lookup.
      *
+     * @param handle a handle this store handed out; a stale one (its segment removed since) is answered as an unknown
+     *               key
+     * @param to     the tier to move it up to
      * @return as there; empty, changing nothing, if {@code handle} is stale
      * @throws IllegalArgumentException if {@code handle} is null or from another store, or {@code to} is null
      */
@@ -383,6 +403,7 @@ public final class TieredStore {
      * and a promotion's access-count increment is taken back. The use a promotion recorded stays:
      * the caller did ask for the segment. Touches made since the transfer are kept.
      *
+     * @param transfer a transfer {@link #demote} or {@link #promote} returned, whose bytes did not move
      * @return true if undone; false, changing nothing, unless {@code transfer} is the latest move
      *         booked for a segment still registered under its key and not yet rolled back (so the
      *         segment is on {@code transfer.to()} with that size and those positions), or if
@@ -416,6 +437,7 @@ public final class TieredStore {
     /**
      * Removes segment {@code key}, releasing its bytes from its tier's usage.
      *
+     * @param key the segment's key, not blank
      * @return its final snapshot, or empty if the key is unknown
      * @throws IllegalArgumentException if {@code key} is null or blank
      */
@@ -437,6 +459,8 @@ public final class TieredStore {
      * {@link #remove(String)} of the segment {@code handle} names; the handle is stale afterwards. Still one
      * probe of the store's table, to take the entry out of it.
      *
+     * @param handle a handle this store handed out; a stale one (its segment removed since) is answered as an unknown
+     *               key
      * @return its final snapshot, or empty if {@code handle} is stale
      * @throws IllegalArgumentException if {@code handle} is null or from another store
      */
@@ -454,6 +478,7 @@ public final class TieredStore {
      * {@link #remove(String)} answering only whether the key was registered: the same change, without building
      * the final snapshot and its {@code Optional} (56 bytes), for a caller that does not read them.
      *
+     * @param key the segment's key, not blank
      * @return false, changing nothing, if the key is unknown
      * @throws IllegalArgumentException if {@code key} is null or blank
      */
@@ -475,6 +500,8 @@ public final class TieredStore {
     /**
      * {@link #discard(String)} of the segment {@code handle} names; the handle is stale afterwards.
      *
+     * @param handle a handle this store handed out; a stale one (its segment removed since) is answered as an unknown
+     *               key
      * @return false, changing nothing, if {@code handle} is stale
      * @throws IllegalArgumentException if {@code handle} is null or from another store
      */
@@ -516,6 +543,7 @@ public final class TieredStore {
     /**
      * The current snapshot of segment {@code key}. Not a use (reading metadata is not reading KV).
      *
+     * @param key the segment's key, not blank
      * @return the snapshot, or empty if the key is unknown
      * @throws IllegalArgumentException if {@code key} is null or blank
      */
@@ -527,6 +555,8 @@ public final class TieredStore {
      * The tier segment {@code key} is booked on, or null if the key is unknown: {@link #get}'s tier without
      * building a snapshot (the prefix chains ask it for every block of every request).
      *
+     * @param key the segment's key, not blank
+     * @return the tier the segment is booked on (the one a booked move goes to), or null if the key is unknown
      * @throws IllegalArgumentException if {@code key} is null or blank
      */
     public Tier tierOf(String key) {
@@ -537,6 +567,8 @@ public final class TieredStore {
      * The handle of segment {@code key}'s current registration, or null if the key is unknown: one lookup, for a
      * caller that then keeps the handle (see {@link SegmentHandle}). Not a use.
      *
+     * @param key the segment's key, not blank
+     * @return the handle, valid until the segment is removed, or null if the key is unknown
      * @throws IllegalArgumentException if {@code key} is null or blank
      */
     public SegmentHandle handle(String key) {
@@ -546,6 +578,8 @@ public final class TieredStore {
     /**
      * {@link #get(String)} of the segment {@code handle} names, without the key lookup.
      *
+     * @param handle a handle this store handed out; a stale one (its segment removed since) is answered as an unknown
+     *               key
      * @return the snapshot, or empty if {@code handle} is stale
      * @throws IllegalArgumentException if {@code handle} is null or from another store
      */
@@ -556,6 +590,8 @@ public final class TieredStore {
     /**
      * {@link #tierOf(String)} of the segment {@code handle} names, without the key lookup.
      *
+     * @param handle a handle this store handed out; a stale one (its segment removed since) is answered as an unknown
+     *               key
      * @return its tier, or null if {@code handle} is stale
      * @throws IllegalArgumentException if {@code handle} is null or from another store
      */
@@ -609,6 +645,7 @@ public final class TieredStore {
     /**
      * Counts an access to and a use of segment {@code key} without moving it.
      *
+     * @param key the segment's key, not blank
      * @return false if the key is unknown
      * @throws IllegalArgumentException if {@code key} is null or blank
      */
@@ -628,6 +665,8 @@ public final class TieredStore {
     /**
      * {@link #touch(String)} of the segment {@code handle} names, without the key lookup.
      *
+     * @param handle a handle this store handed out; a stale one (its segment removed since) is answered as an unknown
+     *               key
      * @return false if {@code handle} is stale
      * @throws IllegalArgumentException if {@code handle} is null or from another store
      */
@@ -720,13 +759,19 @@ public final class TieredStore {
      * lasts (a prefix block whose children are on its tier): the policy keeps its rank but names others meanwhile
      * ({@link DemotionPolicy.Tracker#held}). Not an access or a use; nothing the store counts changes.
      *
+     * @param key the segment's key, not blank
      * @return false if the key is unknown
      */
     public boolean hold(String key) {
         return holding(key, true);
     }
 
-    /** Ends {@link #hold}: segment {@code key} may leave its tier again. @return false if the key is unknown */
+    /**
+     * Ends {@link #hold}: segment {@code key} may leave its tier again.
+     *
+     * @param key the segment's key, not blank
+     * @return false if the key is unknown
+     */
     public boolean release(String key) {
         return holding(key, false);
     }
@@ -734,6 +779,8 @@ public final class TieredStore {
     /**
      * {@link #hold(String)} of the segment {@code handle} names, without the key lookup.
      *
+     * @param handle a handle this store handed out; a stale one (its segment removed since) is answered as an unknown
+     *               key
      * @return false if {@code handle} is stale
      * @throws IllegalArgumentException if {@code handle} is null or from another store
      */
@@ -744,6 +791,8 @@ public final class TieredStore {
     /**
      * {@link #release(String)} of the segment {@code handle} names, without the key lookup.
      *
+     * @param handle a handle this store handed out; a stale one (its segment removed since) is answered as an unknown
+     *               key
      * @return false if {@code handle} is stale
      * @throws IllegalArgumentException if {@code handle} is null or from another store
      */
@@ -792,6 +841,8 @@ public final class TieredStore {
      * the policy's order, ties by least recent use), stopping as soon as their sizes add up to at
      * least {@code needed}; all of the tier's segments if they do not. Changes nothing.
      *
+     * @param tier   the tier to free bytes on
+     * @param needed how many bytes to free; nothing is named when {@code <= 0}
      * @return a new list the caller owns; empty if {@code needed <= 0}
      * @throws IllegalArgumentException if {@code tier} is null
      */
@@ -818,7 +869,9 @@ public final class TieredStore {
      * used, exactly as a key may have been removed (see Thread safety): the handle-taking methods then
      * answer as for an unknown key.
      *
-     * @param out the list to append to; the caller's, not kept
+     * @param tier   the tier to free bytes on
+     * @param needed how many bytes to free; nothing is appended when {@code <= 0}
+     * @param out    the list to append to; the caller's, not kept
      * @throws IllegalArgumentException if {@code tier} or {@code out} is null
      */
     public void candidatesForDemotion(Tier tier, long needed, List<SegmentHandle> out) {
@@ -850,52 +903,92 @@ public final class TieredStore {
         }
     }
 
-    /** The GPU byte budget given at construction. */
+    /**
+     * The GPU byte budget given at construction.
+     *
+     * @return the GPU budget in bytes, {@code >= 0}
+     */
     public long gpuBudget() {
         return gpuBudget;
     }
 
-    /** The CPU byte budget given at construction. */
+    /**
+     * The CPU byte budget given at construction.
+     *
+     * @return the CPU budget in bytes, {@code >= 0}
+     */
     public long cpuBudget() {
         return cpuBudget;
     }
 
-    /** Bytes booked on {@link Tier#GPU}; never above {@link #gpuBudget()}. */
+    /**
+     * Bytes booked on {@link Tier#GPU}; never above {@link #gpuBudget()}.
+     *
+     * @return the bytes booked on GPU, in {@code [0, gpuBudget()]}
+     */
     public long gpuUsed() {
         return used(Tier.GPU);
     }
 
-    /** Bytes booked on {@link Tier#CPU}; never above {@link #cpuBudget()}. */
+    /**
+     * Bytes booked on {@link Tier#CPU}; never above {@link #cpuBudget()}.
+     *
+     * @return the bytes booked on CPU, in {@code [0, cpuBudget()]}
+     */
     public long cpuUsed() {
         return used(Tier.CPU);
     }
 
-    /** Bytes booked on {@link Tier#DISK}; never above {@link #diskBudget()}. */
+    /**
+     * Bytes booked on {@link Tier#DISK}; never above {@link #diskBudget()}.
+     *
+     * @return the bytes booked on DISK, in {@code [0, diskBudget()]}
+     */
     public long diskUsed() {
         return used(Tier.DISK);
     }
 
-    /** The DISK byte budget given at construction; {@link Long#MAX_VALUE} when unbounded. */
+    /**
+     * The DISK byte budget given at construction; {@link Long#MAX_VALUE} when unbounded.
+     *
+     * @return the DISK budget in bytes, {@code >= 0}
+     */
     public long diskBudget() {
         return diskBudget;
     }
 
-    /** {@code diskBudget() - diskUsed()}, never negative. */
+    /**
+     * {@code diskBudget() - diskUsed()}, never negative.
+     *
+     * @return the bytes still free on DISK, {@code >= 0}
+     */
     public long diskFree() {
         return Math.max(0, diskBudget - diskUsed());
     }
 
-    /** {@code gpuBudget() - gpuUsed()}, never negative. */
+    /**
+     * {@code gpuBudget() - gpuUsed()}, never negative.
+     *
+     * @return the bytes still free on GPU, {@code >= 0}
+     */
     public long gpuFree() {
         return Math.max(0, gpuBudget - gpuUsed());
     }
 
-    /** {@code cpuBudget() - cpuUsed()}, never negative. */
+    /**
+     * {@code cpuBudget() - cpuUsed()}, never negative.
+     *
+     * @return the bytes still free on CPU, {@code >= 0}
+     */
     public long cpuFree() {
         return Math.max(0, cpuBudget - cpuUsed());
     }
 
-    /** The number of registered segments. */
+    /**
+     * The number of registered segments.
+     *
+     * @return the segment count, {@code >= 0}
+     */
     public int numSegments() {
         long stamp = lock.tryOptimisticRead();
         if (stamp != 0L) {
@@ -912,7 +1005,11 @@ public final class TieredStore {
         }
     }
 
-    /** A consistent snapshot of every segment, in registration order; unmodifiable. O(n). */
+    /**
+     * A consistent snapshot of every segment, in registration order; unmodifiable. O(n).
+     *
+     * @return a new unmodifiable list of snapshots; empty when the store is
+     */
     public List<SegmentMeta> segments() {
         long stamp = lock.lock();
         try {
@@ -934,7 +1031,11 @@ public final class TieredStore {
         }
     }
 
-    /** The policy ordering {@link #candidatesForDemotion}. */
+    /**
+     * The policy ordering {@link #candidatesForDemotion}.
+     *
+     * @return the policy given at construction
+     */
     public DemotionPolicy policy() {
         return policy;
     }
