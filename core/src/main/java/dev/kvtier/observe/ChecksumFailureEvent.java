@@ -40,9 +40,9 @@ public final class ChecksumFailureEvent extends Event {
      *
      * @param key      the key of the segment whose bytes failed the check
      * @param tier     the tier the bytes were checked on
+     * @param arrival  true when the bytes were just copied onto {@code tier}, false when checked before leaving it
      * @param expected the CRC32C recorded when the bytes were put
      * @param actual   the CRC32C of the bytes as they were read
-     * @param arrival  true when the bytes were just copied onto {@code tier}, false when checked before leaving it
      */
     public static void emit(String key, Tier tier, boolean arrival, int expected, int actual) {
         if (!FlightEvents.COMPILED_IN || !TYPE.isEnabled()) {
