@@ -31,6 +31,8 @@ public record BlockHash(long high, long low) implements Comparable<BlockHash> {
     /**
      * Parses the form {@link #toString()} writes: exactly 32 hex digits, either case, nothing else.
      *
+     * @param hex the 32 hex digits
+     * @return the hash they spell
      * @throws IllegalArgumentException naming the text when it is not that
      */
     public static BlockHash fromHex(CharSequence hex) {
@@ -51,6 +53,9 @@ public record BlockHash(long high, long low) implements Comparable<BlockHash> {
     /**
      * The hash whose {@link #toBytes()} are {@code bytes[offset .. offset + 16)}.
      *
+     * @param bytes  the array holding the hash; not kept
+     * @param offset where the 16 bytes start in {@code bytes}
+     * @return the hash of those 16 bytes
      * @throws IndexOutOfBoundsException when fewer than 16 bytes follow {@code offset}
      */
     public static BlockHash fromBytes(byte[] bytes, int offset) {
@@ -61,6 +66,8 @@ public record BlockHash(long high, long low) implements Comparable<BlockHash> {
     /**
      * The hash of exactly 16 bytes.
      *
+     * @param bytes exactly 16 bytes, {@code high} then {@code low}, big-endian; not kept
+     * @return the hash of those bytes
      * @throws IllegalArgumentException naming the length when it is not 16
      */
     public static BlockHash fromBytes(byte[] bytes) {
@@ -70,14 +77,23 @@ public record BlockHash(long high, long low) implements Comparable<BlockHash> {
         return fromBytes(bytes, 0);
     }
 
-    /** The 16 bytes, {@code high} then {@code low}, each big-endian; a fresh array. */
+    /**
+     * The 16 bytes, {@code high} then {@code low}, each big-endian; a fresh array.
+     *
+     * @return a new 16-byte array the caller owns
+     */
     public byte[] toBytes() {
         byte[] bytes = new byte[BYTES];
         writeTo(bytes, 0);
         return bytes;
     }
 
-    /** Writes the 16 bytes of {@link #toBytes()} into {@code destination} at {@code offset}. */
+    /**
+     * Writes the 16 bytes of {@link #toBytes()} into {@code destination} at {@code offset}.
+     *
+     * @param destination the array to write into; 16 bytes from {@code offset} are overwritten
+     * @param offset      where the 16 bytes go in {@code destination}
+     */
     public void writeTo(byte[] destination, int offset) {
         Objects.checkFromIndexSize(offset, BYTES, destination.length);
         for (int i = 0; i < 8; i++) {

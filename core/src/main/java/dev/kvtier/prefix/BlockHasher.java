@@ -73,6 +73,8 @@ public final class BlockHasher {
      * The first parent of every chain in namespace {@code name} (a model, a model with a LoRA adapter), as
      * defined in the class comment. A pure function: thread-safe, the same on every JVM and host.
      *
+     * @param name the namespace, compared as UTF-8 bytes (case matters); not empty
+     * @return the parent to hash the first block of the namespace's chains with; not a block (never stored or cached)
      * @throws IllegalArgumentException when {@code name} is null or empty
      */
     public static BlockHash namespaceRoot(String name) {
@@ -95,7 +97,13 @@ public final class BlockHasher {
         return BlockHash.fromBytes(digest.digest(), 0);
     }
 
-    /** The hash of a block holding all of {@code tokens} whose parent is {@code parent}. */
+    /**
+     * The hash of a block holding all of {@code tokens} whose parent is {@code parent}.
+     *
+     * @param parent the hash of the block before this one, or {@link BlockHash#ROOT} for a chain's first block
+     * @param tokens the block's token ids, in order; not kept
+     * @return the block's hash
+     */
     public BlockHash hash(BlockHash parent, int... tokens) {
         return hash(parent, tokens, 0, tokens == null ? 0 : tokens.length);
     }
@@ -104,6 +112,11 @@ public final class BlockHasher {
      * The hash of a block holding {@code tokens[from .. to)} whose parent is {@code parent}
      * ({@link BlockHash#ROOT} for a chain's first block).
      *
+     * @param parent the hash of the block before this one, or {@link BlockHash#ROOT} for a chain's first block
+     * @param tokens the array holding the block's token ids; not kept
+     * @param from   the index of the block's first token, inclusive
+     * @param to     the index after its last token
+     * @return the block's hash
      * @throws IllegalArgumentException  when {@code parent} or {@code tokens} is null
      * @throws IndexOutOfBoundsException when {@code [from, to)} is not within {@code tokens}
      */
@@ -137,6 +150,10 @@ public final class BlockHasher {
      * {@code tokens.length % tokensPerBlock} tokens) is <em>not</em> hashed: it is not a block yet, and its
      * hash would change with every token appended to it.
      *
+     * @param tokens         the sequence's token ids, from its first position; not kept
+     * @param tokensPerBlock tokens in a block, {@code >= 1}
+     * @return a new list of {@code tokens.length / tokensPerBlock} hashes, in chain order; empty when no block is
+     *         full
      * @throws IllegalArgumentException naming the value when {@code tokensPerBlock < 1}
      */
     public List<BlockHash> chain(int[] tokens, int tokensPerBlock) {
@@ -147,6 +164,11 @@ public final class BlockHasher {
      * As {@link #chain(int[], int)}, continuing a chain: the first block's parent is {@code parent}
      * (the hash of the block just before {@code tokens[0]}).
      *
+     * @param parent         the hash of the block just before {@code tokens[0]}, or {@link BlockHash#ROOT}
+     * @param tokens         the token ids that follow it; not kept
+     * @param tokensPerBlock tokens in a block, {@code >= 1}
+     * @return a new list of {@code tokens.length / tokensPerBlock} hashes, in chain order; empty when no block is
+     *         full
      * @throws IllegalArgumentException naming the value when {@code tokensPerBlock < 1}, or the argument when
      *                                  {@code parent} or {@code tokens} is null
      */

@@ -38,6 +38,8 @@ public record BlockLayout(int tokensPerBlock, long bytesPerBlock, int layers, La
     }
 
     /**
+     * Checks the geometry.
+     *
      * @throws IllegalArgumentException naming the value when a count is out of range, {@code order} does not
      *                                  match {@code layers}, {@code layers} is above {@link #MAX_LAYERS}, or
      *                                  {@code bytesPerBlock} is not {@code 2 * layers} equal regions
@@ -62,7 +64,13 @@ public record BlockLayout(int tokensPerBlock, long bytesPerBlock, int layers, La
         }
     }
 
-    /** Blocks of {@code tokensPerBlock} tokens and {@code bytesPerBlock} bytes, with no per-layer layout. */
+    /**
+     * Blocks of {@code tokensPerBlock} tokens and {@code bytesPerBlock} bytes, with no per-layer layout.
+     *
+     * @param tokensPerBlock tokens in a block, {@code >= 1}
+     * @param bytesPerBlock  bytes of a block, {@code >= 1}
+     * @return a layout with no layers declared
+     */
     public static BlockLayout of(int tokensPerBlock, long bytesPerBlock) {
         return new BlockLayout(tokensPerBlock, bytesPerBlock, 0, null);
     }
@@ -70,6 +78,11 @@ public record BlockLayout(int tokensPerBlock, long bytesPerBlock, int layers, La
     /**
      * Blocks of {@code layers} layers, each a K and a V region of {@code regionBytes}, laid out in {@code order}.
      *
+     * @param tokensPerBlock tokens in a block, {@code >= 1}
+     * @param layers         layers of the model this rank holds, in [1, {@link #MAX_LAYERS}]
+     * @param regionBytes    bytes of one K (or V) region of one layer, {@code >= 1}
+     * @param order          how the regions lie in a block
+     * @return a layout of {@code 2 * layers * regionBytes} bytes per block
      * @throws IllegalArgumentException naming the value when {@code layers} is not in [1, {@link #MAX_LAYERS}],
      *                                  {@code regionBytes} is below 1, the block's size overflows a long, or
      *                                  {@code order} is null
@@ -89,18 +102,32 @@ public record BlockLayout(int tokensPerBlock, long bytesPerBlock, int layers, La
         return new BlockLayout(tokensPerBlock, 2L * layers * regionBytes, layers, order);
     }
 
-    /** Whether a per-layer layout was declared. */
+    /**
+     * Whether a per-layer layout was declared.
+     *
+     * @return true when {@link #layers()} is above 0
+     */
     public boolean isLayered() {
         return layers > 0;
     }
 
-    /** Bytes of one K (or V) region of one layer. */
+    /**
+     * Bytes of one K (or V) region of one layer.
+     *
+     * @return the region size in bytes, {@code bytesPerBlock / (2 * layers)}
+     */
     public long regionBytes() {
         requireLayered();
         return bytesPerBlock / (2L * layers);
     }
 
-    /** The start offsets, in a block, of the byte ranges holding layer {@code layer} (contiguous ranges merged). */
+    /**
+     * The start offsets, in a block, of the byte ranges holding layer {@code layer} (contiguous ranges merged).
+     *
+     * @param layer the layer, in {@code [0, layers)}
+     * @return a new array of one offset ({@link LayerOrder#LAYER_MAJOR}) or two ({@link LayerOrder#KV_MAJOR}),
+     *         ascending
+     */
     public long[] layerOffsets(int layer) {
         requireLayer(layer);
         long r = regionBytes();
@@ -110,7 +137,12 @@ public record BlockLayout(int tokensPerBlock, long bytesPerBlock, int layers, La
         };
     }
 
-    /** The lengths of the ranges of {@link #layerOffsets}, in the same order. */
+    /**
+     * The lengths of the ranges of {@link #layerOffsets}, in the same order.
+     *
+     * @param layer the layer, in {@code [0, layers)}
+     * @return a new array as long as {@link #layerOffsets}'s, in bytes
+     */
     public long[] layerLengths(int layer) {
         requireLayer(layer);
         long r = regionBytes();

@@ -97,7 +97,11 @@ public final class PrefixBlockCache {
         return new PrefixBlockCache(engine, layout);
     }
 
-    /** The geometry of every block. */
+    /**
+     * The geometry of every block.
+     *
+     * @return the layout given when the cache was built, the same for every block
+     */
     public BlockLayout layout() {
         return layout;
     }
@@ -106,6 +110,9 @@ public final class PrefixBlockCache {
      * The segment key block {@code hash} is cached under: {@link #KEY_PREFIX} and its hex digits (as
      * {@link BlockHash#toString}). The calls of this class find blocks by their hashes and build no key; the key is
      * how the segment API ({@code KvTierCache}) and its listeners name a block.
+     *
+     * @param hash the block's hash, not null
+     * @return the key, {@link #KEY_PREFIX} followed by 32 lower-case hex digits
      */
     public static String keyOf(BlockHash hash) {
         return BlockKeys.of(hash.high(), hash.low());
@@ -115,6 +122,9 @@ public final class PrefixBlockCache {
      * How many leading blocks of {@code hashes} are cached, and on which tier each is, now. Takes no lock and
      * moves nothing; counts no access.
      *
+     * @param hashes the request's block hashes in chain order, as {@link BlockHasher#chain} gives them; may be empty
+     * @return the tiers of the cached leading blocks, as they were during the call; empty when the first block is not
+     *         cached
      * @throws IllegalArgumentException if {@code hashes} or one of them is null, or a block of that prefix was stored
      *                                  through a view of another block size (naming it and both layouts)
      */
@@ -129,6 +139,8 @@ public final class PrefixBlockCache {
      * that move are copied with one batched transfer per tier pair, after room was made for all of them;
      * all or nothing. Close the pin when the bytes have been used.
      *
+     * @param hashes the request's block hashes in chain order, as {@link BlockHasher#chain} gives them; may be empty
+     * @param tier   the slowest tier the blocks may be on when this returns
      * @return the pin; empty ({@link PrefixPin#size()} 0) when the first block is not cached
      * @throws IllegalArgumentException  if an argument or hash is null, or a block of the prefix was stored through a
      *                                   view of another block size (naming it and both layouts; nothing moved)
@@ -152,6 +164,9 @@ public final class PrefixBlockCache {
      * never under the restore's locks or inside the cache's operation (a dependent may call the cache, close it
      * included), and cancelling or timing out {@link PrefixRestore#pinned()} releases the pins.
      *
+     * @param hashes the request's block hashes in chain order, as {@link BlockHasher#chain} gives them; may be empty
+     * @param tier   the slowest tier the blocks may be on when the restore completes
+     * @return the restore under way: one future per layer and one for the pin (take the pin and close it when done)
      * @throws IllegalArgumentException if an argument or hash is null, or a block of the prefix was stored through a
      *                                  view of another block size (naming it and both layouts; nothing is restored,
      *                                  never a block copied in part)
@@ -192,6 +207,12 @@ public final class PrefixBlockCache {
 
     /**
      * Stores new blocks on the GPU: see {@link #storeBlocks(BlockHash, List, MemorySegment, Tier)}.
+     *
+     * @param parentHash the cached block these continue, or {@link BlockHash#ROOT} to start a chain
+     * @param hashes     the new blocks' hashes, in chain order
+     * @param bytes      host memory of exactly {@code hashes.size() * bytesPerBlock} bytes, block after block; not
+     *                   kept
+     * @return how many blocks were new (the others were cached already)
      */
     public int storeBlocks(BlockHash parentHash, List<BlockHash> hashes, MemorySegment bytes) {
         return storeBlocks(parentHash, hashes, bytes, Tier.GPU);
@@ -218,7 +239,11 @@ public final class PrefixBlockCache {
      * (such a misplaced block, left by an older version, say) is replaced by the block in its place (the blocks
      * continuing it, at positions as misplaced as its own, are dropped with it).
      *
-     * @param bytes host memory (native or heap) of exactly {@code hashes.size() * bytesPerBlock} bytes
+     * @param parentHash the cached block these continue, or {@link BlockHash#ROOT} to start a chain
+     * @param hashes     the new blocks' hashes, in chain order
+     * @param bytes      host memory (native or heap) of exactly {@code hashes.size() * bytesPerBlock} bytes
+     * @param tier       the tier the blocks should go to (a block goes slower where its parent is, or where no room
+     *                   can be made)
      * @return how many blocks were new
      * @throws IllegalArgumentException naming the argument if one is null or {@code bytes} has the wrong size (naming
      *                                  both sizes), a hash is cached already as the child of another block, or the
@@ -251,6 +276,9 @@ public final class PrefixBlockCache {
      * Copies block {@code hash}'s bytes into the start of {@code dst} (host memory), wherever it is; moves
      * nothing and counts no access.
      *
+     * @param hash the block to read
+     * @param dst  writable host memory of at least {@code bytesPerBlock} bytes; only its first {@code bytesPerBlock}
+     *             are written
      * @throws IllegalArgumentException          if an argument is null, {@code dst} is read-only or too small
      *                                            (nothing is written), or the block was stored through a view of
      *                                            another block size (naming both layouts)
@@ -272,6 +300,7 @@ public final class PrefixBlockCache {
      * Removes block {@code hash} and frees its memory, unless blocks continuing it are cached (remove a chain
      * from its tail).
      *
+     * @param hash the block to remove
      * @return false if it was not cached
      * @throws IllegalArgumentException if {@code hash} is null
      * @throws IllegalStateException    naming the block and its number of children when it has cached children

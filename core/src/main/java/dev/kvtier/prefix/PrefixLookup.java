@@ -18,17 +18,31 @@ public record PrefixLookup(List<Tier> tiers) {
         tiers = List.copyOf(tiers);
     }
 
-    /** How many leading blocks are cached. */
+    /**
+     * How many leading blocks are cached.
+     *
+     * @return the number of cached leading blocks, {@code >= 0}
+     */
     public int cachedBlocks() {
         return tiers.size();
     }
 
-    /** The tier of cached block {@code index}. */
+    /**
+     * The tier of cached block {@code index}.
+     *
+     * @param index the block's place in the prefix, in {@code [0, cachedBlocks())}
+     * @return the tier that block was on during the look-up
+     */
     public Tier tier(int index) {
         return tiers.get(index);
     }
 
-    /** How many of the cached leading blocks are on {@code tier}. */
+    /**
+     * How many of the cached leading blocks are on {@code tier}.
+     *
+     * @param tier the tier to count
+     * @return the count, in {@code [0, cachedBlocks()]}
+     */
     public int blocksOn(Tier tier) {
         int n = 0;
         for (Tier t : tiers) {

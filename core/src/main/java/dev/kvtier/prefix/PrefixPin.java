@@ -22,17 +22,29 @@ public final class PrefixPin implements AutoCloseable {
         this.unpin = unpin;
     }
 
-    /** The pinned blocks, in prefix order: the longest cached prefix of the hashes asked for. */
+    /**
+     * The pinned blocks, in prefix order: the longest cached prefix of the hashes asked for.
+     *
+     * @return the resident blocks, unmodifiable; valid while this pin is open, empty when none was cached
+     */
     public List<ResidentBlock> blocks() {
         return blocks;
     }
 
-    /** How many leading blocks are pinned (0 when the first block was not cached). */
+    /**
+     * How many leading blocks are pinned (0 when the first block was not cached).
+     *
+     * @return the number of pinned blocks, {@code >= 0}
+     */
     public int size() {
         return blocks.size();
     }
 
-    /** Whether {@link #close()} has been called. */
+    /**
+     * Whether {@link #close()} has been called.
+     *
+     * @return true once closed; the blocks' memory must not be used then
+     */
     public boolean isClosed() {
         return closed.get();
     }

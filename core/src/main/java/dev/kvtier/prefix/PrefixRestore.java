@@ -40,7 +40,11 @@ public final class PrefixRestore {
         this.pinned = pinned;
     }
 
-    /** The number of layers (the layout's). */
+    /**
+     * The number of layers (the layout's).
+     *
+     * @return the layout's layer count, {@code >= 1}
+     */
     public int layers() {
         return layers.size();
     }
@@ -48,6 +52,8 @@ public final class PrefixRestore {
     /**
      * Completes when layer {@code layer} of every block of the prefix is in place, with the blocks.
      *
+     * @param layer the layer, in {@code [0, layers())}
+     * @return the future of the layer; it holds the same blocks for every layer, in prefix order
      * @throws IllegalArgumentException if {@code layer} is out of range
      */
     public CompletableFuture<List<ResidentBlock>> layer(int layer) {
@@ -57,7 +63,12 @@ public final class PrefixRestore {
         return layers.get(layer);
     }
 
-    /** Completes when every layer is in place and the blocks are pinned, with the pin (close it when done). */
+    /**
+     * Completes when every layer is in place and the blocks are pinned, with the pin (close it when done).
+     *
+     * @return the future of the pin, which the caller owns and closes once it completes; cancelling it releases the
+     *         pins
+     */
     public CompletableFuture<PrefixPin> pinned() {
         return pinned;
     }

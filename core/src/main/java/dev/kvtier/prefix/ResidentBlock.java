@@ -32,6 +32,9 @@ public record ResidentBlock(BlockHash hash, Tier tier, Tier foundOn, PositionRan
      * The memory holding layer {@code layer} of this block under {@code layout}: the runs covering the
      * layer's ranges ({@link BlockLayout#layerOffsets}), in order.
      *
+     * @param layout the layout this block was stored under, with layers declared
+     * @param layer  the layer, in {@code [0, layout.layers())}
+     * @return slices of {@link #pages()}, valid while the pin is open; device addresses on GPU
      * @throws IllegalStateException    if the layout declares no layers
      * @throws IllegalArgumentException if {@code layer} is out of range
      */
