@@ -55,7 +55,11 @@ public interface RemoteBlockStore extends AutoCloseable {
      */
     CompletableFuture<Void> putAll(Map<String, byte[]> values);
 
-    /** Where the store is, for logs and stats (for example {@code redis://10.0.0.5:6379}), never a secret. */
+    /**
+     * Where the store is, for logs and stats (for example {@code redis://10.0.0.5:6379}), never a secret.
+     *
+     * @return a short description of the store's address, without credentials
+     */
     String describe();
 
     /**
