@@ -11,7 +11,12 @@ package dev.kvtier;
 public class CacheOpenException extends KvTierException {
     private static final long serialVersionUID = 1L;
 
-    /** @param message what could not be done, why, and the fix; @param cause the low-level failure, or null */
+    /**
+     * A cache that could not be opened.
+     *
+     * @param message what could not be done, why, and the fix
+     * @param cause   the low-level failure, or null
+     */
     public CacheOpenException(String message, Throwable cause) {
         super(null, message, cause);
     }

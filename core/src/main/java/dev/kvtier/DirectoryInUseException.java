@@ -10,10 +10,14 @@ package dev.kvtier;
  */
 public final class DirectoryInUseException extends CacheOpenException {
     private static final long serialVersionUID = 1L;
+    /** The refused directory, as configured. */
     private final String directory;
+    /** Who holds it, as a phrase. */
     private final String holder;
 
     /**
+     * A DISK directory another cache holds.
+     *
      * @param directory the directory as configured
      * @param holder    who holds it, as a phrase (pid, start time, instance id, or why they are unknown)
      * @param message   the whole message, naming both and the fix
@@ -25,12 +29,20 @@ public final class DirectoryInUseException extends CacheOpenException {
         this.holder = holder;
     }
 
-    /** The refused directory, as configured. */
+    /**
+     * The refused directory, as configured.
+     *
+     * @return the directory, as the configuration wrote it
+     */
     public String directory() {
         return directory;
     }
 
-    /** Who holds it: pid, start time and instance id as its lock file says, or why they are unknown. */
+    /**
+     * Who holds it: pid, start time and instance id as its lock file says, or why they are unknown.
+     *
+     * @return a phrase for a person, not a format to parse
+     */
     public String holder() {
         return holder;
     }

@@ -16,15 +16,26 @@ package dev.kvtier;
  */
 public class KvTierException extends RuntimeException {
     private static final long serialVersionUID = 1L;
+    /** The key of the segment concerned, or null when none is. */
     private final String key;
 
-    /** @param key the segment concerned, or null when none is; @param message what happened and, where there is one, the fix */
+    /**
+     * A failure concerning segment {@code key}, or no one segment.
+     *
+     * @param key     the segment concerned, or null when none is
+     * @param message what happened and, where there is one, the fix
+     * @param cause   the low-level failure, or null
+     */
     public KvTierException(String key, String message, Throwable cause) {
         super(message, cause);
         this.key = key;
     }
 
-    /** The key of the segment concerned, or null when the failure concerns no one segment (an open). */
+    /**
+     * The key of the segment concerned, or null when the failure concerns no one segment (an open).
+     *
+     * @return the key, or null
+     */
     public String key() {
         return key;
     }

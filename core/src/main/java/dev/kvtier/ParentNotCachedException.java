@@ -11,6 +11,8 @@ public final class ParentNotCachedException extends KvTierException {
     private static final long serialVersionUID = 1L;
 
     /**
+     * A store refused because its parent block is not cached.
+     *
      * @param parentKey  the missing parent's segment key
      * @param parentHash the missing parent's hash, as 32 hex digits
      */

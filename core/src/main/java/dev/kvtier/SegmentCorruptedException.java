@@ -10,18 +10,32 @@ package dev.kvtier;
  */
 public final class SegmentCorruptedException extends KvTierException {
     private static final long serialVersionUID = 1L;
+    /** The CRC32C taken when written. */
     private final int expectedCrc32c;
+    /** The CRC32C found. */
     private final int actualCrc32c;
+    /** Whether the cache removed the segment. */
     private final boolean removed;
 
-    /** @param expectedCrc32c the checksum taken when written; @param actualCrc32c the checksum found */
+    /**
+     * A segment whose DISK bytes differ from what was written; still cached.
+     *
+     * @param key            the segment's key
+     * @param expectedCrc32c the checksum taken when written
+     * @param actualCrc32c   the checksum found
+     */
     public SegmentCorruptedException(String key, int expectedCrc32c, int actualCrc32c) {
         this(key, expectedCrc32c, actualCrc32c, false, null);
     }
 
     /**
-     * @param removed whether the cache removed the segment (a recovered one failing its first check)
-     * @param cause   what made the bytes unreadable, or null when they were read and differ
+     * A segment whose DISK bytes differ from what was written, or could not be read.
+     *
+     * @param key            the segment's key
+     * @param expectedCrc32c the checksum taken when written
+     * @param actualCrc32c   the checksum found
+     * @param removed        whether the cache removed the segment (a recovered one failing its first check)
+     * @param cause          what made the bytes unreadable, or null when they were read and differ
      */
     public SegmentCorruptedException(String key, int expectedCrc32c, int actualCrc32c, boolean removed, Throwable cause) {
         super(key, removed
@@ -37,17 +51,29 @@ public final class SegmentCorruptedException extends KvTierException {
         this.removed = removed;
     }
 
-    /** Whether the cache removed the segment (see the class comment); false: it is still cached, corrupted. */
+    /**
+     * Whether the cache removed the segment (see the class comment); false: it is still cached, corrupted.
+     *
+     * @return true when the segment is gone
+     */
     public boolean removed() {
         return removed;
     }
 
-    /** The CRC32C taken when the segment was written to DISK. */
+    /**
+     * The CRC32C taken when the segment was written to DISK.
+     *
+     * @return the checksum, any bit pattern
+     */
     public int expectedCrc32c() {
         return expectedCrc32c;
     }
 
-    /** The CRC32C of the bytes found there now. */
+    /**
+     * The CRC32C of the bytes found there now.
+     *
+     * @return the checksum, any bit pattern; meaningless when the bytes could not be read (see the cause)
+     */
     public int actualCrc32c() {
         return actualCrc32c;
     }

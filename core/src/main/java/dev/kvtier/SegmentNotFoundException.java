@@ -8,7 +8,11 @@ package dev.kvtier;
 public final class SegmentNotFoundException extends KvTierException {
     private static final long serialVersionUID = 1L;
 
-    /** @param key the key that was asked for */
+    /**
+     * No segment cached under {@code key}.
+     *
+     * @param key the key that was asked for
+     */
     public SegmentNotFoundException(String key) {
         super(key, "no segment with key \"" + key + "\" is cached", null);
     }

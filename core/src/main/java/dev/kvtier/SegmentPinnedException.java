@@ -7,9 +7,12 @@ package dev.kvtier;
  */
 public final class SegmentPinnedException extends KvTierException {
     private static final long serialVersionUID = 1L;
+    /** How many pins were open. */
     private final int openPins;
 
     /**
+     * A call refused because the segment is pinned.
+     *
      * @param key      the pinned segment
      * @param openPins how many pins on it are open
      * @param action   what was refused, e.g. {@code "demote it to CPU"}
@@ -20,7 +23,11 @@ public final class SegmentPinnedException extends KvTierException {
         this.openPins = openPins;
     }
 
-    /** How many pins on the segment were open when the call was refused. */
+    /**
+     * How many pins on the segment were open when the call was refused.
+     *
+     * @return the number of open pins
+     */
     public int openPins() {
         return openPins;
     }

@@ -9,12 +9,19 @@ import dev.kvtier.store.Tier;
  */
 public class TransferFailedException extends KvTierException {
     private static final long serialVersionUID = 1L;
+    /** Where the bytes were. */
     private final Tier from;
+    /** Where they should have gone. */
     private final Tier to;
 
     /**
-     * @param from where the bytes were (null when copying in from the caller's memory)
-     * @param to   where they should have gone (null when copying out to the caller's memory)
+     * A copy of segment {@code key}'s bytes that failed.
+     *
+     * @param key     the segment whose bytes were being copied
+     * @param from    where the bytes were (null when copying in from the caller's memory)
+     * @param to      where they should have gone (null when copying out to the caller's memory)
+     * @param message what failed: the call and its error, and the fix where there is one
+     * @param cause   the low-level failure (a {@code CudaException}, an I/O error, a timeout), or null
      */
     public TransferFailedException(String key, Tier from, Tier to, String message, Throwable cause) {
         super(key, message, cause);
@@ -22,12 +29,20 @@ public class TransferFailedException extends KvTierException {
         this.to = to;
     }
 
-    /** The tier the bytes were on, or null for bytes coming from the caller. */
+    /**
+     * The tier the bytes were on, or null for bytes coming from the caller.
+     *
+     * @return the source tier, or null
+     */
     public Tier from() {
         return from;
     }
 
-    /** The tier they were going to, or null for bytes going to the caller. */
+    /**
+     * The tier they were going to, or null for bytes going to the caller.
+     *
+     * @return the target tier, or null
+     */
     public Tier to() {
         return to;
     }
