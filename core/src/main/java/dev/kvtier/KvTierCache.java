@@ -121,6 +121,8 @@ public final class KvTierCache implements AutoCloseable {
      * Opens a cache: picks the backend ({@link Backend#AUTO}: CUDA when a device is usable, else
      * HOST) and logs one line saying which and why.
      *
+     * @param config what to open: budgets, backend, disk directory and policy
+     * @return the open cache, which the caller owns and closes
      * @throws IllegalArgumentException if {@code config} is null
      * @throws CacheOpenException       if {@link Backend#CUDA} was asked for and CUDA is not usable, or the disk
      *                                  directory cannot be created, locked or read (the message says why)
@@ -144,9 +146,12 @@ public final class KvTierCache implements AutoCloseable {
      * {@code positions} travel with it unchanged. Returns when the bytes are in place; the caller's
      * segment is not referenced afterwards.
      *
-     * @param bytes host memory (native or heap) holding the segment. It may be empty, on purpose: a 0-byte
-     *              segment (say, a sequence's marker with empty positions) is cached like any other, counts 0 bytes
-     *              against the budgets, and is moved, made resident, read and removed as the others are
+     * @param key       the segment's key, not blank, at most {@link #MAX_KEY_LENGTH} characters
+     * @param positions the token positions the segment covers, kept with it unchanged
+     * @param bytes     host memory (native or heap) holding the segment. It may be empty, on purpose: a 0-byte
+     *                  segment (say, a sequence's marker with empty positions) is cached like any other, counts 0
+     *                  bytes against the budgets, and is moved, made resident, read and removed as the others are
+     * @param tier      the tier to put it on
      * @throws IllegalArgumentException  naming the argument if one is null, the key is blank or longer than
      *                                   {@link #MAX_KEY_LENGTH}, or
      *                                   the key is already cached (remove it first)
@@ -168,7 +173,10 @@ public final class KvTierCache implements AutoCloseable {
      * copied down first) or removed, and the caller must keep it allocated until then. A promoted
      * segment comes back in the cache's own device pages, not in the adopted memory.
      *
-     * @param deviceSegment native memory: a device pointer from the CUDA backend, or native host memory on the HOST backend
+     * @param key           the segment's key, not blank, at most {@link #MAX_KEY_LENGTH} characters
+     * @param positions     the token positions the segment covers, kept with it unchanged
+     * @param deviceSegment native memory: a device pointer from the CUDA backend, or native host memory on the HOST
+     *                      backend
      * @throws IllegalArgumentException naming the argument if one is null, the key is blank, longer than
      *                                  {@link #MAX_KEY_LENGTH} or
      *                                  cached already, or {@code deviceSegment} is a heap segment
@@ -192,6 +200,8 @@ public final class KvTierCache implements AutoCloseable {
      * segment to be on {@code to}, and it is (room making may have moved it there just before). What is an
      * error in both is a move the other way: here, {@code to} faster than where the segment is.
      *
+     * @param key the segment's key, not blank, at most {@link #MAX_KEY_LENGTH} characters
+     * @param to  the tier to move it down to
      * @throws IllegalArgumentException   if {@code to} is faster than the segment's tier (use {@link #promote})
      * @throws SegmentNotFoundException   if {@code key} is not cached
      * @throws TierFullException          if {@code to} is CPU and has no room
@@ -209,6 +219,8 @@ public final class KvTierCache implements AutoCloseable {
      * they are in place. A no-op if it is already on {@code to} (see {@link #demote}). Makes no room: use
      * {@link #ensureResident} for that.
      *
+     * @param key the segment's key, not blank, at most {@link #MAX_KEY_LENGTH} characters
+     * @param to  the tier to move it up to
      * @throws IllegalArgumentException   if {@code to} is slower than the segment's tier (use {@link #demote})
      * @throws SegmentNotFoundException   if {@code key} is not cached
      * @throws TierFullException          if {@code to} has no room
@@ -238,6 +250,9 @@ public final class KvTierCache implements AutoCloseable {
      * already there or faster, only counts the access. Returns when the bytes are in place.
      * Concurrent calls for the same key and tier share one transfer.
      *
+     * @param key  the segment's key, not blank, at most {@link #MAX_KEY_LENGTH} characters
+     * @param tier the slowest tier the segment may be on when this returns
+     * @return where the segment is now, with its pages; the pages are not held: use {@link #pin} to keep them
      * @throws IllegalArgumentException  if an argument is null or the key blank
      * @throws SegmentNotFoundException  if {@code key} is not cached
      * @throws TierFullException         if no room could be made (the segment is larger than the
@@ -267,6 +282,9 @@ public final class KvTierCache implements AutoCloseable {
      * also runs dependent stages added before completion, after the work released every lock and left
      * the cache's operation: a dependent may call the cache on the same key or close it.
      *
+     * @param key  the segment's key, not blank, at most {@link #MAX_KEY_LENGTH} characters
+     * @param tier the slowest tier the segment may be on when the future completes
+     * @return a future of what {@link #ensureResident} returns; shared with other calls for the same key and tier
      * @throws IllegalArgumentException if an argument is null or the key blank
      * @throws IllegalStateException    after {@link #close()}
      */
@@ -284,6 +302,9 @@ public final class KvTierCache implements AutoCloseable {
      * nest: each must be closed. A tier full of pinned segments makes room nowhere, so hold pins
      * only as long as the bytes are in use.
      *
+     * @param key  the segment's key, not blank, at most {@link #MAX_KEY_LENGTH} characters
+     * @param tier the slowest tier the segment may be on when pinned
+     * @return the open pin, which the caller owns and closes when the bytes are no longer used
      * @throws IllegalArgumentException  if an argument is null or the key blank
      * @throws SegmentNotFoundException  if {@code key} is not cached
      * @throws SegmentPinnedException    if it is pinned on a slower tier than {@code tier}
@@ -312,6 +333,8 @@ public final class KvTierCache implements AutoCloseable {
      * Copies segment {@code key}'s bytes into the start of {@code dst} (host memory, native or
      * heap), wherever the segment is; it does not move the segment or count an access.
      *
+     * @param key the segment's key, not blank, at most {@link #MAX_KEY_LENGTH} characters
+     * @param dst writable host memory of at least the segment's size; only its first {@code sizeBytes} are written
      * @throws IllegalArgumentException  if {@code dst} is null, read-only or smaller than the segment
      *                                   (naming both sizes; nothing is written)
      * @throws SegmentNotFoundException  if {@code key} is not cached
@@ -335,6 +358,7 @@ public final class KvTierCache implements AutoCloseable {
      * Removes segment {@code key} and frees its memory (adopted device memory is only forgotten).
      * Waits for a transfer of the key in flight.
      *
+     * @param key the segment's key, not blank, at most {@link #MAX_KEY_LENGTH} characters
      * @return its metadata as it was, or empty if it was not cached
      * @throws IllegalArgumentException if {@code key} is null or blank
      * @throws IllegalStateException    if it is a prefix block ({@link #prefixBlocks}) with cached child blocks,
@@ -354,6 +378,8 @@ public final class KvTierCache implements AutoCloseable {
      * The segment's current metadata, or empty if it is not cached. Waits for a transfer of the key
      * in flight, so the tier reported is the one holding the bytes.
      *
+     * @param key the segment's key, not blank, at most {@link #MAX_KEY_LENGTH} characters
+     * @return a snapshot of the segment's metadata (tier, size, positions, access count), or empty
      * @throws IllegalArgumentException if {@code key} is null or blank
      */
     public Optional<SegmentMeta> get(String key) {
@@ -376,6 +402,8 @@ public final class KvTierCache implements AutoCloseable {
      * Use one layout per cache: a view of another block size is refused ({@link IllegalArgumentException}) by
      * every call meeting a block stored through the other. Cheap: the view holds no state of its own.
      *
+     * @param layout the block geometry every block of the view has
+     * @return a view sharing this cache's state; closing the cache ends it
      * @throws IllegalArgumentException if {@code layout} is null
      * @throws IllegalStateException    after {@link #close()}
      */
@@ -384,7 +412,11 @@ public final class KvTierCache implements AutoCloseable {
         return entered(() -> EngineViews.create(PrefixBlockCache.class, engine, layout));
     }
 
-    /** A snapshot of usage per tier, transfers, failures and bytes moved per tier pair. */
+    /**
+     * A snapshot of usage per tier, transfers, failures and bytes moved per tier pair.
+     *
+     * @return a new snapshot, which later changes do not alter
+     */
     public CacheStats stats() {
         return entered(engine::stats);
     }
@@ -395,6 +427,7 @@ public final class KvTierCache implements AutoCloseable {
      * {@link CacheChangeListener} for on which thread and what it may do. Registering is cheap but not free (the list is
      * copied); a cache with no listener pays one volatile read per change.
      *
+     * @param listener the listener to tell; it stays registered until {@link #removeListener}
      * @throws IllegalArgumentException if {@code listener} is null
      */
     public void addListener(CacheChangeListener listener) {
@@ -406,13 +439,18 @@ public final class KvTierCache implements AutoCloseable {
      * Unregisters {@code listener} (by identity); it is told of nothing that starts after this returns.
      * Works after {@link #close()} too.
      *
+     * @param listener the listener to unregister; null or one not registered changes nothing
      * @return whether it was registered
      */
     public boolean removeListener(CacheChangeListener listener) {
         return listener != null && engine.removeListener(listener);
     }
 
-    /** Which backend moves the bytes and why it was chosen, e.g. {@code "host (no GPU: ...)"}. */
+    /**
+     * Which backend moves the bytes and why it was chosen, e.g. {@code "host (no GPU: ...)"}.
+     *
+     * @return the backend's name, then why it was chosen, as the open's log line says
+     */
     public String backendDescription() {
         return engine.description();
     }
@@ -422,12 +460,18 @@ public final class KvTierCache implements AutoCloseable {
      * DISK, discarded with reasons, duration, the keys), with the recovered segments that failed their
      * first check since; empty when the DISK tier is not persistent ({@link KvTierConfig#persistence()}).
      * Works after close too.
+     *
+     * @return the recovery report, or empty when the DISK tier is not persistent
      */
     public Optional<RecoveryReport> recovery() {
         return engine.recovery();
     }
 
-    /** The configuration this cache was opened with. */
+    /**
+     * The configuration this cache was opened with.
+     *
+     * @return the configuration given to {@link #open}
+     */
     public KvTierConfig config() {
         return config;
     }
