@@ -127,6 +127,8 @@ public final class KvTierConfig {
      * {@value #DEFAULT_CPU_BUDGET_SHARE_PERCENT}% of physical memory, an unbounded DISK tier in a fresh temporary
      * directory, 64 KiB pages, {@link DemotionPolicy#defaultPolicy()}, AUTO, room made in batches of
      * {@value #DEFAULT_ROOM_BATCH_FRACTION} of a tier.
+     *
+     * @return a new builder holding the defaults; not thread-safe
      */
     public static Builder builder() {
         return new Builder();
@@ -136,6 +138,8 @@ public final class KvTierConfig {
      * The configuration {@code settings} describe (keys and values in the class comment); unset settings keep
      * their defaults.
      *
+     * @param settings {@code kvtier.*} keys and their values, such as {@code kvtier.gpu.budget=64GiB}; not kept
+     * @return the configuration built from the settings and the defaults
      * @throws IllegalArgumentException naming the key and the value if one is bad, a {@code kvtier.} key is
      *                                  unknown, or the GPU budget is missing
      */
@@ -143,12 +147,21 @@ public final class KvTierConfig {
         return builder().apply(settings).build();
     }
 
-    /** {@link #from(Map)} of {@code properties} (their string keys and values; defaults included). */
+    /**
+     * {@link #from(Map)} of {@code properties} (their string keys and values; defaults included).
+     *
+     * @param properties the properties to read, their defaults included; keys outside {@code kvtier.} are ignored
+     * @return the configuration built from the properties and the defaults
+     */
     public static KvTierConfig from(Properties properties) {
         return builder().apply(Settings.of(properties)).build();
     }
 
-    /** {@link #from(Map)} of the {@code KVTIER_*} environment variables ({@code KVTIER_GPU_BUDGET=64GiB}). */
+    /**
+     * {@link #from(Map)} of the {@code KVTIER_*} environment variables ({@code KVTIER_GPU_BUDGET=64GiB}).
+     *
+     * @return the configuration built from the process environment and the defaults
+     */
     public static KvTierConfig fromEnvironment() {
         return fromEnvironment(System.getenv());
     }
@@ -158,17 +171,28 @@ public final class KvTierConfig {
      * {@code kvtier.gpu.budget}. Other variables are ignored, those of other tools that share the prefix (such as
      * {@code KVTIER_CUDART}, which the CUDA probe reads) included, except one whose name is a near miss of a
      * setting's, which is refused naming the setting it looks like.
+     *
+     * @param environment variable names and values, such as {@link System#getenv()}; not kept
+     * @return the configuration built from the {@code KVTIER_*} variables and the defaults
      */
     public static KvTierConfig fromEnvironment(Map<String, String> environment) {
         return builder().apply(Settings.ofEnvironment(environment)).build();
     }
 
-    /** Bytes of segments the GPU tier may hold. */
+    /**
+     * Bytes of segments the GPU tier may hold.
+     *
+     * @return the GPU budget in bytes, {@code >= 0}
+     */
     public long gpuBudgetBytes() {
         return gpuBudgetBytes;
     }
 
-    /** Bytes of segments the CPU (pinned host) tier may hold. */
+    /**
+     * Bytes of segments the CPU (pinned host) tier may hold.
+     *
+     * @return the CPU budget in bytes, {@code >= 0}, a share already resolved
+     */
     public long cpuBudgetBytes() {
         return cpuBudgetBytes;
     }
@@ -177,82 +201,145 @@ public final class KvTierConfig {
      * Bytes of segments the DISK tier may hold; {@link Long#MAX_VALUE} (the default) when unbounded, until the file
      * system is full. When it is full, making room there evicts the policy's candidates from the cache (see
      * {@link KvTierCache}).
+     *
+     * @return the DISK budget in bytes, {@code > 0}, or {@link Long#MAX_VALUE} when unbounded
      */
     public long diskBudgetBytes() {
         return diskBudgetBytes;
     }
 
-    /** Whether the DISK tier has a budget ({@link #diskBudgetBytes()} is not {@link Long#MAX_VALUE}). */
+    /**
+     * Whether the DISK tier has a budget ({@link #diskBudgetBytes()} is not {@link Long#MAX_VALUE}).
+     *
+     * @return true when the DISK tier has a budget
+     */
     public boolean diskBounded() {
         return diskBudgetBytes != Long.MAX_VALUE;
     }
 
-    /** Where DISK extents are created; empty means a fresh temporary directory, deleted on close. */
+    /**
+     * Where DISK extents are created; empty means a fresh temporary directory, deleted on close.
+     *
+     * @return the directory given, or empty for a temporary one
+     */
     public Optional<Path> diskDirectory() {
         return Optional.ofNullable(diskDirectory);
     }
 
-    /** Page size of every tier. */
+    /**
+     * Page size of every tier.
+     *
+     * @return the page size in bytes: a multiple of 4096, or a power of two below it
+     */
     public int pageSizeBytes() {
         return pageSizeBytes;
     }
 
-    /** Which segments are demoted first to make room. */
+    /**
+     * Which segments are demoted first to make room.
+     *
+     * @return the demotion policy, never null
+     */
     public DemotionPolicy policy() {
         return policy;
     }
 
-    /** Which backend moves the bytes. */
+    /**
+     * Which backend moves the bytes.
+     *
+     * @return the backend asked for; {@link Backend#AUTO} lets the open choose
+     */
     public Backend backend() {
         return backend;
     }
 
-    /** Bound on bytes of copies started and not finished. */
+    /**
+     * Bound on bytes of copies started and not finished.
+     *
+     * @return the bound in bytes, {@code > 0}
+     */
     public long maxBytesInFlight() {
         return maxBytesInFlight;
     }
 
-    /** How long one copy (or one batch of copies) may take before it fails; see {@link Builder#transferTimeout}. */
+    /**
+     * How long one copy (or one batch of copies) may take before it fails; see {@link Builder#transferTimeout}.
+     *
+     * @return the timeout, positive
+     */
     public Duration transferTimeout() {
         return transferTimeout;
     }
 
-    /** Size of each DISK extent file (rounded up to whole pages). */
+    /**
+     * Size of each DISK extent file (rounded up to whole pages).
+     *
+     * @return the extent size in bytes, {@code > 0}
+     */
     public long diskExtentBytes() {
         return diskExtentBytes;
     }
 
-    /** Threads copying host memory (the host backend's copies, host-to-host copies of the CUDA backend). */
+    /**
+     * Threads copying host memory (the host backend's copies, host-to-host copies of the CUDA backend).
+     *
+     * @return the number of host copy threads, {@code >= 1}
+     */
     public int copyThreads() {
         return copyThreads;
     }
 
-    /** The libcudart to load, if one was given; empty means the default search of {@code CudaRuntime.probe()}. */
+    /**
+     * The libcudart to load, if one was given; empty means the default search of {@code CudaRuntime.probe()}.
+     *
+     * @return the library file given, or empty for the default search
+     */
     public Optional<Path> cudaLibrary() {
         return Optional.ofNullable(cudaLibrary);
     }
 
-    /** How the CUDA backend moves DISK bytes to and from the device (ignored by the host backend). */
+    /**
+     * How the CUDA backend moves DISK bytes to and from the device (ignored by the host backend).
+     *
+     * @return the mode, never null; {@link DiskTransferMode#AUTO} by default
+     */
     public DiskTransferMode diskTransferMode() {
         return diskTransferMode;
     }
 
-    /** Bytes per pinned bounce buffer the CUDA backend stages DISK copies through (ignored by the host backend). */
+    /**
+     * Bytes per pinned bounce buffer the CUDA backend stages DISK copies through (ignored by the host backend).
+     *
+     * @return the size of one bounce buffer in bytes, {@code > 0}
+     */
     public long bounceBufferBytes() {
         return bounceBufferBytes;
     }
 
-    /** Pairs of bounce buffers: how many staged copies run at once (ignored by the host backend). */
+    /**
+     * Pairs of bounce buffers: how many staged copies run at once (ignored by the host backend).
+     *
+     * @return the number of pairs, {@code >= 1}
+     */
     public int bounceBufferPairs() {
         return bounceBufferPairs;
     }
 
-    /** Whether and how the DISK tier outlives the process; empty (the default): it is deleted on close. */
+    /**
+     * Whether and how the DISK tier outlives the process; empty (the default): it is deleted on close.
+     *
+     * @return the persistence settings, or empty when the DISK tier lasts only as long as the cache
+     */
     public Optional<DiskPersistence> persistence() {
         return Optional.ofNullable(persistence);
     }
 
-    /** The share of a GPU or CPU budget one round of making room frees at least; see {@link Builder#roomBatchFraction}. */
+    /**
+     * The share of a GPU or CPU budget one round of making room frees at least; see {@link
+     * Builder#roomBatchFraction}.
+     *
+     * @return the share, in {@code [0, 0.5]}
+     */
     public double roomBatchFraction() {
         return roomBatchFraction;
     }
@@ -296,7 +383,12 @@ public final class KvTierConfig {
         private Builder() {
         }
 
-        /** Bytes of segments the GPU tier may hold, {@code >= 0}; required. */
+        /**
+         * Bytes of segments the GPU tier may hold, {@code >= 0}; required.
+         *
+         * @param bytes the GPU budget in bytes, {@code >= 0}
+         * @return this builder
+         */
         public Builder gpuBudgetBytes(long bytes) {
             this.gpuBudgetBytes = nonNegative(bytes, "gpuBudgetBytes");
             return this;
@@ -305,6 +397,9 @@ public final class KvTierConfig {
         /**
          * Bytes of segments the CPU tier may hold, {@code >= 0}. Default {@value #DEFAULT_CPU_BUDGET_SHARE_PERCENT}%
          * of physical memory ({@link #DEFAULT_CPU_BUDGET_SHARE_PERCENT} says why).
+         *
+         * @param bytes the CPU budget in bytes, {@code >= 0}; replaces a share set before
+         * @return this builder
          */
         public Builder cpuBudgetBytes(long bytes) {
             this.cpuBudgetBytes = nonNegative(bytes, "cpuBudgetBytes");
@@ -315,6 +410,9 @@ public final class KvTierConfig {
         /**
          * The CPU budget as a share of the machine's physical memory, in {@code (0, 1]}, resolved by
          * {@link #build()}.
+         *
+         * @param share the share of physical memory, in {@code (0, 1]}; replaces a byte budget set before
+         * @return this builder
          */
         public Builder cpuBudgetShare(double share) {
             this.cpuBudgetShare = share(share, "cpuBudgetShare");
@@ -326,6 +424,9 @@ public final class KvTierConfig {
          * Bytes of segments the DISK tier may hold, {@code > 0}. Default: unbounded, until the file system is full.
          * With a budget, a full DISK tier makes room as the faster ones do, except that its victims leave the
          * cache (the policy's order; a prefix chain from its tail).
+         *
+         * @param bytes the DISK budget in bytes, {@code > 0}; replaces a share set before
+         * @return this builder
          */
         public Builder diskBudgetBytes(long bytes) {
             if (bytes <= 0) {
@@ -339,6 +440,9 @@ public final class KvTierConfig {
         /**
          * The DISK budget as a share, in {@code (0, 1]}, of the total size of the file system that holds the disk
          * directory (of the temporary directory when none is set), resolved by {@link #build()}.
+         *
+         * @param share the share of the file system's size, in {@code (0, 1]}; replaces a byte budget set before
+         * @return this builder
          */
         public Builder diskBudgetShare(double share) {
             this.diskBudgetShare = share(share, "diskBudgetShare");
@@ -346,7 +450,12 @@ public final class KvTierConfig {
             return this;
         }
 
-        /** Where DISK extents go (created if missing); unset: a fresh temporary directory deleted on close. */
+        /**
+         * Where DISK extents go (created if missing); unset: a fresh temporary directory deleted on close.
+         *
+         * @param directory the directory, not null; created when the cache opens if missing
+         * @return this builder
+         */
         public Builder diskDirectory(Path directory) {
             if (directory == null) {
                 throw new IllegalArgumentException("diskDirectory must not be null");
@@ -362,6 +471,8 @@ public final class KvTierConfig {
          * make pages straddle OS pages, so one page read from DISK could cost two page faults. Default
          * {@link #DEFAULT_PAGE_SIZE} (its Javadoc says why).
          *
+         * @param bytes the page size in bytes, one of the sizes above
+         * @return this builder
          * @throws IllegalArgumentException naming the value and the nearest allowed sizes otherwise
          */
         public Builder pageSizeBytes(int bytes) {
@@ -375,7 +486,12 @@ public final class KvTierConfig {
             return this;
         }
 
-        /** Which segments are demoted first. Default {@link DemotionPolicy#defaultPolicy()}. */
+        /**
+         * Which segments are demoted first. Default {@link DemotionPolicy#defaultPolicy()}.
+         *
+         * @param policy the policy, not null; it may be shared with other caches
+         * @return this builder
+         */
         public Builder policy(DemotionPolicy policy) {
             if (policy == null) {
                 throw new IllegalArgumentException("policy must not be null");
@@ -384,7 +500,12 @@ public final class KvTierConfig {
             return this;
         }
 
-        /** Which backend moves bytes. Default {@link Backend#AUTO}. */
+        /**
+         * Which backend moves bytes. Default {@link Backend#AUTO}.
+         *
+         * @param backend the backend, not null
+         * @return this builder
+         */
         public Builder backend(Backend backend) {
             if (backend == null) {
                 throw new IllegalArgumentException("backend must not be null");
@@ -393,7 +514,12 @@ public final class KvTierConfig {
             return this;
         }
 
-        /** Bound on bytes of unfinished copies, {@code > 0}. Default 256 MiB. */
+        /**
+         * Bound on bytes of unfinished copies, {@code > 0}. Default 256 MiB.
+         *
+         * @param bytes the bound in bytes, {@code > 0}
+         * @return this builder
+         */
         public Builder maxBytesInFlight(long bytes) {
             if (bytes <= 0) {
                 throw new IllegalArgumentException("maxBytesInFlight must be > 0, was " + bytes);
@@ -408,6 +534,9 @@ public final class KvTierConfig {
          * segment stays readable where it was, its locks are released, and the memory the copy may
          * still write is quarantined (never reused or freed). Default
          * {@link #DEFAULT_TRANSFER_TIMEOUT} (30 s; its Javadoc says why).
+         *
+         * @param timeout the timeout, positive, not null
+         * @return this builder
          */
         public Builder transferTimeout(Duration timeout) {
             if (timeout == null || timeout.isNegative() || timeout.isZero()) {
@@ -417,7 +546,12 @@ public final class KvTierConfig {
             return this;
         }
 
-        /** Size of each DISK extent file, {@code > 0}. Default 64 MiB. */
+        /**
+         * Size of each DISK extent file, {@code > 0}. Default 64 MiB.
+         *
+         * @param bytes the extent size in bytes, {@code > 0}
+         * @return this builder
+         */
         public Builder diskExtentBytes(long bytes) {
             if (bytes <= 0) {
                 throw new IllegalArgumentException("diskExtentBytes must be > 0, was " + bytes);
@@ -426,7 +560,12 @@ public final class KvTierConfig {
             return this;
         }
 
-        /** Host copy threads, {@code >= 1}. Default: the number of cores, between 2 and 4. */
+        /**
+         * Host copy threads, {@code >= 1}. Default: the number of cores, between 2 and 4.
+         *
+         * @param threads the number of threads, {@code >= 1}
+         * @return this builder
+         */
         public Builder copyThreads(int threads) {
             if (threads < 1) {
                 throw new IllegalArgumentException("copyThreads must be >= 1, was " + threads);
@@ -438,6 +577,9 @@ public final class KvTierConfig {
         /**
          * The libcudart file to load instead of the default search (system property {@code kvtier.cudart},
          * env {@code KVTIER_CUDART}, {@code CUDA_HOME}, /usr/local/cuda, the loader's names).
+         *
+         * @param library the path of the library file, not null; checked when the cache opens
+         * @return this builder
          */
         public Builder cudaLibrary(Path library) {
             if (library == null) {
@@ -451,6 +593,9 @@ public final class KvTierConfig {
          * How the CUDA backend moves DISK bytes to and from the device: registered mappings, or staged
          * through pinned bounce buffers. Default {@link DiskTransferMode#AUTO} (registered where the
          * device supports {@code cudaHostRegister}, else staged; see {@link DiskTransferMode} for why).
+         *
+         * @param mode the mode, not null
+         * @return this builder
          */
         public Builder diskTransferMode(DiskTransferMode mode) {
             if (mode == null) {
@@ -464,6 +609,9 @@ public final class KvTierConfig {
          * Bytes per pinned bounce buffer for staged DISK copies on the CUDA backend, {@code > 0}. Pinned
          * up front when the cache opens ({@code 2 x pairs x bytes} in all). Default
          * {@value #DEFAULT_BOUNCE_BUFFER_BYTES}: large enough that the per-copy cost is noise.
+         *
+         * @param bytes the size of one bounce buffer in bytes, {@code > 0}
+         * @return this builder
          */
         public Builder bounceBufferBytes(long bytes) {
             if (bytes <= 0) {
@@ -476,6 +624,9 @@ public final class KvTierConfig {
         /**
          * Pairs of bounce buffers, {@code >= 1}: how many staged copies run at once (each pair double-buffers
          * one). Default {@value #DEFAULT_BOUNCE_BUFFER_PAIRS}.
+         *
+         * @param pairs the number of pairs, {@code >= 1}
+         * @return this builder
          */
         public Builder bounceBufferPairs(int pairs) {
             if (pairs < 1) {
@@ -489,6 +640,9 @@ public final class KvTierConfig {
          * Keeps the DISK tier across restarts and crashes under {@code persistence}'s namespace (see
          * {@link DiskPersistence}); needs an explicit {@link #diskDirectory}. Default: none, the DISK
          * tier starts empty and its files are deleted on close.
+         *
+         * @param persistence the namespace, fsync policy and mismatch choice, not null
+         * @return this builder
          */
         public Builder persistence(DiskPersistence persistence) {
             if (persistence == null) {
@@ -511,6 +665,9 @@ public final class KvTierConfig {
          * arrival. The caller whose arrival starts a round waits for the whole batch's copies: at large budgets pick
          * a share whose bytes copy quickly enough (0.004 of 80 GiB is 328 MiB). {@code 0}: only the bytes needed,
          * one arrival at a time. Default {@value #DEFAULT_ROOM_BATCH_FRACTION}.
+         *
+         * @param fraction the share of the budget, in {@code [0, 0.5]}
+         * @return this builder
          */
         public Builder roomBatchFraction(double fraction) {
             if (!(fraction >= 0 && fraction <= MAX_ROOM_BATCH_FRACTION)) {
@@ -525,6 +682,8 @@ public final class KvTierConfig {
          * Applies {@code settings} (keys and values in {@link KvTierConfig}'s class comment) over what this builder
          * holds; unset keys change nothing.
          *
+         * @param settings {@code kvtier.*} keys and their values; not kept
+         * @return this builder
          * @throws IllegalArgumentException naming the key and the value if one is bad, or a {@code kvtier.} key is
          *                                  unknown (nothing is applied then)
          */
@@ -540,6 +699,7 @@ public final class KvTierConfig {
          * The configuration, shares resolved: the CPU budget against the machine's physical memory, the DISK budget
          * against the disk directory's file system.
          *
+         * @return a new, immutable configuration; the builder can go on being used
          * @throws IllegalArgumentException if the GPU budget was not set, or persistence was asked without a disk
          *                                  directory
          */
