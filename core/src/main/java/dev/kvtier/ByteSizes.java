@@ -20,6 +20,7 @@ public final class ByteSizes {
      * Parses a size: a number (decimals allowed) with an optional unit. Units are binary -- B, K/KiB,
      * M/MiB, G/GiB, T/TiB -- except the SI spellings kB, MB, GB, TB, which mean powers of 1000.
      *
+     * @param text the size, such as {@code 64GiB}, {@code 1.5 MiB} or {@code 4096}
      * @return the number of bytes, rounded down
      * @throws IllegalArgumentException naming the text when it is null or not a size
      */
@@ -52,7 +53,13 @@ public final class ByteSizes {
         return (long) bytes;
     }
 
-    /** Whether {@code text} is written as a share: a number followed by {@code %} ({@link #parseShare}). */
+    /**
+     * Whether {@code text} is written as a share: a number followed by {@code %} ({@link #parseShare}).
+     *
+     * @param text the text to look at, or null
+     * @return true when {@code text}, stripped, ends with {@code %}; false for null (whether the number parses is
+     *         {@link #parseShare}'s to say)
+     */
     public static boolean isShare(String text) {
         return text != null && text.strip().endsWith("%");
     }
@@ -62,6 +69,8 @@ public final class ByteSizes {
      * it is a share of is the caller's (physical memory for a CPU budget, the working set in the simulator),
      * and so is its range.
      *
+     * @param text the share, a number followed by {@code %}
+     * @return the fraction, {@code > 0}; above 1 for shares above 100%
      * @throws IllegalArgumentException naming the text when it is not a positive, finite percentage
      */
     public static double parseShare(String text) {
@@ -84,7 +93,12 @@ public final class ByteSizes {
         return percent / 100;
     }
 
-    /** Prints a byte count with a binary unit and up to one decimal, e.g. {@code 1.5 MiB}, {@code 512 B}. */
+    /**
+     * Prints a byte count with a binary unit and up to one decimal, e.g. {@code 1.5 MiB}, {@code 512 B}.
+     *
+     * @param bytes the count of bytes
+     * @return the count for a person to read; not meant to be parsed back exactly
+     */
     public static String format(long bytes) {
         if (bytes < 1024) {
             return bytes + " B";

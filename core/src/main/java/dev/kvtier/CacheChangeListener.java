@@ -21,17 +21,34 @@ import dev.kvtier.store.Tier;
  */
 public interface CacheChangeListener {
 
-    /** Segment {@code key} of {@code bytes} now lives on {@code tier} (put or adopted). */
+    /**
+     * Segment {@code key} of {@code bytes} now lives on {@code tier} (put or adopted).
+     *
+     * @param key   the segment's key
+     * @param tier  the tier its bytes are on
+     * @param bytes its size in bytes, {@code >= 0}
+     */
     default void segmentAdded(String key, Tier tier, long bytes) {
     }
 
-    /** Segment {@code key} of {@code bytes} moved from {@code from} to {@code to} (a demotion or promotion). */
+    /**
+     * Segment {@code key} of {@code bytes} moved from {@code from} to {@code to} (a demotion or promotion).
+     *
+     * @param key   the segment's key
+     * @param from  the tier it left
+     * @param to    the tier it is on now
+     * @param bytes its size in bytes, {@code >= 0}
+     */
     default void segmentMoved(String key, Tier from, Tier to, long bytes) {
     }
 
     /**
      * Segment {@code key} of {@code bytes}, last on {@code tier}, is gone: removed by the caller, or
      * dropped because a failed move had no room left to roll back into.
+     *
+     * @param key   the segment's key
+     * @param tier  the tier it was last on
+     * @param bytes its size in bytes, {@code >= 0}
      */
     default void segmentRemoved(String key, Tier tier, long bytes) {
     }
@@ -45,6 +62,11 @@ public interface CacheChangeListener {
      * call reads the clock twice, which is a large part of a resident hit's cost: the cache does it only
      * while a registered listener's class overrides this method, so a listener that follows changes only
      * should leave it alone.
+     *
+     * @param key     the key the call asked for
+     * @param tier    the tier the call asked for
+     * @param foundOn the tier the segment was found on, or null when the call failed
+     * @param nanos   how long the call took, in nanoseconds
      */
     default void ensureResidentCompleted(String key, Tier tier, Tier foundOn, long nanos) {
     }
@@ -52,6 +74,9 @@ public interface CacheChangeListener {
     /**
      * A prefix lookup ({@code PrefixBlockCache.lookupPrefix}) asked for a chain of {@code queriedBlocks}
      * blocks and found its leading {@code matchedBlocks} cached: their ratio is the prefix hit rate.
+     *
+     * @param queriedBlocks how many block hashes the lookup was given, {@code >= 0}
+     * @param matchedBlocks how many leading ones are cached, in {@code [0, queriedBlocks]}
      */
     default void prefixLookedUp(int queriedBlocks, int matchedBlocks) {
     }
@@ -60,6 +85,11 @@ public interface CacheChangeListener {
      * A prefix restore ({@code PrefixBlockCache.ensurePrefixResident} or {@code ensurePrefixResidentByLayer})
      * to {@code tier} or faster completed after {@code nanos}: {@code blocks} blocks pinned there, or failed
      * ({@code succeeded} false, {@code blocks} 0). For a restore by layer, when its last layer is in place.
+     *
+     * @param tier      the tier the restore asked for
+     * @param blocks    how many blocks were pinned; 0 when it failed or the first block was not cached
+     * @param nanos     how long the restore took, in nanoseconds
+     * @param succeeded false when the restore failed
      */
     default void prefixRestoreCompleted(Tier tier, int blocks, long nanos, boolean succeeded) {
     }

@@ -36,12 +36,23 @@ public record CacheStats(long gpuUsed, long cpuUsed, long diskUsed, long transfe
         allocatedByTier = allocatedByTier.clone();
     }
 
-    /** Bytes moved from {@code from} to {@code to} by completed transfers. */
+    /**
+     * Bytes moved from {@code from} to {@code to} by completed transfers.
+     *
+     * @param from the tier the bytes left
+     * @param to   the tier they arrived on
+     * @return the bytes moved, {@code >= 0}
+     */
     public long bytesMoved(Tier from, Tier to) {
         return bytesMovedByPair[from.ordinal() * Tier.values().length + to.ordinal()];
     }
 
-    /** Bytes of segments on {@code tier} (the store's usage). */
+    /**
+     * Bytes of segments on {@code tier} (the store's usage).
+     *
+     * @param tier the tier whose booked bytes to report
+     * @return the bytes booked on {@code tier}, {@code >= 0}
+     */
     public long used(Tier tier) {
         return switch (tier) {
             case GPU -> gpuUsed;
@@ -50,18 +61,32 @@ public record CacheStats(long gpuUsed, long cpuUsed, long diskUsed, long transfe
         };
     }
 
-    /** Bytes of segments held in the executor's own pages on {@code tier} (0 after everything is removed). */
+    /**
+     * Bytes of segments held in the executor's own pages on {@code tier} (0 after everything is removed).
+     *
+     * @param tier the tier whose allocated pages to report
+     * @return the bytes allocated on {@code tier}, {@code >= 0}
+     */
     public long allocated(Tier tier) {
         return allocatedByTier[tier.ordinal()];
     }
 
-    /** A copy of the per-pair matrix. */
+    /**
+     * A copy of the per-pair matrix.
+     *
+     * @return a new array of {@code 3 * 3} byte counts, indexed {@code from.ordinal() * 3 + to.ordinal()}; the caller
+     *         owns it
+     */
     @Override
     public long[] bytesMovedByPair() {
         return bytesMovedByPair.clone();
     }
 
-    /** A copy of the per-tier allocation. */
+    /**
+     * A copy of the per-tier allocation.
+     *
+     * @return a new array of byte counts by {@code tier.ordinal()}; the caller owns it
+     */
     @Override
     public long[] allocatedByTier() {
         return allocatedByTier.clone();

@@ -94,6 +94,9 @@ public final class DiskPersistence {
      * Persistence under {@code namespace}, with {@link FsyncPolicy#NONE}, {@link OnMismatch#REFUSE} and
      * {@link Verification#LAZY}.
      *
+     * @param namespace what makes KV in the directory interchangeable (a model and its version, say); compared byte
+     *                  for byte
+     * @return the persistence, with the defaults named above
      * @throws IllegalArgumentException if the namespace is null, blank or longer than {@value #MAX_NAMESPACE_BYTES} UTF-8 bytes
      */
     public static DiskPersistence of(String namespace) {
@@ -109,7 +112,12 @@ public final class DiskPersistence {
                 DEFAULT_BATCH_RECORDS, DEFAULT_BATCH_DELAY);
     }
 
-    /** This persistence with {@code policy}. */
+    /**
+     * This persistence with {@code policy}.
+     *
+     * @param policy what is synced, and when; not null
+     * @return a new persistence, equal to this one but for that setting; this one is unchanged
+     */
     public DiskPersistence fsync(FsyncPolicy policy) {
         if (policy == null) {
             throw new IllegalArgumentException("fsync policy must not be null");
@@ -117,7 +125,12 @@ public final class DiskPersistence {
         return new DiskPersistence(namespace, policy, onMismatch, verification, batchRecords, batchDelay);
     }
 
-    /** This persistence with {@code action} on a namespace or format mismatch. */
+    /**
+     * This persistence with {@code action} on a namespace or format mismatch.
+     *
+     * @param action what an open does; not null
+     * @return a new persistence, equal to this one but for that setting; this one is unchanged
+     */
     public DiskPersistence onMismatch(OnMismatch action) {
         if (action == null) {
             throw new IllegalArgumentException("onMismatch must not be null");
@@ -125,7 +138,12 @@ public final class DiskPersistence {
         return new DiskPersistence(namespace, fsync, action, verification, batchRecords, batchDelay);
     }
 
-    /** This persistence verifying recovered segments {@code when}. */
+    /**
+     * This persistence verifying recovered segments {@code when}.
+     *
+     * @param when when to check; not null
+     * @return a new persistence, equal to this one but for that setting; this one is unchanged
+     */
     public DiskPersistence verify(Verification when) {
         if (when == null) {
             throw new IllegalArgumentException("verification must not be null");
@@ -136,6 +154,10 @@ public final class DiskPersistence {
     /**
      * This persistence syncing a {@link FsyncPolicy#PER_BATCH} batch once it holds {@code records} records,
      * {@code >= 1}, or its oldest is {@code delay} old, {@code > 0}.
+     *
+     * @param records how many records make a batch, {@code >= 1}
+     * @param delay   the age of a batch's oldest record at which it is synced, positive
+     * @return a new persistence, equal to this one but for those two settings; this one is unchanged
      */
     public DiskPersistence batch(int records, Duration delay) {
         if (records < 1) {
@@ -147,32 +169,56 @@ public final class DiskPersistence {
         return new DiskPersistence(namespace, fsync, onMismatch, verification, records, delay);
     }
 
-    /** What makes KV in this directory interchangeable, as the user named it. */
+    /**
+     * What makes KV in this directory interchangeable, as the user named it.
+     *
+     * @return the namespace, as given to {@link #of}
+     */
     public String namespace() {
         return namespace;
     }
 
-    /** What is synced to stable storage, and when (default {@link FsyncPolicy#NONE}). */
+    /**
+     * What is synced to stable storage, and when (default {@link FsyncPolicy#NONE}).
+     *
+     * @return the fsync policy, never null
+     */
     public FsyncPolicy fsyncPolicy() {
         return fsync;
     }
 
-    /** What an open does with a directory of another namespace or format (default {@link OnMismatch#REFUSE}). */
+    /**
+     * What an open does with a directory of another namespace or format (default {@link OnMismatch#REFUSE}).
+     *
+     * @return the mismatch action, never null
+     */
     public OnMismatch onMismatch() {
         return onMismatch;
     }
 
-    /** When recovered segments' bytes are checked (default {@link Verification#LAZY}). */
+    /**
+     * When recovered segments' bytes are checked (default {@link Verification#LAZY}).
+     *
+     * @return the verification, never null
+     */
     public Verification verification() {
         return verification;
     }
 
-    /** Records per synced batch under {@link FsyncPolicy#PER_BATCH}. */
+    /**
+     * Records per synced batch under {@link FsyncPolicy#PER_BATCH}.
+     *
+     * @return the batch size in records, {@code >= 1}
+     */
     public int batchRecords() {
         return batchRecords;
     }
 
-    /** Age after which a {@link FsyncPolicy#PER_BATCH} batch is synced. */
+    /**
+     * Age after which a {@link FsyncPolicy#PER_BATCH} batch is synced.
+     *
+     * @return the batch age, positive
+     */
     public Duration batchDelay() {
         return batchDelay;
     }

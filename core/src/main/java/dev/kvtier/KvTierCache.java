@@ -146,7 +146,7 @@ public final class KvTierCache implements AutoCloseable {
      * {@code positions} travel with it unchanged. Returns when the bytes are in place; the caller's
      * segment is not referenced afterwards.
      *
-     * @param key       the segment's key, not blank, at most {@link #MAX_KEY_LENGTH} characters
+     * @param key       the segment's key, not blank, at most {@link #MAX_KEY_LENGTH} {@code char}s
      * @param positions the token positions the segment covers, kept with it unchanged
      * @param bytes     host memory (native or heap) holding the segment. It may be empty, on purpose: a 0-byte
      *                  segment (say, a sequence's marker with empty positions) is cached like any other, counts 0
@@ -173,7 +173,7 @@ public final class KvTierCache implements AutoCloseable {
      * copied down first) or removed, and the caller must keep it allocated until then. A promoted
      * segment comes back in the cache's own device pages, not in the adopted memory.
      *
-     * @param key           the segment's key, not blank, at most {@link #MAX_KEY_LENGTH} characters
+     * @param key           the segment's key, not blank, at most {@link #MAX_KEY_LENGTH} {@code char}s
      * @param positions     the token positions the segment covers, kept with it unchanged
      * @param deviceSegment native memory: a device pointer from the CUDA backend, or native host memory on the HOST
      *                      backend
@@ -200,7 +200,7 @@ public final class KvTierCache implements AutoCloseable {
      * segment to be on {@code to}, and it is (room making may have moved it there just before). What is an
      * error in both is a move the other way: here, {@code to} faster than where the segment is.
      *
-     * @param key the segment's key, not blank, at most {@link #MAX_KEY_LENGTH} characters
+     * @param key the segment's key, not blank, at most {@link #MAX_KEY_LENGTH} {@code char}s
      * @param to  the tier to move it down to
      * @throws IllegalArgumentException   if {@code to} is faster than the segment's tier (use {@link #promote})
      * @throws SegmentNotFoundException   if {@code key} is not cached
@@ -219,7 +219,7 @@ public final class KvTierCache implements AutoCloseable {
      * they are in place. A no-op if it is already on {@code to} (see {@link #demote}). Makes no room: use
      * {@link #ensureResident} for that.
      *
-     * @param key the segment's key, not blank, at most {@link #MAX_KEY_LENGTH} characters
+     * @param key the segment's key, not blank, at most {@link #MAX_KEY_LENGTH} {@code char}s
      * @param to  the tier to move it up to
      * @throws IllegalArgumentException   if {@code to} is slower than the segment's tier (use {@link #demote})
      * @throws SegmentNotFoundException   if {@code key} is not cached
@@ -250,7 +250,7 @@ public final class KvTierCache implements AutoCloseable {
      * already there or faster, only counts the access. Returns when the bytes are in place.
      * Concurrent calls for the same key and tier share one transfer.
      *
-     * @param key  the segment's key, not blank, at most {@link #MAX_KEY_LENGTH} characters
+     * @param key  the segment's key, not blank, at most {@link #MAX_KEY_LENGTH} {@code char}s
      * @param tier the slowest tier the segment may be on when this returns
      * @return where the segment is now, with its pages; the pages are not held: use {@link #pin} to keep them
      * @throws IllegalArgumentException  if an argument is null or the key blank
@@ -282,7 +282,7 @@ public final class KvTierCache implements AutoCloseable {
      * also runs dependent stages added before completion, after the work released every lock and left
      * the cache's operation: a dependent may call the cache on the same key or close it.
      *
-     * @param key  the segment's key, not blank, at most {@link #MAX_KEY_LENGTH} characters
+     * @param key  the segment's key, not blank, at most {@link #MAX_KEY_LENGTH} {@code char}s
      * @param tier the slowest tier the segment may be on when the future completes
      * @return a future of what {@link #ensureResident} returns; shared with other calls for the same key and tier
      * @throws IllegalArgumentException if an argument is null or the key blank
@@ -302,7 +302,7 @@ public final class KvTierCache implements AutoCloseable {
      * nest: each must be closed. A tier full of pinned segments makes room nowhere, so hold pins
      * only as long as the bytes are in use.
      *
-     * @param key  the segment's key, not blank, at most {@link #MAX_KEY_LENGTH} characters
+     * @param key  the segment's key, not blank, at most {@link #MAX_KEY_LENGTH} {@code char}s
      * @param tier the slowest tier the segment may be on when pinned
      * @return the open pin, which the caller owns and closes when the bytes are no longer used
      * @throws IllegalArgumentException  if an argument is null or the key blank
@@ -333,7 +333,7 @@ public final class KvTierCache implements AutoCloseable {
      * Copies segment {@code key}'s bytes into the start of {@code dst} (host memory, native or
      * heap), wherever the segment is; it does not move the segment or count an access.
      *
-     * @param key the segment's key, not blank, at most {@link #MAX_KEY_LENGTH} characters
+     * @param key the segment's key, not blank, at most {@link #MAX_KEY_LENGTH} {@code char}s
      * @param dst writable host memory of at least the segment's size; only its first {@code sizeBytes} are written
      * @throws IllegalArgumentException  if {@code dst} is null, read-only or smaller than the segment
      *                                   (naming both sizes; nothing is written)
@@ -358,7 +358,7 @@ public final class KvTierCache implements AutoCloseable {
      * Removes segment {@code key} and frees its memory (adopted device memory is only forgotten).
      * Waits for a transfer of the key in flight.
      *
-     * @param key the segment's key, not blank, at most {@link #MAX_KEY_LENGTH} characters
+     * @param key the segment's key, not blank, at most {@link #MAX_KEY_LENGTH} {@code char}s
      * @return its metadata as it was, or empty if it was not cached
      * @throws IllegalArgumentException if {@code key} is null or blank
      * @throws IllegalStateException    if it is a prefix block ({@link #prefixBlocks}) with cached child blocks,
@@ -378,7 +378,7 @@ public final class KvTierCache implements AutoCloseable {
      * The segment's current metadata, or empty if it is not cached. Waits for a transfer of the key
      * in flight, so the tier reported is the one holding the bytes.
      *
-     * @param key the segment's key, not blank, at most {@link #MAX_KEY_LENGTH} characters
+     * @param key the segment's key, not blank, at most {@link #MAX_KEY_LENGTH} {@code char}s
      * @return a snapshot of the segment's metadata (tier, size, positions, access count), or empty
      * @throws IllegalArgumentException if {@code key} is null or blank
      */

@@ -75,12 +75,18 @@ public record RecoveryReport(String namespace, int recovered, long recoveredByte
      * Records the open refused to serve because a newer state of their pages was recorded and then lost
      * from the journal ({@link DiscardReason#SUPERSEDED}): each would have rolled a key back to an older
      * version, or brought back a removed key.
+     *
+     * @return the number of rollbacks refused, {@code >= 0}
      */
     public long rollbacksRefused() {
         return discarded.get(DiscardReason.SUPERSEDED);
     }
 
-    /** Records and segments discarded, all reasons together. */
+    /**
+     * Records and segments discarded, all reasons together.
+     *
+     * @return the sum of the discards over every reason, {@code >= 0}
+     */
     public long discardedTotal() {
         return discarded.values().stream().mapToLong(Long::longValue).sum();
     }

@@ -23,12 +23,20 @@ public final class SegmentPin implements AutoCloseable {
         this.unpin = unpin;
     }
 
-    /** The pinned segment: its tier and pages, valid until this pin is closed. */
+    /**
+     * The pinned segment: its tier and pages, valid until this pin is closed.
+     *
+     * @return the segment as pinned; its pages must not be used once this pin is closed
+     */
     public ResidentSegment segment() {
         return segment;
     }
 
-    /** Whether {@link #close()} has been called. */
+    /**
+     * Whether {@link #close()} has been called.
+     *
+     * @return true once closed
+     */
     public boolean isClosed() {
         return closed.get();
     }
