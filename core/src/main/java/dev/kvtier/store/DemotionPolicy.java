@@ -124,7 +124,7 @@ public interface DemotionPolicy {
         /**
          * {@code segment} was registered on {@code tier} (a use).
          *
-         * @param segment the segment concerned, a live view valid until this call returns
+         * @param segment the segment concerned, the store's live view of it (see {@link Segment})
          * @param tier    the tier it was registered on
          */
         void registered(Segment segment, Tier tier);
@@ -132,7 +132,7 @@ public interface DemotionPolicy {
         /**
          * {@code segment}, which stays on {@code tier}, was touched (an access and a use).
          *
-         * @param segment the segment concerned, a live view valid until this call returns
+         * @param segment the segment concerned, the store's live view of it (see {@link Segment})
          * @param tier    the tier it is on
          */
         void used(Segment segment, Tier tier);
@@ -177,7 +177,7 @@ public interface DemotionPolicy {
         /**
          * {@code segment} was booked from {@code from} down to {@code to} (not a use).
          *
-         * @param segment the segment concerned, a live view valid until this call returns
+         * @param segment the segment concerned, the store's live view of it (see {@link Segment})
          * @param from    the tier it left
          * @param to      the slower tier it is booked to
          */
@@ -186,7 +186,7 @@ public interface DemotionPolicy {
         /**
          * {@code segment} was booked from {@code from} up to {@code to} (an access and a use).
          *
-         * @param segment the segment concerned, a live view valid until this call returns
+         * @param segment the segment concerned, the store's live view of it (see {@link Segment})
          * @param from    the tier it left
          * @param to      the faster tier it is booked to
          */
@@ -196,7 +196,7 @@ public interface DemotionPolicy {
          * The latest move of {@code segment} was rolled back: it went from {@code from} back to
          * {@code to}, where it was before the move (a promotion's access is taken back).
          *
-         * @param segment the segment concerned, a live view valid until this call returns
+         * @param segment the segment concerned, the store's live view of it (see {@link Segment})
          * @param from    the tier the rolled-back move booked it to
          * @param to      the tier it is back on
          */
@@ -205,7 +205,7 @@ public interface DemotionPolicy {
         /**
          * {@code segment}, on {@code tier}, is about to be removed; forget it.
          *
-         * @param segment the segment concerned, a live view valid until this call returns
+         * @param segment the segment concerned, the store's live view of it (see {@link Segment})
          * @param tier    the tier it is on
          */
         void removed(Segment segment, Tier tier);
@@ -217,7 +217,7 @@ public interface DemotionPolicy {
          * query names it again only for it to be refused. Not a use, and no access. It ends with {@link #released}
          * or when the segment leaves the tier. The default does nothing (it is named, and refused, again).
          *
-         * @param segment the segment concerned, a live view valid until this call returns
+         * @param segment the segment concerned, the store's live view of it (see {@link Segment})
          * @param tier    the tier it must stay on for now
          */
         default void held(Segment segment, Tier tier) {
@@ -226,7 +226,7 @@ public interface DemotionPolicy {
         /**
          * {@code segment}, on {@code tier}, may leave it again (see {@link #held}). The default does nothing.
          *
-         * @param segment the segment concerned, a live view valid until this call returns
+         * @param segment the segment concerned, the store's live view of it (see {@link Segment})
          * @param tier    the tier it was held on
          */
         default void released(Segment segment, Tier tier) {
