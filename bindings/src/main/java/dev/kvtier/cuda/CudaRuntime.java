@@ -563,8 +563,8 @@ public final class CudaRuntime {
      * a timeout or a stream query where that matters.
      *
      * @param stream a stream of this runtime's library, not closed
-     * @return a future completed normally (with null) when the enqueued work is done; it never completes exceptionally
-     *         from CUDA's side
+     * @return a future completed with {@code null} once the enqueued work is done; CUDA errors never reach it (after
+     *         one it may simply never complete)
      * @throws IllegalArgumentException if {@code stream} is null or belongs to another library
      */
     public CompletableFuture<Void> onComplete(CudaStream stream) {

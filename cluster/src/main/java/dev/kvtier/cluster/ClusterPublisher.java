@@ -101,7 +101,8 @@ public final class ClusterPublisher implements AutoCloseable {
         /**
          * A request that will reuse {@code blocks} (first block first, {@code reusableTokens} tokens) is on its way.
          *
-         * @param blocks         the chain's block hashes the router found on this rank, first block first; unmodifiable
+         * @param blocks         the blocks the router's hint names (a prefix of the request's chain), first block first;
+         *                       unmodifiable
          * @param reusableTokens the tokens those blocks cover
          */
         void onPrefetchHint(List<BlockHash> blocks, long reusableTokens);
