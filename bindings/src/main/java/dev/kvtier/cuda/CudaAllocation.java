@@ -32,7 +32,11 @@ abstract sealed class CudaAllocation extends CudaResource permits DeviceAllocati
         return segment;
     }
 
-    /** The size in bytes. */
+    /**
+     * The size in bytes.
+     *
+     * @return the size requested from CUDA, positive; {@code segment().byteSize()} equals it
+     */
     // Not final: javac then emits a public bridge in each public subclass, so reflection and Javadoc see it there.
     public long byteSize() {
         return byteSize;

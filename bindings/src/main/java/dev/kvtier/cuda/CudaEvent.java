@@ -28,6 +28,8 @@ public final class CudaEvent extends CudaResource {
     /**
      * The raw {@code cudaEvent_t}, for calls through the raw bindings.
      *
+     * @return the opaque handle as an address (size 0, never dereferenced); still owned by this object, invalid once it
+     *         is closed
      * @throws IllegalStateException if closed
      */
     public MemorySegment handle() {
@@ -35,17 +37,31 @@ public final class CudaEvent extends CudaResource {
         return handle;
     }
 
-    /** The runtime that created this event. */
+    /**
+     * The runtime that created this event.
+     *
+     * @return the runtime whose library the handle belongs to; it can be used only with streams of that library
+     */
     public CudaRuntime runtime() {
         return runtime;
     }
 
-    /** Whether this event records time ({@link #elapsedMillisSince} works). */
+    /**
+     * Whether this event records time ({@link #elapsedMillisSince} works).
+     *
+     * @return {@code false} when created with {@code cudaEventDisableTiming}
+     */
     public boolean isTiming() {
         return timing;
     }
 
-    /** {@code cudaEventRecord}: marks the point in {@code stream} after all work enqueued on it so far. */
+    /**
+     * {@code cudaEventRecord}: marks the point in {@code stream} after all work enqueued on it so far.
+     *
+     * @param stream the stream to record into, of this event's library; a later record replaces the earlier one
+     * @throws IllegalArgumentException if {@code stream} is null or belongs to another library
+     * @throws IllegalStateException    if this event or the stream is closed
+     */
     public void record(CudaStream stream) {
         Arguments.requireNonNull(stream, "stream");
         MemorySegment event = handle();
@@ -62,6 +78,9 @@ public final class CudaEvent extends CudaResource {
     /**
      * {@code cudaEventQuery}: whether the work before the last record has completed (true for a never-recorded event);
      * never blocks.
+     *
+     * @return {@code true} once the recorded work has run ({@code cudaSuccess}), {@code false} on
+     *         {@code cudaErrorNotReady}; any other code is thrown as a {@link CudaException}
      */
     public boolean isComplete() {
         int code = CudaRuntime.callWithPointer(runtime.calls().cudaEventQuery, handle());
@@ -82,7 +101,11 @@ public final class CudaEvent extends CudaResource {
      * {@code cudaEventElapsedTime(start, this)}: milliseconds between {@code start} and this event, both timing events
      * and both complete.
      *
+     * @param start the earlier timing event, of the same library
+     * @return elapsed time in milliseconds from {@code start} to this event, with CUDA's resolution of about half a
+     *         microsecond
      * @throws IllegalArgumentException if either event was created without timing
+
      */
     public float elapsedMillisSince(CudaEvent start) {
         Arguments.requireNonNull(start, "start");

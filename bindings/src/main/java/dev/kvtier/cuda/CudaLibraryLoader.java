@@ -52,6 +52,11 @@ public final class CudaLibraryLoader {
      * @param failure  why it was not used, or empty when it was loaded
      */
     public record LoadAttempt(String source, String location, Optional<String> failure) {
+        /**
+         * Records one place tried.
+         *
+         * @throws IllegalArgumentException if any component is null
+         */
         public LoadAttempt {
             Arguments.requireNonNull(source, "source");
             Arguments.requireNonNull(location, "location");
@@ -73,6 +78,11 @@ public final class CudaLibraryLoader {
      * @param lookup   the library's symbols
      */
     public record Library(String location, String source, SymbolLookup lookup) {
+        /**
+         * Records a library that loaded.
+         *
+         * @throws IllegalArgumentException if any component is null
+         */
         public Library {
             Arguments.requireNonNull(location, "location");
             Arguments.requireNonNull(source, "source");
@@ -82,14 +92,28 @@ public final class CudaLibraryLoader {
 
     /**
      * The outcome of a search: the library (when one loaded) and every place tried, in order.
+     *
+     * @param library  the first place that loaded and exports {@code cudaRuntimeGetVersion}, or empty when none did
+     * @param attempts every place tried, in search order, up to and including the one that loaded (copied, unmodifiable)
      */
     public record LoadResult(Optional<Library> library, List<LoadAttempt> attempts) {
+        /**
+         * Records the outcome of a search; {@code attempts} is copied.
+         *
+         * @throws IllegalArgumentException if {@code library} is null
+         * @throws NullPointerException     if {@code attempts} is or contains null ({@link List#copyOf})
+         */
         public LoadResult {
             Arguments.requireNonNull(library, "library");
             attempts = List.copyOf(attempts);
         }
 
-        /** Every place tried with why it failed, one per line, and how to point us at a library. */
+        /**
+         * Every place tried with why it failed, one per line, and how to point us at a library.
+         *
+         * @return text starting with a line break, one indented line per attempt, then the property and environment
+         *         variable that choose the library; meant to follow a sentence ending in "tried:"
+         */
         public String describeAttempts() {
             var text = new StringBuilder();
             for (LoadAttempt attempt : attempts) {
@@ -100,12 +124,22 @@ public final class CudaLibraryLoader {
         }
     }
 
-    /** Searches the default places (see the class comment), reading system properties and the environment now. */
+    /**
+     * Searches the default places (see the class comment), reading system properties and the environment now.
+     *
+     * @return the first library that loaded, if any, and every place tried; never throws for a missing library
+     */
     public static LoadResult load() {
         return load(defaultCandidates(System::getProperty, System::getenv));
     }
 
-    /** Loads exactly {@code library} (a file path), and nothing else. */
+    /**
+     * Loads exactly {@code library} (a file path), and nothing else.
+     *
+     * @param library the libcudart file to load, not null
+     * @return the library if it loaded, and the one attempt with its failure otherwise
+     * @throws IllegalArgumentException if {@code library} is null
+     */
     public static LoadResult load(Path library) {
         Arguments.requireNonNull(library, "library");
         return load(List.of(new Candidate("explicit path", library.toString(), true)));
@@ -115,6 +149,7 @@ public final class CudaLibraryLoader {
      * The library {@code cudart_h} resolves its symbols in, for the whole process: the result of the default search at
      * the first call, kept for the life of the JVM (a failed search is not kept, so a later call may succeed).
      *
+     * @return the symbols of the process-wide libcudart, the same lookup on every call once one has loaded
      * @throws UnsatisfiedLinkError listing every place tried when no libcudart can be loaded
      */
     public static SymbolLookup processWideLookup() {
@@ -133,8 +168,13 @@ public final class CudaLibraryLoader {
         return selected.lookup();
     }
 
-    /** The library {@code cudart_h} is bound to, if its first symbol resolution has happened. */
+    /**
+     * The library {@code cudart_h} is bound to, if its first symbol resolution has happened.
+     *
+     * @return the process-wide library, or empty before {@link #processWideLookup()} first succeeded; never loads one
+     */
     public static Optional<Library> processWideLibrary() {
+
         return Optional.ofNullable(processWide);
     }
 

@@ -9,17 +9,38 @@ import java.util.Optional;
  */
 public sealed interface CudaProbe permits CudaProbe.Available, CudaProbe.Unavailable {
 
-    /** Whether a runtime with at least one device is available. */
+    /**
+     * Whether a runtime with at least one device is available.
+     *
+     * @return {@code true} exactly for {@link Available}
+     */
     boolean isUsable();
 
-    /** The runtime, when usable. */
+    /**
+     * The runtime, when usable.
+     *
+     * @return the runtime for {@link Available}, empty for {@link Unavailable}
+     */
     Optional<CudaRuntime> runtime();
 
-    /** One line (or a few) for logs and {@code backendDescription()}: the runtime, or the reason it is unusable. */
+    /**
+     * One line (or a few) for logs and {@code backendDescription()}: the runtime, or the reason it is unusable.
+     *
+     * @return {@link CudaRuntime#description()} when usable, else the reason, never null
+     */
     String describe();
 
-    /** A loaded runtime with at least one device. */
+    /**
+     * A loaded runtime with at least one device.
+     *
+     * @param cuda the runtime the probe loaded, not null
+     */
     record Available(CudaRuntime cuda) implements CudaProbe {
+        /**
+         * Wraps a usable runtime.
+         *
+         * @throws IllegalArgumentException if {@code cuda} is null
+         */
         public Available {
             Arguments.requireNonNull(cuda, "cuda");
         }
@@ -50,7 +71,14 @@ public sealed interface CudaProbe permits CudaProbe.Available, CudaProbe.Unavail
      */
     record Unavailable(String reason, List<CudaLibraryLoader.LoadAttempt> attempts, Optional<CudaException> cudaError)
             implements CudaProbe {
+        /**
+         * Records why no runtime is usable; {@code attempts} is copied.
+         *
+         * @throws IllegalArgumentException if {@code reason} or {@code cudaError} is null
+         * @throws NullPointerException     if {@code attempts} is or contains null ({@link List#copyOf})
+         */
         public Unavailable {
+
             Arguments.requireNonNull(reason, "reason");
             attempts = List.copyOf(attempts);
             Arguments.requireNonNull(cudaError, "cudaError");

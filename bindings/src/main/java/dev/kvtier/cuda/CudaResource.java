@@ -25,8 +25,13 @@ public abstract sealed class CudaResource implements AutoCloseable
         }
     }
 
-    /** Whether {@link #close()} has been called (the handle can no longer be used). */
+    /**
+     * Whether {@link #close()} has been called (the handle can no longer be used).
+     *
+     * @return {@code true} from the first {@code close()} on, even if that close's release failed
+     */
     public final boolean isClosed() {
+
         return closed.get();
     }
 

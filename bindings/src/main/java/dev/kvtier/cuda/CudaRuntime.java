@@ -63,12 +63,22 @@ public final class CudaRuntime {
     /**
      * Searches the default places ({@link CudaLibraryLoader}) and reports a usable runtime or why there is none. Never
      * throws for a missing library, driver or device.
+     *
+     * @return {@link CudaProbe.Available} with the runtime, or {@link CudaProbe.Unavailable} saying what was tried and
+     *         why it failed
      */
     public static CudaProbe probe() {
         return probe(CudaLibraryLoader.load());
     }
 
-    /** As {@link #probe()}, but loads exactly {@code library}. */
+    /**
+     * As {@link #probe()}, but loads exactly {@code library}.
+     *
+     * @param library the libcudart file to load (e.g. {@code /usr/local/cuda/lib64/libcudart.so.13}); no other place is
+     *                searched
+     * @return {@link CudaProbe.Available} with the runtime, or {@link CudaProbe.Unavailable} naming the file and why it
+     *         could not be used
+     */
     public static CudaProbe probe(Path library) {
         return probe(CudaLibraryLoader.load(library));
     }
@@ -126,27 +136,47 @@ public final class CudaRuntime {
 
     // ---------------------------------------------------------------- facts
 
-    /** The library file loaded (or the loader name when its file cannot be determined). */
+    /**
+     * The library file loaded (or the loader name when its file cannot be determined).
+     *
+     * @return a path or loader name, never null; used in messages to tell runtimes apart
+     */
     public String libraryLocation() {
         return library.location();
     }
 
-    /** {@code cudaRuntimeGetVersion}: 1000 * major + 10 * minor, e.g. 13000 for 13.0. */
+    /**
+     * {@code cudaRuntimeGetVersion}: 1000 * major + 10 * minor, e.g. 13000 for 13.0.
+     *
+     * @return the version of the loaded libcudart, read once at probe time
+     */
     public int runtimeVersion() {
         return runtimeVersion;
     }
 
-    /** {@code cudaDriverGetVersion} at probe time, same encoding as {@link #runtimeVersion()}. */
+    /**
+     * {@code cudaDriverGetVersion} at probe time, same encoding as {@link #runtimeVersion()}.
+     *
+     * @return the latest CUDA version the installed driver supports; 0 when CUDA reported no driver
+     */
     public int driverVersion() {
         return driverVersion;
     }
 
-    /** Number of devices at probe time; at least 1. */
+    /**
+     * Number of devices at probe time; at least 1.
+     *
+     * @return {@code cudaGetDeviceCount} at probe time; valid device ordinals are {@code 0} to this value minus one
+     */
     public int deviceCount() {
         return deviceCount;
     }
 
-    /** E.g. {@code libcudart 13.0 at /usr/local/cuda/lib64/libcudart.so.13 (driver 13.0), 1 device}. */
+    /**
+     * E.g. {@code libcudart 13.0 at /usr/local/cuda/lib64/libcudart.so.13 (driver 13.0), 1 device}.
+     *
+     * @return one line for logs: runtime version, library file, driver version and device count
+     */
     public String description() {
         return "libcudart " + versionText(runtimeVersion) + " at " + library.location() + " (driver "
                 + versionText(driverVersion) + "), " + deviceCount + (deviceCount == 1 ? " device" : " devices");
@@ -181,7 +211,11 @@ public final class CudaRuntime {
         }
     }
 
-    /** The last error without clearing it ({@code cudaPeekAtLastError}): 0 ({@code cudaSuccess}) or the code. */
+    /**
+     * The last error without clearing it ({@code cudaPeekAtLastError}): 0 ({@code cudaSuccess}) or the code.
+     *
+     * @return the {@code cudaError_t} value CUDA holds for the calling thread; 0 when there is none
+     */
     public int peekAtLastError() {
         try {
             return (int) calls.cudaPeekAtLastError.invokeExact();
@@ -190,12 +224,22 @@ public final class CudaRuntime {
         }
     }
 
-    /** {@code cudaGetErrorName(code)}, e.g. {@code cudaErrorNoDevice}. */
+    /**
+     * {@code cudaGetErrorName(code)}, e.g. {@code cudaErrorNoDevice}.
+     *
+     * @param code a {@code cudaError_t} value, any int
+     * @return the enumerator's name; CUDA's own text for an unknown code, never null
+     */
     public String errorName(int code) {
         return errorName(calls, code);
     }
 
-    /** {@code cudaGetErrorString(code)}, e.g. {@code no CUDA-capable device is detected}. */
+    /**
+     * {@code cudaGetErrorString(code)}, e.g. {@code no CUDA-capable device is detected}.
+     *
+     * @param code a {@code cudaError_t} value, any int
+     * @return CUDA's description of the error; {@code "unrecognized error code"} when CUDA returns none, never null
+     */
     public String errorText(int code) {
         return errorText(calls, code);
     }
@@ -273,7 +317,13 @@ public final class CudaRuntime {
 
     // ---------------------------------------------------------------- devices
 
-    /** {@code cudaSetDevice}: the current device of the calling thread. */
+    /**
+     * {@code cudaSetDevice}: the current device of the calling thread.
+     *
+     * @param device the CUDA device ordinal, in {@code [0, deviceCount())}; later calls from this thread (allocations,
+     *               streams, {@link #memoryInfo()}) act on it
+     * @throws IllegalArgumentException if {@code device} is out of range
+     */
     public void setDevice(int device) {
         requireDevice(device, "device");
         int code;
@@ -285,12 +335,23 @@ public final class CudaRuntime {
         check("cudaSetDevice", code, "device " + device);
     }
 
-    /** {@code cudaGetDevice}: the current device of the calling thread. */
+    /**
+     * {@code cudaGetDevice}: the current device of the calling thread.
+     *
+     * @return the device ordinal this thread's CUDA calls act on (0 until {@link #setDevice} is called)
+     */
     public int currentDevice() {
         return queryInt(calls, calls.cudaGetDevice, "cudaGetDevice");
     }
 
-    /** {@code cudaDeviceGetAttribute(attribute, device)}. */
+    /**
+     * {@code cudaDeviceGetAttribute(attribute, device)}.
+     *
+     * @param attribute the {@code cudaDeviceAttr} to read, not null
+     * @param device    the CUDA device ordinal, in {@code [0, deviceCount())}
+     * @return the attribute's value as CUDA reports it (for the yes/no attributes 1 or 0)
+     * @throws IllegalArgumentException if {@code attribute} is null or {@code device} is out of range
+     */
     public int deviceAttribute(DeviceAttribute attribute, int device) {
         Arguments.requireNonNull(attribute, "attribute");
         requireDevice(device, "device");
@@ -307,7 +368,14 @@ public final class CudaRuntime {
         }
     }
 
-    /** {@code cudaDeviceCanAccessPeer(device, peer)}. */
+    /**
+     * {@code cudaDeviceCanAccessPeer(device, peer)}.
+     *
+     * @param device the CUDA device ordinal that would access memory, in {@code [0, deviceCount())}
+     * @param peer   the CUDA device ordinal whose memory would be accessed, in {@code [0, deviceCount())}
+     * @return whether {@code device} can read and write {@code peer}'s memory directly once peer access is enabled
+     * @throws IllegalArgumentException if either ordinal is out of range
+     */
     public boolean canAccessPeer(int device, int peer) {
         requireDevice(device, "device");
         requireDevice(peer, "peer");
@@ -324,7 +392,11 @@ public final class CudaRuntime {
         }
     }
 
-    /** {@code cudaMemGetInfo} for the calling thread's current device. */
+    /**
+     * {@code cudaMemGetInfo} for the calling thread's current device.
+     *
+     * @return free and total device memory in bytes at the time of the call
+     */
     public MemoryInfo memoryInfo() {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment free = arena.allocate(C_SIZE_T);
@@ -359,7 +431,13 @@ public final class CudaRuntime {
 
     // ---------------------------------------------------------------- memory
 
-    /** {@code cudaMalloc(bytes)} on the current device. */
+    /**
+     * {@code cudaMalloc(bytes)} on the current device.
+     *
+     * @param bytes the size to allocate, positive
+     * @return the allocation, owned by the caller: {@link DeviceAllocation#close()} calls {@code cudaFree}
+     * @throws IllegalArgumentException if {@code bytes} is not positive
+     */
     public DeviceAllocation allocateDevice(long bytes) {
         requirePositive(bytes, "bytes");
         try (Arena arena = Arena.ofConfined()) {
@@ -378,6 +456,10 @@ public final class CudaRuntime {
     /**
      * {@code cudaHostAlloc(bytes, cudaHostAllocPortable)}: page-locked host memory usable by every device, for fast
      * asynchronous copies. Slow to allocate (~1 GB/s): pool it.
+     *
+     * @param bytes the size to allocate, positive
+     * @return the allocation, owned by the caller: {@link PinnedAllocation#close()} calls {@code cudaFreeHost}
+     * @throws IllegalArgumentException if {@code bytes} is not positive
      */
     public PinnedAllocation allocatePinned(long bytes) {
         requirePositive(bytes, "bytes");
@@ -403,6 +485,10 @@ public final class CudaRuntime {
      *
      * @param hostMemory a native (off-heap) segment, not empty; a read-only segment (a read-only mapping) needs
      *                   {@code readOnly}
+     * @param readOnly   whether to pass {@code cudaHostRegisterReadOnly}: the device will only read this memory
+     * @return the registration, owned by the caller: {@link HostRegistration#close()} calls {@code cudaHostUnregister}
+     * @throws IllegalArgumentException if {@code hostMemory} is null, on the heap, empty, or read-only without
+     *                                  {@code readOnly}
      */
     public HostRegistration registerHost(MemorySegment hostMemory, boolean readOnly) {
         Arguments.requireNonNull(hostMemory, "hostMemory");
@@ -426,7 +512,12 @@ public final class CudaRuntime {
 
     // ---------------------------------------------------------------- streams and events
 
-    /** {@code cudaStreamCreateWithFlags}: {@code nonBlocking} streams do not synchronize with the legacy default stream. */
+    /**
+     * {@code cudaStreamCreateWithFlags}: {@code nonBlocking} streams do not synchronize with the legacy default stream.
+     *
+     * @param nonBlocking {@code true} for {@code cudaStreamNonBlocking}, {@code false} for {@code cudaStreamDefault}
+     * @return the stream, owned by the caller: {@link CudaStream#close()} calls {@code cudaStreamDestroy}
+     */
     public CudaStream createStream(boolean nonBlocking) {
         int flags = nonBlocking ? cudart_h.cudaStreamNonBlocking() : cudart_h.cudaStreamDefault();
         return new CudaStream(this, createHandle(calls.cudaStreamCreateWithFlags, "cudaStreamCreateWithFlags",
@@ -436,6 +527,10 @@ public final class CudaRuntime {
     /**
      * {@code cudaEventCreateWithFlags}: {@code timing} events can measure {@link CudaEvent#elapsedMillisSince}; others
      * ({@code cudaEventDisableTiming}) are cheaper and are what ordering needs.
+     *
+     * @param timing {@code true} for {@code cudaEventDefault} (records a timestamp), {@code false} for
+     *               {@code cudaEventDisableTiming}
+     * @return the event, owned by the caller: {@link CudaEvent#close()} calls {@code cudaEventDestroy}
      */
     public CudaEvent createEvent(boolean timing) {
         int flags = timing ? cudart_h.cudaEventDefault() : cudart_h.cudaEventDisableTiming();
@@ -466,6 +561,11 @@ public final class CudaRuntime {
      * the process's one upcall stub). It is completed on a kvtier executor thread, never on the CUDA callback thread, so
      * dependent stages may call CUDA. If the stream fails (a sticky error), CUDA may never run the callback: pair it with
      * a timeout or a stream query where that matters.
+     *
+     * @param stream a stream of this runtime's library, not closed
+     * @return a future completed with {@code null} once the enqueued work is done; CUDA errors never reach it (after
+     *         one it may simply never complete)
+     * @throws IllegalArgumentException if {@code stream} is null or belongs to another library
      */
     public CompletableFuture<Void> onComplete(CudaStream stream) {
         MemorySegment streamHandle = ownHandle(stream);
@@ -490,6 +590,12 @@ public final class CudaRuntime {
      * {@code cudaMemcpyAsync(dst, src, bytes, kind, stream)}: enqueues a copy of the first {@code bytes} bytes of
      * {@code src} to {@code dst}. Returns once enqueued; both sides must stay allocated until it completes.
      *
+     * @param dst    where the bytes go: device memory, pinned or registered host memory, or pageable host memory
+     *               (which CUDA copies synchronously); not read-only
+     * @param src    where the bytes come from, of the same kinds as {@code dst}
+     * @param bytes  how many bytes to copy, in {@code [0, min(dst.byteSize(), src.byteSize())]}
+     * @param kind   the {@code cudaMemcpyKind}; {@link MemcpyKind#DEFAULT} lets CUDA infer it from the pointers
+     * @param stream the stream the copy is ordered on, of this runtime's library
      * @throws IllegalArgumentException if {@code bytes} is negative or larger than either segment, or {@code dst} is a
      *                                  read-only segment
      */
@@ -509,6 +615,12 @@ public final class CudaRuntime {
     /**
      * {@code cudaMemcpyPeerAsync}: copies between two devices' memory.
      *
+     * @param dst       device memory of {@code dstDevice} to write
+     * @param dstDevice the CUDA device ordinal that owns {@code dst}
+     * @param src       device memory of {@code srcDevice} to read
+     * @param srcDevice the CUDA device ordinal that owns {@code src}
+     * @param bytes     how many bytes to copy, in {@code [0, min(dst.byteSize(), src.byteSize())]}
+     * @param stream    the stream the copy is ordered on, of this runtime's library
      * @throws IllegalArgumentException if {@code bytes} is negative or larger than either segment
      */
     public void memcpyPeerAsync(MemorySegment dst, int dstDevice, MemorySegment src, int srcDevice, long bytes,
@@ -529,6 +641,10 @@ public final class CudaRuntime {
     /**
      * {@code cudaMemsetAsync}: sets the first {@code bytes} bytes of device memory {@code dst} to {@code value}.
      *
+     * @param dst    device memory to fill
+     * @param value  the byte to write, in {@code [-128, 255]} (as C's {@code int value}, only the low 8 bits count)
+     * @param bytes  how many bytes to set, in {@code [0, dst.byteSize()]}
+     * @param stream the stream the fill is ordered on, of this runtime's library
      * @throws IllegalArgumentException if {@code bytes} is negative or larger than {@code dst}, or value is not a byte
      */
     public void memsetAsync(MemorySegment dst, int value, long bytes, CudaStream stream) {
@@ -549,13 +665,21 @@ public final class CudaRuntime {
         check("cudaMemsetAsync", code, bytes + " bytes");
     }
 
-    /** How {@link #memcpyBatchAsync} will move batches with this runtime. */
+    /**
+     * How {@link #memcpyBatchAsync} will move batches with this runtime.
+     *
+     * @return the batch ABI chosen from {@link #runtimeVersion()}, or {@link BatchCopyPath#ONE_BY_ONE} where there is none
+     */
     public BatchCopyPath batchCopyPath() {
         return batchAbi.map(abi -> abi == MemcpyBatchAbi.CUDA_12_8 ? BatchCopyPath.BATCH_CUDA_12_8
                 : BatchCopyPath.BATCH_CUDA_13).orElse(BatchCopyPath.ONE_BY_ONE);
     }
 
-    /** Whether this runtime has a {@code cudaMemcpyBatchAsync} we can call (12.8 to 13.x, symbol present). */
+    /**
+     * Whether this runtime has a {@code cudaMemcpyBatchAsync} we can call (12.8 to 13.x, symbol present).
+     *
+     * @return {@code true} when {@link #batchCopyPath()} is not {@link BatchCopyPath#ONE_BY_ONE}
+     */
     public boolean isBatchCopyAvailable() {
         return batchAbi.isPresent();
     }
@@ -566,7 +690,14 @@ public final class CudaRuntime {
      * the runtime has none, one {@code cudaMemcpyAsync} per copy with {@code fallbackKind}. Copies within a batch may run
      * in any order: they must not overlap. The stream must not be the legacy default stream.
      *
+     * @param dsts         where each copy writes, none read-only
+     * @param srcs         where each copy reads, same length as {@code dsts}
+     * @param sizes        bytes of each copy, same length, each in {@code [0, min(dst, src byte size)]}; CUDA's
+     *                     {@code sizes} array
+     * @param fallbackKind the {@code cudaMemcpyKind} of each {@code cudaMemcpyAsync} when the runtime has no batch call
+     * @param stream       the stream all copies are ordered on, of this runtime's library
      * @return the path taken, so callers can report a fallback
+
      * @throws IllegalArgumentException if the lists and sizes differ in length, or a size is negative or too large
      */
     public BatchCopyPath memcpyBatchAsync(List<MemorySegment> dsts, List<MemorySegment> srcs, long[] sizes,

@@ -23,6 +23,8 @@ public final class CudaStream extends CudaResource {
     /**
      * The raw {@code cudaStream_t}, for calls through the raw bindings.
      *
+     * @return the opaque handle as an address (size 0, never dereferenced); still owned by this object, invalid once it
+     *         is closed
      * @throws IllegalStateException if closed
      */
     public MemorySegment handle() {
@@ -30,7 +32,11 @@ public final class CudaStream extends CudaResource {
         return handle;
     }
 
-    /** The runtime that created this stream. */
+    /**
+     * The runtime that created this stream.
+     *
+     * @return the runtime whose library the handle belongs to; copies and events on this stream must use that library
+     */
     public CudaRuntime runtime() {
         return runtime;
     }
@@ -41,7 +47,12 @@ public final class CudaStream extends CudaResource {
         runtime.check("cudaStreamSynchronize", code);
     }
 
-    /** {@code cudaStreamQuery}: whether all work enqueued so far has completed; never blocks. */
+    /**
+     * {@code cudaStreamQuery}: whether all work enqueued so far has completed; never blocks.
+     *
+     * @return {@code true} on {@code cudaSuccess}, {@code false} on {@code cudaErrorNotReady}; any other code is thrown
+     *         as a {@link CudaException}
+     */
     public boolean isIdle() {
         int code = CudaRuntime.callWithPointer(runtime.calls().cudaStreamQuery, handle());
         if (code == NOT_READY) {
@@ -51,7 +62,14 @@ public final class CudaStream extends CudaResource {
         return true;
     }
 
-    /** {@code cudaStreamWaitEvent}: work enqueued on this stream from now on waits for {@code event}'s last record. */
+    /**
+     * {@code cudaStreamWaitEvent}: work enqueued on this stream from now on waits for {@code event}'s last record.
+     *
+     * @param event an open event of this stream's library, possibly recorded on another stream; a never-recorded
+     *              event makes nothing wait
+     * @throws IllegalArgumentException if {@code event} belongs to another library
+     * @throws IllegalStateException    if this stream or the event is closed
+     */
     public void waitFor(CudaEvent event) {
         MemorySegment stream = handle();
         if (!event.runtime().sameLibraryAs(runtime)) {
@@ -68,8 +86,13 @@ public final class CudaStream extends CudaResource {
         runtime.check("cudaStreamWaitEvent", code);
     }
 
-    /** Shorthand for {@link CudaRuntime#onComplete(CudaStream) runtime().onComplete(this)}. */
+    /**
+     * Shorthand for {@link CudaRuntime#onComplete(CudaStream) runtime().onComplete(this)}.
+     *
+     * @return a future completed on a kvtier thread once all work enqueued so far has finished
+     */
     public CompletableFuture<Void> onComplete() {
+
         return runtime.onComplete(this);
     }
 

@@ -22,7 +22,10 @@ public final class DeviceAllocation extends CudaAllocation {
     /**
      * The device memory, sized; for CUDA calls only, never dereferenced on the host.
      *
+     * @return a segment of {@link #byteSize()} bytes at the {@code cudaMalloc} address, owned by this allocation and
+     *         inaccessible once it is closed
      * @throws IllegalStateException if closed
+
      */
     public MemorySegment segment() {
         return checkedSegment();

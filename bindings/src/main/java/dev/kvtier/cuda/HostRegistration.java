@@ -23,6 +23,7 @@ public final class HostRegistration extends CudaResource {
     /**
      * The registered memory (the segment given to {@link CudaRuntime#registerHost}).
      *
+     * @return the caller's segment itself, still owned by the caller (this registration neither frees nor unmaps it)
      * @throws IllegalStateException if closed
      */
     public MemorySegment segment() {
@@ -30,8 +31,13 @@ public final class HostRegistration extends CudaResource {
         return hostMemory;
     }
 
-    /** Whether it was registered with {@code cudaHostRegisterReadOnly} (the device only reads it). */
+    /**
+     * Whether it was registered with {@code cudaHostRegisterReadOnly} (the device only reads it).
+     *
+     * @return the {@code readOnly} argument given to {@link CudaRuntime#registerHost}
+     */
     public boolean isReadOnly() {
+
         return readOnly;
     }
 

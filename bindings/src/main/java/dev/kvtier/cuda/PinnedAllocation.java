@@ -22,7 +22,10 @@ public final class PinnedAllocation extends CudaAllocation {
     /**
      * The pinned host memory, sized; the host may read and write it.
      *
+     * @return a segment of {@link #byteSize()} bytes at the {@code cudaHostAlloc} address, owned by this allocation and
+     *         inaccessible once it is closed
      * @throws IllegalStateException if closed
+
      */
     public MemorySegment segment() {
         return checkedSegment();

@@ -16,10 +16,16 @@ public sealed interface ClusterEvent {
     /**
      * The rank now holds {@code block} in {@code tier}.
      *
+     * @param block  the block's chain hash, as the prefix API computes it
+     * @param tier   the tier the bytes are now in
      * @param tokens how many tokens the block covers (the router adds these up into a hint's reusable tokens), {@code >= 0}
      */
     record BlockStored(BlockHash block, Tier tier, int tokens) implements ClusterEvent {
-        /** @throws IllegalArgumentException if {@code block} or {@code tier} is null or {@code tokens < 0} */
+        /**
+         * Checks the event as the wire format would.
+         *
+         * @throws IllegalArgumentException if {@code block} or {@code tier} is null or {@code tokens < 0}
+         */
         public BlockStored {
             requireBlock(block);
             if (tier == null) {
@@ -31,9 +37,18 @@ public sealed interface ClusterEvent {
         }
     }
 
-    /** The rank no longer holds {@code block} in {@code tier} (it may still hold it in another tier). */
+    /**
+     * The rank no longer holds {@code block} in {@code tier} (it may still hold it in another tier).
+     *
+     * @param block the block's chain hash
+     * @param tier  the tier the bytes left
+     */
     record BlockRemoved(BlockHash block, Tier tier) implements ClusterEvent {
-        /** @throws IllegalArgumentException if {@code block} or {@code tier} is null */
+        /**
+         * Checks the event as the wire format would.
+         *
+         * @throws IllegalArgumentException if {@code block} or {@code tier} is null
+         */
         public BlockRemoved {
             requireBlock(block);
             if (tier == null) {
@@ -42,26 +57,53 @@ public sealed interface ClusterEvent {
         }
     }
 
-    /** The rank holds {@code block} in no tier any more. */
+    /**
+     * The rank holds {@code block} in no tier any more.
+     *
+     * @param block the block's chain hash
+     */
     record BlockGone(BlockHash block) implements ClusterEvent {
-        /** @throws IllegalArgumentException if {@code block} is null */
+        /**
+         * Checks the event as the wire format would.
+         *
+         * @throws IllegalArgumentException if {@code block} is null
+         */
         public BlockGone {
             requireBlock(block);
         }
     }
 
-    /** The seed's {@code ShardUpdated} for this batch's rank: {@code layer}'s KV is appended up to {@code seqPos}. */
+    /**
+     * The seed's {@code ShardUpdated} for this batch's rank: {@code layer}'s KV is appended up to {@code seqPos}.
+     *
+     * @param layer  the model layer, {@code >= 0} (receivers also refuse one outside their topology)
+     * @param seqPos the token position the layer's KV now reaches, {@code >= 0}
+     */
     record ShardUpdated(int layer, long seqPos) implements ClusterEvent {
-        /** @throws IllegalArgumentException if {@code layer} or {@code seqPos} is negative */
+        /**
+         * Checks the event as the wire format would.
+         *
+         * @throws IllegalArgumentException if {@code layer} or {@code seqPos} is negative
+         */
         public ShardUpdated {
             requireLayerAndPosition(layer, seqPos);
         }
     }
 
-    /** The seed's {@code ShardEvicted} for this batch's rank: positions of {@code layer} after {@code seqPos} are gone. */
+    /**
+     * The seed's {@code ShardEvicted} for this batch's rank: positions of {@code layer} after {@code seqPos} are gone.
+     *
+     * @param layer  the model layer, {@code >= 0} (receivers also refuse one outside their topology)
+     * @param seqPos the token position after which the layer's KV was evicted, {@code >= 0}
+     */
     record ShardEvicted(int layer, long seqPos) implements ClusterEvent {
-        /** @throws IllegalArgumentException if {@code layer} or {@code seqPos} is negative */
+        /**
+         * Checks the event as the wire format would.
+         *
+         * @throws IllegalArgumentException if {@code layer} or {@code seqPos} is negative
+         */
         public ShardEvicted {
+
             requireLayerAndPosition(layer, seqPos);
         }
     }

@@ -66,23 +66,45 @@ public final class ClusterPublisher implements AutoCloseable {
     /** What the rank holds now, reported into an {@link Announcer} for a re-announcement. */
     @FunctionalInterface
     public interface Holdings {
-        /** Calls {@code announcer} for every block (per tier) and shard position the rank holds right now. */
+        /**
+         * Calls {@code announcer} for every block (per tier) and shard position the rank holds right now.
+         *
+         * @param announcer receives the holdings; valid only during this call. Called on the re-announcement thread,
+         *                  without this publisher's locks
+         */
         void announce(Announcer announcer);
     }
 
     /** Receives a rank's holdings during a re-announcement. */
     public interface Announcer {
-        /** The rank holds {@code block} in {@code tier}. */
+        /**
+         * The rank holds {@code block} in {@code tier}.
+         *
+         * @param block  the block's chain hash
+         * @param tier   one tier holding its bytes; a block in two tiers is announced once per tier
+         * @param tokens how many tokens the block covers, {@code >= 0}
+         */
         void block(BlockHash block, Tier tier, int tokens);
 
-        /** The rank's position for {@code layer} is {@code seqPos}. */
+        /**
+         * The rank's position for {@code layer} is {@code seqPos}.
+         *
+         * @param layer  the model layer, in {@code [0, numLayers)}
+         * @param seqPos the token position the layer's KV reaches, {@code >= 0}
+         */
         void shard(int layer, long seqPos);
     }
 
     /** Receives prefetch hints the router sends this rank. Called on the bus's control thread: return quickly. */
     @FunctionalInterface
     public interface PrefetchListener {
-        /** A request that will reuse {@code blocks} (first block first, {@code reusableTokens} tokens) is on its way. */
+        /**
+         * A request that will reuse {@code blocks} (first block first, {@code reusableTokens} tokens) is on its way.
+         *
+         * @param blocks         the blocks the router's hint names (a prefix of the request's chain), first block first;
+         *                       unmodifiable
+         * @param reusableTokens the tokens those blocks cover
+         */
         void onPrefetchHint(List<BlockHash> blocks, long reusableTokens);
     }
 
@@ -128,8 +150,16 @@ public final class ClusterPublisher implements AutoCloseable {
      * Starts publishing for {@code rank} of {@code topology} on {@code bus}: enqueues the reset with the
      * {@code holdings} and listens for control messages.
      *
+     * @param bus               the bus to publish on and read control messages from; not closed by {@link #close()}
+     * @param topology          the cluster's shape, for the rank and layer checks
+     * @param rank              this rank, in {@code [0, topology.worldSize())}
+     * @param host              where a router sends this rank's requests (e.g. {@code "gpu-node-3:8000"}), at most
+     *                          {@link WireFormat#MAX_HOST_BYTES} UTF-8 bytes; may be empty
      * @param epoch this incarnation's epoch, larger than any earlier incarnation's of the rank ({@link #clockEpoch()})
+     * @param holdings          what the rank holds now, walked for the first reset and every re-announcement
      * @param prefetch receives prefetch hints, or {@code null} to ignore them
+     * @param maxQueuedMessages messages waiting to be published at most, {@code >= 1}; past it the queue is dropped and
+     *                          a reset follows
      * @throws IllegalArgumentException for a rank outside the topology, a negative epoch, a host longer than
      *     {@link WireFormat#MAX_HOST_BYTES} bytes, or {@code maxQueuedMessages < 1}
      */
@@ -167,43 +197,85 @@ public final class ClusterPublisher implements AutoCloseable {
         this.control = bus.subscribeControl(this::onControl);
     }
 
-    /** An epoch from the wall clock (milliseconds): larger for each restart as long as the clock does not go back. */
+    /**
+     * An epoch from the wall clock (milliseconds): larger for each restart as long as the clock does not go back.
+     *
+     * @return {@link System#currentTimeMillis()}
+     */
     public static long clockEpoch() {
         return System.currentTimeMillis();
     }
 
-    /** This publisher's rank. */
+    /**
+     * This publisher's rank.
+     *
+     * @return the rank given at construction
+     */
     public int rank() {
         return rank;
     }
 
-    /** This incarnation's epoch. */
+    /**
+     * This incarnation's epoch.
+     *
+     * @return the epoch given at construction, carried by every message of this publisher
+     */
     public long epoch() {
         return epoch;
     }
 
-    /** The rank now holds {@code block} in {@code tier} (its bytes are in place). */
+    /**
+     * The rank now holds {@code block} in {@code tier} (its bytes are in place).
+     *
+     * @param block  the block's chain hash
+     * @param tier   the tier its bytes are now in
+     * @param tokens how many tokens the block covers, {@code >= 0}
+     * @throws IllegalArgumentException if {@code block} or {@code tier} is null or {@code tokens < 0}
+     */
     public void blockStored(BlockHash block, Tier tier, int tokens) {
         add(new ClusterEvent.BlockStored(block, tier, tokens));
     }
 
-    /** The rank no longer holds {@code block} in {@code tier}. */
+    /**
+     * The rank no longer holds {@code block} in {@code tier}.
+     *
+     * @param block the block's chain hash
+     * @param tier  the tier its bytes left (it may still be in another)
+     * @throws IllegalArgumentException if {@code block} or {@code tier} is null
+     */
     public void blockRemoved(BlockHash block, Tier tier) {
         add(new ClusterEvent.BlockRemoved(block, tier));
     }
 
-    /** The rank holds {@code block} in no tier any more. */
+    /**
+     * The rank holds {@code block} in no tier any more.
+     *
+     * @param block the block's chain hash
+     * @throws IllegalArgumentException if {@code block} is null
+     */
     public void blockGone(BlockHash block) {
         add(new ClusterEvent.BlockGone(block));
     }
 
-    /** The seed's ShardUpdated for this rank. */
+    /**
+     * The seed's ShardUpdated for this rank.
+     *
+     * @param layer  the model layer, in {@code [0, numLayers)}
+     * @param seqPos the token position the layer's KV now reaches, {@code >= 0}
+     * @throws IllegalArgumentException if {@code layer} is out of range or {@code seqPos} negative
+     */
     public void shardUpdated(int layer, long seqPos) {
         requireLayer(layer);
         add(new ClusterEvent.ShardUpdated(layer, seqPos));
     }
 
-    /** The seed's ShardEvicted for this rank. */
+    /**
+     * The seed's ShardEvicted for this rank.
+     *
+     * @param layer  the model layer, in {@code [0, numLayers)}
+     * @param seqPos the token position after which the layer's KV was evicted, {@code >= 0}
+     * @throws IllegalArgumentException if {@code layer} is out of range or {@code seqPos} negative
+     */
     public void shardEvicted(int layer, long seqPos) {
         requireLayer(layer);
         add(new ClusterEvent.ShardEvicted(layer, seqPos));
@@ -610,7 +682,11 @@ public final class ClusterPublisher implements AutoCloseable {
         badControlLog.warn("rank " + rank + ": skipped bad control message: " + detail);
     }
 
-    /** Bad control messages skipped, by reason (only reasons seen). */
+    /**
+     * Bad control messages skipped, by reason (only reasons seen).
+     *
+     * @return a new map, the caller's to keep; counts since construction
+     */
     public java.util.Map<MalformedMessageException.Reason, Long> badControlMessages() {
         java.util.EnumMap<MalformedMessageException.Reason, Long> counts =
                 new java.util.EnumMap<>(MalformedMessageException.Reason.class);
@@ -621,7 +697,9 @@ public final class ClusterPublisher implements AutoCloseable {
     /**
      * Waits until every message queued so far is on the bus.
      *
-     * @return whether it got there within {@code timeout}
+     * @param timeout how long to wait at most; zero or negative checks once without waiting
+     * @return whether it got there within {@code timeout}; {@code false} also when the waiting thread is interrupted
+     *         (its interrupt status is set again)
      */
     public boolean flush(Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
@@ -645,7 +723,11 @@ public final class ClusterPublisher implements AutoCloseable {
         }
     }
 
-    /** Messages published so far (a retried message counts once). */
+    /**
+     * Messages published so far (a retried message counts once).
+     *
+     * @return messages the bus acknowledged since construction
+     */
     public long publishedMessages() {
         lock.lock();
         try {
@@ -655,7 +737,11 @@ public final class ClusterPublisher implements AutoCloseable {
         }
     }
 
-    /** Failed publishes (each failed acknowledgement or refusal counts once; resends are counted again). */
+    /**
+     * Failed publishes (each failed acknowledgement or refusal counts once; resends are counted again).
+     *
+     * @return the count since construction
+     */
     public long publishFailures() {
         lock.lock();
         try {
@@ -665,7 +751,11 @@ public final class ClusterPublisher implements AutoCloseable {
         }
     }
 
-    /** Messages the bus refused for good (too large for it, say); each was followed by a reset. */
+    /**
+     * Messages the bus refused for good (too large for it, say); each was followed by a reset.
+     *
+     * @return the count since construction
+     */
     public long refusedMessages() {
         lock.lock();
         try {
@@ -675,7 +765,11 @@ public final class ClusterPublisher implements AutoCloseable {
         }
     }
 
-    /** Times the publishing thread was found dead and started again. */
+    /**
+     * Times the publishing thread was found dead and started again.
+     *
+     * @return the count since construction; above 0 means an {@link Error} ended the thread (it was logged)
+     */
     public long publisherRestarts() {
         lock.lock();
         try {
@@ -685,8 +779,13 @@ public final class ClusterPublisher implements AutoCloseable {
         }
     }
 
-    /** Messages dropped because the queue was full, or because a message before them was refused. */
+    /**
+     * Messages dropped because the queue was full, or because a message before them was refused.
+     *
+     * @return the count since construction
+     */
     public long droppedMessages() {
+
         lock.lock();
         try {
             return dropped;

@@ -51,6 +51,12 @@ public final class ClusterRouter implements AutoCloseable {
     /** Called on the delivery thread after each rank batch was handled (tests, benchmarks). Must return quickly. */
     @FunctionalInterface
     public interface AppliedListener {
+        /**
+         * One rank batch was handled, after the state's lock was released.
+         *
+         * @param batch   the decoded batch as it came off the stream
+         * @param outcome what the state did with it (applied, skipped, refused)
+         */
         void onApplied(WireMessage.RankBatch batch, ClusterState.Outcome outcome);
     }
 
@@ -63,7 +69,11 @@ public final class ClusterRouter implements AutoCloseable {
      * @param expectedBlocks initial capacity of the index
      */
     public record Options(Path snapshotFile, Duration snapshotInterval, Duration resyncInterval, int expectedBlocks) {
-        /** @throws IllegalArgumentException for non-positive intervals or a negative capacity */
+        /**
+         * Checks the intervals and capacity.
+         *
+         * @throws IllegalArgumentException for non-positive intervals or a negative capacity
+         */
         public Options {
             if (snapshotInterval.isNegative() || snapshotInterval.isZero() || resyncInterval.isNegative()
                     || resyncInterval.isZero() || expectedBlocks < 0) {
@@ -72,7 +82,11 @@ public final class ClusterRouter implements AutoCloseable {
             }
         }
 
-        /** No snapshot file, resync requests every second. */
+        /**
+         * No snapshot file, resync requests every second.
+         *
+         * @return options with no snapshot file, a 1 s resync interval and room for 1024 blocks up front
+         */
         public static Options inMemory() {
             return new Options(null, Duration.ofSeconds(10), Duration.ofSeconds(1), 1024);
         }
@@ -141,7 +155,12 @@ public final class ClusterRouter implements AutoCloseable {
     /**
      * Starts a router on {@code bus} (see the class comment for where it starts from).
      *
+     * @param bus      the bus to read the event stream from and send control messages on; not closed by
+     *                 {@link #close()}
+     * @param topology the cluster's shape; a snapshot of another shape is ignored (logged) and the router starts empty
+     * @param options  snapshot file and intervals, resync interval, initial index capacity
      * @param listener told about each batch handled, or {@code null}
+     * @return a running router, owned by the caller (close it)
      */
     public static ClusterRouter start(SyncBus bus, ClusterTopology topology, Options options, AppliedListener listener) {
         ClusterState state = loadSnapshot(topology, options);
@@ -215,7 +234,13 @@ public final class ClusterRouter implements AutoCloseable {
         }
     }
 
-    /** The hint for a request whose prompt is the block chain {@code chain}: see {@link ClusterState#route}. */
+    /**
+     * The hint for a request whose prompt is the block chain {@code chain}: see {@link ClusterState#route}.
+     *
+     * @param chain the prompt's block hashes, first block first
+     * @return the ranks holding the longest prefix, its reusable tokens and the ranks' hosts; no ranks when none holds
+     *         the first block
+     */
     public CacheRoutingHint route(List<BlockHash> chain) {
         return state.route(chain);
     }
@@ -224,6 +249,13 @@ public final class ClusterRouter implements AutoCloseable {
      * Tells {@code rank} to start promoting {@code prefix} (the reusable blocks of a request routed to it, first block
      * first) toward the GPU; its publisher hands them to its {@link ClusterPublisher.PrefetchListener}. Send it to every
      * rank of the chosen tensor-parallel group. Fire and forget: a lost hint only costs the prefetch.
+     *
+     * @param rank           the rank to tell, {@code >= 0}
+     * @param prefix         the reusable blocks' chain hashes, first block first (typically the first blocks of the
+     *                       chain given to {@link #route})
+     * @param reusableTokens the tokens {@code prefix} covers, {@code >= 0} (the hint's {@code reusableTokens()})
+     * @throws IllegalArgumentException for a negative rank or token count
+     * @throws SyncBusException         when the bus cannot send it
      */
     public void sendPrefetch(int rank, List<BlockHash> prefix, long reusableTokens) {
         bus.sendControl(WireFormat.encode(new WireMessage.PrefetchHint(rank, reusableTokens, prefix)));
@@ -232,17 +264,30 @@ public final class ClusterRouter implements AutoCloseable {
     /**
      * Whether the router is not receiving the stream right now (the bus cannot resubscribe: server away, stream
      * missing): the index then says what the ranks held when it last heard from them.
+     *
+     * @return {@code true} between the bus reporting the subscription down and reporting it live again
      */
     public boolean indexMayBeStale() {
         return !streamLive;
     }
 
-    /** The state this router keeps (read it; the router is its only writer). */
+    /**
+     * The state this router keeps (read it; the router is its only writer).
+     *
+     * @return the live state, not a copy
+     */
     public ClusterState state() {
         return state;
     }
 
-    /** Waits until the stream has been read up to {@code streamSequence}; whether it got there within {@code timeout}. */
+    /**
+     * Waits until the stream has been read up to {@code streamSequence}; whether it got there within {@code timeout}.
+     *
+     * @param streamSequence the stream sequence to wait for (as {@link SyncBus#publish} returned it)
+     * @param timeout        how long to wait at most
+     * @return whether {@link ClusterState#lastStreamSequence()} reached {@code streamSequence} in time
+     * @throws InterruptedException if the waiting thread is interrupted
+     */
     public boolean awaitStreamSequence(long streamSequence, Duration timeout) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         progressLock.lock();
@@ -264,8 +309,11 @@ public final class ClusterRouter implements AutoCloseable {
      * Writes a snapshot to the options' file now (temporary file, force, atomic move).
      *
      * @throws IllegalStateException if the router has no snapshot file
+     * @throws IOException           when the directory, the temporary file, the force or the move fails; the old
+     *                               snapshot, if any, is then left in place
      */
     public void snapshotNow() throws IOException {
+
         Path target = options.snapshotFile();
         if (target == null) {
             throw new IllegalStateException("this router was started without a snapshot file");

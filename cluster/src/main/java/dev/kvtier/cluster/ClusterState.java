@@ -101,7 +101,13 @@ public final class ClusterState {
     private long streamRecreations;
     private String streamIdentity = "";
 
-    /** Nothing known yet: every rank out of sync until it resets, stream read up to 0. */
+    /**
+     * Nothing known yet: every rank out of sync until it resets, stream read up to 0.
+     *
+     * @param topology       the cluster's shape; messages of ranks or layers outside it are refused
+     * @param expectedBlocks how many distinct blocks to size the index for up front (it grows past that); a hint, not
+     *                       a limit
+     */
     public ClusterState(ClusterTopology topology, int expectedBlocks) {
         this.topology = topology;
         this.limits = topology.limits();
@@ -120,7 +126,11 @@ public final class ClusterState {
         return topology.worldSize() == 64 ? -1L : (1L << topology.worldSize()) - 1;
     }
 
-    /** The cluster's shape. */
+    /**
+     * The cluster's shape.
+     *
+     * @return the topology given at construction (or to {@link #restore})
+     */
     public ClusterTopology topology() {
         return topology;
     }
@@ -128,6 +138,10 @@ public final class ClusterState {
     /**
      * Applies the message at {@code streamSequence}: decodes it, checks it for duplicates, staleness and gaps as the
      * class comment says, and applies it.
+     *
+     * @param streamSequence the message's sequence in the stream, starting at 1
+     * @param payload        the message's bytes as published ({@link WireFormat}); read, not kept
+     * @return what was done with the message; a malformed one is {@link Outcome#BAD_MESSAGE}, never an exception
      */
     public Outcome applyStreamMessage(long streamSequence, byte[] payload) {
         return applyStreamMessage(streamSequence, payload, null);
@@ -136,6 +150,12 @@ public final class ClusterState {
     /**
      * {@link #applyStreamMessage(long, byte[])}, then, when the message was a rank batch, tells {@code listener}
      * (if not null) the decoded batch and the outcome, outside the lock.
+     *
+     * @param streamSequence the message's sequence in the stream, starting at 1
+     * @param payload        the message's bytes as published ({@link WireFormat}); read, not kept
+     * @param listener       called on this thread after the lock is released, or null; not called for a message that
+     *                       does not decode to a rank batch
+     * @return what was done with the message
      */
     public Outcome applyStreamMessage(long streamSequence, byte[] payload,
             java.util.function.BiConsumer<WireMessage.RankBatch, Outcome> listener) {
@@ -146,6 +166,13 @@ public final class ClusterState {
      * {@link #applyStreamMessage(long, byte[], java.util.function.BiConsumer)} for a message the bus says was sent by
      * {@code senderRank} ({@link SyncBus#UNKNOWN_SENDER} when it cannot say): a rank batch of another rank is refused
      * and counted as {@link Reason#WRONG_SENDER}.
+     *
+     * @param streamSequence the message's sequence in the stream, starting at 1
+     * @param payload        the message's bytes as published ({@link WireFormat}); read, not kept
+     * @param senderRank     the rank the bus authenticated as the publisher, or {@link SyncBus#UNKNOWN_SENDER}
+     * @param listener       called on this thread after the lock is released, or null; not called for a message that
+     *                       does not decode to a rank batch
+     * @return what was done with the message
      */
     public Outcome applyStreamMessage(long streamSequence, byte[] payload, int senderRank,
             java.util.function.BiConsumer<WireMessage.RankBatch, Outcome> listener) {
@@ -217,6 +244,10 @@ public final class ClusterState {
     /**
      * Applies {@code batch} as if it came next on the stream, without a stream sequence (the in-process path when a
      * consumer is fed directly). Same duplicate, stale and gap rules per rank.
+     *
+     * @param batch a decoded rank batch, not null
+     * @return what was done with it; a rank outside the topology or an epoch too far ahead is
+     *         {@link Outcome#BAD_MESSAGE}
      */
     public Outcome applyBatch(WireMessage.RankBatch batch) {
         lock.writeLock().lock();
@@ -284,6 +315,8 @@ public final class ClusterState {
      * The stream this state has read was replaced by {@code newStreamIdentity} (recreated with an empty store, or
      * deleted and created again): the position starts over at 0, every rank is out of sync until it resets (its
      * holdings count for no hint meanwhile), and it counts as a stream gap and a recreation.
+     *
+     * @param newStreamIdentity the new stream's {@link SyncBus#streamIdentity()}, which this state is tied to from now
      */
     public void streamRecreated(String newStreamIdentity) {
         lock.writeLock().lock();
@@ -305,6 +338,7 @@ public final class ClusterState {
      * Names the stream this state is about to read ({@link SyncBus#streamIdentity()}) when it has none yet (a new
      * state); a state already tied to another stream is not changed (see {@link #streamRecreated}).
      *
+     * @param identity the bus's {@link SyncBus#streamIdentity()}
      * @return whether the state is now tied to {@code identity}
      */
     public boolean adoptStream(String identity) {
@@ -319,7 +353,11 @@ public final class ClusterState {
         }
     }
 
-    /** The identity of the stream this state's position refers to; empty before {@link #adoptStream}. */
+    /**
+     * The identity of the stream this state's position refers to; empty before {@link #adoptStream}.
+     *
+     * @return the identity, never null; also restored from a snapshot
+     */
     public String streamIdentity() {
         lock.readLock().lock();
         try {
@@ -329,7 +367,11 @@ public final class ClusterState {
         }
     }
 
-    /** How many times the stream was found recreated ({@link #streamRecreated}). */
+    /**
+     * How many times the stream was found recreated ({@link #streamRecreated}).
+     *
+     * @return the count since this object was made (not kept in snapshots)
+     */
     public long streamRecreations() {
         lock.readLock().lock();
         try {
@@ -363,6 +405,10 @@ public final class ClusterState {
      * several groups hold equally long prefixes all their ranks are listed, group by group in rank order. No group
      * holding even the first block gives a hint with no ranks and 0 tokens. {@code prefixId} is the high half of the
      * last reusable block's hash (0 when none). O(blocks x groups) at worst; each block costs one hash probe.
+     *
+     * @param chain the prompt's block hashes, first block first (as {@code PrefixBlockCache} computes them); may be
+     *              empty
+     * @return the hint, never null
      */
     public CacheRoutingHint route(List<BlockHash> chain) {
         lock.readLock().lock();
@@ -411,7 +457,11 @@ public final class ClusterState {
         }
     }
 
-    /** Ranks out of sync (their blocks count for no hint until they reset), as bits. */
+    /**
+     * Ranks out of sync (their blocks count for no hint until they reset), as bits.
+     *
+     * @return bit {@code r} set when rank {@code r} is out of sync; all ranks' bits in a new state
+     */
     public long ranksOutOfSync() {
         lock.readLock().lock();
         try {
@@ -421,7 +471,11 @@ public final class ClusterState {
         }
     }
 
-    /** The last stream sequence read (applied, skipped as duplicate/stale, or refused as bad). */
+    /**
+     * The last stream sequence read (applied, skipped as duplicate/stale, or refused as bad).
+     *
+     * @return the sequence; a consumer resumes at this plus one; 0 before any message
+     */
     public long lastStreamSequence() {
         lock.readLock().lock();
         try {
@@ -431,7 +485,12 @@ public final class ClusterState {
         }
     }
 
-    /** The current epoch of {@code rank}, or empty before any of its messages. */
+    /**
+     * The current epoch of {@code rank}, or empty before any of its messages.
+     *
+     * @param rank a rank in {@code [0, worldSize)}
+     * @return the epoch of the rank's latest applied batch (wall-clock milliseconds with the default clock), or empty
+     */
     public OptionalLong epoch(int rank) {
         lock.readLock().lock();
         try {
@@ -441,7 +500,12 @@ public final class ClusterState {
         }
     }
 
-    /** The last sequence of {@code rank} applied within its current epoch (0 before any). */
+    /**
+     * The last sequence of {@code rank} applied within its current epoch (0 before any).
+     *
+     * @param rank a rank in {@code [0, worldSize)}
+     * @return the rank's own batch sequence, not a stream sequence
+     */
     public long lastSequence(int rank) {
         lock.readLock().lock();
         try {
@@ -451,7 +515,13 @@ public final class ClusterState {
         }
     }
 
-    /** The tiers in which {@code rank} holds {@code block}, as bits of {@link Tier} ordinals; 0 when none. */
+    /**
+     * The tiers in which {@code rank} holds {@code block}, as bits of {@link Tier} ordinals; 0 when none.
+     *
+     * @param block the block's hash
+     * @param rank  a rank in {@code [0, worldSize)}
+     * @return bit {@code 1 << tier.ordinal()} set for each tier, whether or not the rank is in sync
+     */
     public int tiersOf(BlockHash block, int rank) {
         lock.readLock().lock();
         try {
@@ -461,12 +531,22 @@ public final class ClusterState {
         }
     }
 
-    /** The latest shard position of ({@code rank}, {@code layer}), as the seed's protocol keeps it. */
+    /**
+     * The latest shard position of ({@code rank}, {@code layer}), as the seed's protocol keeps it.
+     *
+     * @param rank  a rank in {@code [0, worldSize)}
+     * @param layer a layer in {@code [0, numLayers)}
+     * @return the last sequence position the rank announced for the layer, or empty when none or evicted
+     */
     public OptionalLong latestPosition(int rank, int layer) {
         return positions.latestPosition(rank, layer);
     }
 
-    /** Distinct blocks held by at least one rank. */
+    /**
+     * Distinct blocks held by at least one rank.
+     *
+     * @return the count, in sync or not
+     */
     public int blockCount() {
         lock.readLock().lock();
         try {
@@ -476,7 +556,11 @@ public final class ClusterState {
         }
     }
 
-    /** Bad messages skipped, by reason (only reasons seen). */
+    /**
+     * Bad messages skipped, by reason (only reasons seen).
+     *
+     * @return a copy, the caller's to keep; counts since this object was made
+     */
     public Map<Reason, Long> badMessages() {
         lock.readLock().lock();
         try {
@@ -486,7 +570,11 @@ public final class ClusterState {
         }
     }
 
-    /** Messages skipped as already applied. */
+    /**
+     * Messages skipped as already applied.
+     *
+     * @return the count since this object was made (not kept in snapshots)
+     */
     public long duplicates() {
         lock.readLock().lock();
         try {
@@ -496,7 +584,11 @@ public final class ClusterState {
         }
     }
 
-    /** Messages skipped as from an older epoch. */
+    /**
+     * Messages skipped as from an older epoch.
+     *
+     * @return the count since this object was made (not kept in snapshots)
+     */
     public long staleEpochs() {
         lock.readLock().lock();
         try {
@@ -506,7 +598,11 @@ public final class ClusterState {
         }
     }
 
-    /** Jumps seen in the stream sequence. */
+    /**
+     * Jumps seen in the stream sequence.
+     *
+     * @return the count since this object was made, recreations included (not kept in snapshots)
+     */
     public long streamGaps() {
         lock.readLock().lock();
         try {
@@ -520,6 +616,8 @@ public final class ClusterState {
      * Everything held, as {@code rank -> (block -> tier bits)} text lines sorted, for comparing two states in tests
      * and tools: one line per (rank, block): {@code rank block tierBits tokens}, then one per rank:
      * {@code rank epoch lastSequence inSync}.
+     *
+     * @return a new list, block lines sorted, then one line per rank in rank order
      */
     public List<String> describeHoldings() {
         lock.readLock().lock();
@@ -555,6 +653,9 @@ public final class ClusterState {
      *   crc32c(4) of everything before
      * </pre>
      * Holds the read lock while writing, so the snapshot is one consistent state. Does not close {@code out}.
+     *
+     * @param out where to write; flushed at the end, not closed
+     * @throws IOException when {@code out} fails; what was written before is then incomplete and must be discarded
      */
     public void snapshot(OutputStream out) throws IOException {
         CRC32C crc = new CRC32C();
@@ -618,7 +719,11 @@ public final class ClusterState {
      * Reads a state written by {@link #snapshot} for the same topology. Whether it still applies to the stream is the
      * caller's to check: compare {@link #streamIdentity()} with the bus's.
      *
-     * @throws IOException naming what is wrong when the bytes are not a whole, intact snapshot of this topology
+     * @param in       the snapshot's bytes, read to the end; not closed
+     * @param topology the topology the snapshot must have been written for
+     * @return a new state positioned where the snapshot was taken (the counters of skipped messages start at 0)
+     * @throws IOException naming what is wrong
+ when the bytes are not a whole, intact snapshot of this topology
      *     (wrong magic, version or shape, truncated, checksum mismatch); the caller then starts from nothing
      */
     public static ClusterState restore(InputStream in, ClusterTopology topology) throws IOException {

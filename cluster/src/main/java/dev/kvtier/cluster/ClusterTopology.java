@@ -13,7 +13,11 @@ public record ClusterTopology(int worldSize, int tensorParallelSize, int numLaye
     /** Ranks are kept as bits of one {@code long} in the index. */
     public static final int MAX_RANKS = 64;
 
-    /** @throws IllegalArgumentException naming the bad value */
+    /**
+     * Checks the shape.
+     *
+     * @throws IllegalArgumentException naming the bad value
+     */
     public ClusterTopology {
         if (worldSize < 1 || worldSize > MAX_RANKS) {
             throw new IllegalArgumentException("worldSize must be in [1, " + MAX_RANKS + "], got " + worldSize);
@@ -27,19 +31,33 @@ public record ClusterTopology(int worldSize, int tensorParallelSize, int numLaye
         }
     }
 
-    /** Number of tensor-parallel groups. */
+    /**
+     * Number of tensor-parallel groups.
+     *
+     * @return {@code worldSize / tensorParallelSize}, at least 1
+     */
     public int groups() {
         return worldSize / tensorParallelSize;
     }
 
-    /** Bits of the ranks of group {@code group}. */
+    /**
+     * Bits of the ranks of group {@code group}.
+     *
+     * @param group a group index in {@code [0, groups())}; not checked
+     * @return a mask with bit {@code r} set for each rank {@code r} of the group
+     */
     public long groupMask(int group) {
         long ones = tensorParallelSize == 64 ? -1L : (1L << tensorParallelSize) - 1;
         return ones << (group * tensorParallelSize);
     }
 
-    /** What a receiver of this cluster's messages accepts. */
+    /**
+     * What a receiver of this cluster's messages accepts.
+     *
+     * @return limits that refuse a rank outside {@code [0, worldSize)} and a layer outside {@code [0, numLayers)}
+     */
     public WireFormat.Limits limits() {
+
         return new WireFormat.Limits(worldSize, numLayers);
     }
 }

@@ -40,7 +40,10 @@ public final class InProcessSyncBus implements SyncBus {
     /**
      * A bus that retains the newest {@code retainedMessages} messages.
      *
-     * @throws IllegalArgumentException if {@code retainedMessages < 1}
+     * @param retainedMessages how many of the newest messages the stream keeps, {@code >= 1}; older ones are dropped
+     *                         as JetStream's {@code max_msgs} would
+     * @throws
+ IllegalArgumentException if {@code retainedMessages < 1}
      */
     public InProcessSyncBus(int retainedMessages) {
         if (retainedMessages < 1) {

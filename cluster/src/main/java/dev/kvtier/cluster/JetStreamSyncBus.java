@@ -71,7 +71,11 @@ public final class JetStreamSyncBus implements SyncBus {
      * @param senderRank the rank whose subject this connection publishes on, or {@link SyncBus#UNKNOWN_SENDER}
      */
     public record Access(String user, String password, Path credentialsFile, int senderRank) {
-        /** @throws IllegalArgumentException for a user without password or the reverse, both kinds, or a rank {@code < -1} */
+        /**
+         * Checks that at most one kind of credentials is given, whole.
+         *
+         * @throws IllegalArgumentException for a user without password or the reverse, both kinds, or a rank {@code < -1}
+         */
         public Access {
             if ((user == null) != (password == null) || (user != null && credentialsFile != null)
                     || senderRank < UNKNOWN_SENDER) {
@@ -81,22 +85,48 @@ public final class JetStreamSyncBus implements SyncBus {
             }
         }
 
-        /** No credentials; publishes as no particular rank. */
+        /**
+         * No credentials; publishes as no particular rank.
+         *
+         * @return access that publishes on {@code <prefix>.events.any}, for routers and tools
+         */
         public static Access anonymous() {
             return new Access(null, null, null, UNKNOWN_SENDER);
         }
 
-        /** No credentials; publishes on {@code rank}'s subject (a server without authorization trusts it). */
+        /**
+         * No credentials; publishes on {@code rank}'s subject (a server without authorization trusts it).
+         *
+         * @param rank the rank to publish as, {@code >= 0} (or {@link SyncBus#UNKNOWN_SENDER})
+         * @return access that publishes on {@code <prefix>.events.<rank>}
+         * @throws IllegalArgumentException if {@code rank < -1}
+         */
         public static Access asRank(int rank) {
             return new Access(null, null, null, rank);
         }
 
-        /** User and password; publishes on {@code senderRank}'s subject ({@link SyncBus#UNKNOWN_SENDER}: none). */
+        /**
+         * User and password; publishes on {@code senderRank}'s subject ({@link SyncBus#UNKNOWN_SENDER}: none).
+         *
+         * @param user       the NATS user name (null together with {@code password}: no credentials)
+         * @param password   its password
+         * @param senderRank the rank to publish as, {@code >= 0}, or {@link SyncBus#UNKNOWN_SENDER}
+         * @return access presenting these credentials
+         * @throws IllegalArgumentException if only one of {@code user} and {@code password} is null, or
+         *                                  {@code senderRank < -1}
+         */
         public static Access user(String user, String password, int senderRank) {
             return new Access(user, password, null, senderRank);
         }
 
-        /** A {@code .creds} file (JWT and nkey seed); publishes on {@code senderRank}'s subject. */
+        /**
+         * A {@code .creds} file (JWT and nkey seed); publishes on {@code senderRank}'s subject.
+         *
+         * @param file       the credentials file, read by the NATS client at each connect; null gives no credentials
+         * @param senderRank the rank to publish as, {@code >= 0}, or {@link SyncBus#UNKNOWN_SENDER}
+         * @return access presenting this file
+         * @throws IllegalArgumentException if {@code senderRank < -1}
+         */
         public static Access credentialsFile(Path file, int senderRank) {
             return new Access(null, null, file, senderRank);
         }
@@ -126,7 +156,17 @@ public final class JetStreamSyncBus implements SyncBus {
     private volatile String streamIdentity;
     private volatile boolean closed;
 
-    /** {@link #JetStreamSyncBus(String, String, String, long, Duration, Access)} with {@link Access#anonymous()}. */
+    /**
+     * {@link #JetStreamSyncBus(String, String, String, long, Duration, Access)} with {@link Access#anonymous()}.
+     *
+     * @param url              the NATS server, e.g. {@code nats://127.0.0.1:4222}
+     * @param streamName       the JetStream stream's name, not blank, e.g. {@code KVTIER}
+     * @param subjectPrefix    the prefix of the event and control subjects, not blank, e.g. {@code kvtier}
+     * @param retainedMessages the stream's {@code max_msgs}, {@code >= 1}: older messages are discarded
+     * @param timeout          the bound on connecting, each publish's acknowledgement and each stream request
+     * @throws IllegalArgumentException if {@code retainedMessages < 1} or a name is blank
+     * @throws SyncBusException naming the url and stream when the server cannot be reached or refuses the stream
+     */
     public JetStreamSyncBus(String url, String streamName, String subjectPrefix, long retainedMessages,
             Duration timeout) {
         this(url, streamName, subjectPrefix, retainedMessages, timeout, Access.anonymous());
@@ -139,6 +179,12 @@ public final class JetStreamSyncBus implements SyncBus {
      * same value. Without credentials the first connect is retried like a reconnect (a process started while the
      * server restarts still comes up); with credentials it is tried once, so that refused credentials fail at once.
      *
+     * @param url              the NATS server, e.g. {@code nats://127.0.0.1:4222}
+     * @param streamName       the JetStream stream's name, not blank, e.g. {@code KVTIER}
+     * @param subjectPrefix    the prefix of the event and control subjects, not blank, e.g. {@code kvtier}
+     * @param retainedMessages the stream's {@code max_msgs}, {@code >= 1}: older messages are discarded
+     * @param timeout          the bound on connecting, each publish's acknowledgement and each stream request
+     * @param access           the credentials to present and the rank to publish as
      * @throws IllegalArgumentException if {@code retainedMessages < 1} or a name is blank
      * @throws SyncBusException naming the url and stream when the server cannot be reached within {@code timeout},
      *     refuses the credentials, or refuses the stream (e.g. JetStream not enabled: start it with {@code -js})
@@ -328,8 +374,14 @@ public final class JetStreamSyncBus implements SyncBus {
         watchStream();
     }
 
-    /** A new, independent connection to the same server and stream with the same access (another process's view). */
+    /**
+     * A new, independent connection to the same server and stream with the same access (another process's view).
+     *
+     * @return a new bus, owned by the caller (close it); this one stays open
+     * @throws SyncBusException as the constructor does
+     */
     public JetStreamSyncBus reconnect() {
+
         return new JetStreamSyncBus(url, streamName, subjectPrefix, retainedMessages, timeout, access);
     }
 

@@ -42,8 +42,13 @@ public final class LocalNatsServer implements AutoCloseable {
      * Starts a server on a free loopback port storing into {@code storeDirectory} and waits until it accepts
      * connections.
      *
+     * @param storeDirectory where the server keeps its JetStream store and its log ({@code nats-server.log});
+     *                       created if missing, never deleted by this class
+     * @return the running server, owned by the caller ({@link #close()} stops it)
      * @throws IllegalStateException naming where it looked when there is no nats-server binary, or when the server
      *     does not accept connections within 10 s (its exit code, if it died)
+     * @throws IOException           when no free port can be found, the directory cannot be created or the process
+     *                               cannot be started
      */
     public static LocalNatsServer start(Path storeDirectory) throws IOException {
         LocalNatsServer server = new LocalNatsServer(findBinary(), storeDirectory, freePort(), null);
@@ -55,6 +60,13 @@ public final class LocalNatsServer implements AutoCloseable {
      * {@link #start(Path)} with {@code configuration} (nats-server configuration text: {@code max_payload},
      * {@code accounts} with users and permissions, ...) in a file beside the store directory, given with {@code -c};
      * the address, port, JetStream and store directory are still set on the command line and win.
+     *
+     * @param storeDirectory where the server keeps its JetStream store and its log; the configuration is written to
+     *                       a sibling file named after it with {@code .conf} appended
+     * @param configuration  nats-server configuration text, written as is
+     * @return the running server, owned by the caller ({@link #close()} stops it)
+     * @throws IllegalStateException as {@link #start(Path)}
+     * @throws IOException           when the configuration file cannot be written, or as {@link #start(Path)}
      */
     public static LocalNatsServer start(Path storeDirectory, String configuration) throws IOException {
         Path absolute = storeDirectory.toAbsolutePath();
@@ -66,7 +78,12 @@ public final class LocalNatsServer implements AutoCloseable {
         return server;
     }
 
-    /** The binary this class would run; throws naming the places tried and the fix when there is none. */
+    /**
+     * The binary this class would run; throws naming the places tried and the fix when there is none.
+     *
+     * @return the first executable {@code nats-server} among the places the class comment lists
+     * @throws IllegalStateException naming the places tried and the fix when there is none
+     */
     public static Path findBinary() {
         List<Path> tried = new ArrayList<>();
         String property = System.getProperty(BINARY_PROPERTY);
@@ -103,6 +120,7 @@ public final class LocalNatsServer implements AutoCloseable {
      * (Re)starts the server process on the same port and store directory (after {@link #kill()} or {@link #stop()}).
      *
      * @throws IllegalStateException if it is already running or does not become ready within 10 s
+     * @throws IOException           when the store directory cannot be created or the process cannot be started
      */
     public void start() throws IOException {
         if (process != null && process.isAlive()) {
@@ -139,13 +157,23 @@ public final class LocalNatsServer implements AutoCloseable {
         }
     }
 
-    /** The client URL, {@code nats://127.0.0.1:<port>}. */
+    /**
+     * The client URL, {@code nats://127.0.0.1:<port>}.
+     *
+     * @return the URL, the same across restarts of this server (the port is kept)
+     */
     public String url() {
         return "nats://127.0.0.1:" + port;
     }
 
-    /** The server's process id; throws if it is not running. */
+    /**
+     * The server's process id; throws if it is not running.
+     *
+     * @return the operating system's id of the running nats-server process
+     * @throws IllegalStateException if it is not running
+     */
     public long pid() {
+
         if (process == null || !process.isAlive()) {
             throw new IllegalStateException("nats-server is not running");
         }

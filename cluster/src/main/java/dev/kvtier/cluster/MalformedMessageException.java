@@ -35,6 +35,7 @@ public final class MalformedMessageException extends Exception {
         WRONG_SENDER
     }
 
+    /** Why the message was refused (serialized form of {@link #reason()}). */
     private final Reason reason;
 
     MalformedMessageException(Reason reason, String detail) {
@@ -42,8 +43,13 @@ public final class MalformedMessageException extends Exception {
         this.reason = reason;
     }
 
-    /** Why the message was refused. */
+    /**
+     * Why the message was refused.
+     *
+     * @return the reason receivers count it under, never null
+     */
     public Reason reason() {
+
         return reason;
     }
 }

@@ -97,6 +97,17 @@ public final class RankCacheBridge implements AutoCloseable {
      * on {@code bus}; the arguments after {@code layout} are the publisher's (see its constructor). The publisher's
      * first message is a reset re-announcing what the cache holds (after a restart: what its disk recovered).
      *
+     * @param cache             the rank's open cache; not owned (the bridge never closes it)
+     * @param layout            the block layout whose prefix blocks are announced and prefetched
+     * @param bus               the bus to publish on; not owned
+     * @param topology          the cluster's shape
+     * @param rank              this rank, in {@code [0, topology.worldSize())}
+     * @param host              where a router sends this rank's requests, at most {@link WireFormat#MAX_HOST_BYTES}
+     *                          UTF-8 bytes; may be empty
+     * @param epoch             this incarnation's epoch, larger than any earlier one of the rank
+     *                          ({@link ClusterPublisher#clockEpoch()})
+     * @param maxQueuedMessages messages waiting to be published at most, {@code >= 1}
+     * @return the connected bridge, owned by the caller: closing it closes its publisher
      * @throws IllegalArgumentException as the publisher's constructor, or for a null cache or layout
      * @throws IllegalStateException    if the cache is closed
      */
@@ -235,28 +246,49 @@ public final class RankCacheBridge implements AutoCloseable {
         publisher.endStep();
     }
 
-    /** The publisher this bridge feeds (for {@link ClusterPublisher#flush}, its counters and epoch). */
+    /**
+     * The publisher this bridge feeds (for {@link ClusterPublisher#flush}, its counters and epoch).
+     *
+     * @return the publisher, owned by this bridge (do not close it separately)
+     */
     public ClusterPublisher publisher() {
         return publisher;
     }
 
-    /** Blocks this rank holds now by this bridge's account, per tier (what a re-announcement sends). */
+    /**
+     * Blocks this rank holds now by this bridge's account, per tier (what a re-announcement sends).
+     *
+     * @return an unmodifiable copy: each held block with the tier it was last reported in
+     */
     public Map<BlockHash, Tier> holdings() {
         return Map.copyOf(holdings);
     }
 
-    /** Prefetches whose blocks were made GPU-resident (and unpinned again). */
+    /**
+     * Prefetches whose blocks were made GPU-resident (and unpinned again).
+     *
+     * @return the count since {@link #connect}
+     */
     public long prefetchesCompleted() {
         return prefetchesCompleted.get();
     }
 
-    /** Prefetches that failed (no room, a failed copy, a corrupted block, a closed cache). */
+    /**
+     * Prefetches that failed (no room, a failed copy, a corrupted block, a closed cache).
+     *
+     * @return the count since {@link #connect}
+     */
     public long prefetchFailures() {
         return prefetchFailures.get();
     }
 
-    /** Prefetch hints dropped because {@link #MAX_QUEUED_PREFETCHES} were waiting. */
+    /**
+     * Prefetch hints dropped because {@link #MAX_QUEUED_PREFETCHES} were waiting.
+     *
+     * @return the count since {@link #connect}
+     */
     public long prefetchesDropped() {
+
         return prefetchesDropped.get();
     }
 

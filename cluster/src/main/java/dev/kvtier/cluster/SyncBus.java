@@ -26,13 +26,22 @@ public interface SyncBus extends AutoCloseable {
     /** Receives event-stream messages; called on the subscription's one delivery thread, in sequence order. */
     @FunctionalInterface
     interface EventHandler {
-        /** {@code payload} is the handler's own copy; an exception thrown here is logged and delivery goes on. */
+        /**
+         * {@code payload} is the handler's own copy; an exception thrown here is logged and delivery goes on.
+         *
+         * @param streamSequence the message's stream sequence, above every one delivered before on this subscription
+         * @param payload        the message's bytes as published
+         */
         void onMessage(long streamSequence, byte[] payload);
 
         /**
          * {@link #onMessage(long, byte[])} for a bus that knows which rank sent the message (its subject carries the
          * rank, and the server lets a rank publish only on its own subject), or {@link #UNKNOWN_SENDER}. The default
          * ignores the sender.
+         *
+         * @param streamSequence the message's stream sequence, above every one delivered before on this subscription
+         * @param payload        the message's bytes as published, the handler's own copy
+         * @param senderRank     the rank whose subject the message was published on, or {@link #UNKNOWN_SENDER}
          */
         default void onMessage(long streamSequence, byte[] payload, int senderRank) {
             onMessage(streamSequence, payload);
@@ -53,6 +62,8 @@ public interface SyncBus extends AutoCloseable {
          * Whether the subscription is receiving: {@code false} while it cannot be reopened (server away, stream
          * missing), so that the receiver can say its view may be stale; {@code true} once it is live again. The
          * default does nothing.
+         *
+         * @param live whether messages are being received again ({@code true}) or not any more ({@code false})
          */
         default void onSubscriptionLive(boolean live) {
         }
@@ -61,7 +72,11 @@ public interface SyncBus extends AutoCloseable {
     /** Receives control-channel messages on the subscription's delivery thread. */
     @FunctionalInterface
     interface ControlHandler {
-        /** {@code payload} is the handler's own copy; an exception thrown here is logged and delivery goes on. */
+        /**
+         * {@code payload} is the handler's own copy; an exception thrown here is logged and delivery goes on.
+         *
+         * @param payload the control message's bytes as sent ({@link WireFormat}), not yet checked
+         */
         void onControl(byte[] payload);
     }
 
@@ -74,6 +89,7 @@ public interface SyncBus extends AutoCloseable {
     /**
      * Appends {@code message} to the event stream.
      *
+     * @param message the bytes to append (a {@link WireFormat} message); not kept after the call
      * @return its stream sequence ({@code >= 1}, one more than the previous message's)
      * @throws SyncBusException when the bus is closed, unreachable or refuses the message (e.g. larger than it takes)
      */
@@ -84,6 +100,9 @@ public interface SyncBus extends AutoCloseable {
      * the order of the calls, unless one fails (then later ones may or may not be stored: resend from the first that
      * failed). The future completes with the stream sequence, or fails with {@link SyncBusException}; it never
      * throws here. The default publishes synchronously.
+     *
+     * @param message the bytes to append; the caller must not change them until the future completes
+     * @return a future of the message's stream sequence
      */
     default java.util.concurrent.CompletableFuture<Long> publishAsync(byte[] message) {
         try {
@@ -96,6 +115,8 @@ public interface SyncBus extends AutoCloseable {
     /**
      * The largest message this bus takes, at most {@link WireFormat#MAX_MESSAGE_BYTES}: for JetStream the server's
      * {@code max_payload} as read at connect. Publishers split their messages to fit.
+     *
+     * @return the limit in bytes, positive
      */
     default int maxMessageBytes() {
         return WireFormat.MAX_MESSAGE_BYTES;
@@ -105,30 +126,58 @@ public interface SyncBus extends AutoCloseable {
      * What identifies the stream itself, beyond its name: it changes when the stream is recreated (for JetStream
      * its creation time), so that a consumer holding a position or a snapshot can tell that they refer to another
      * stream. Never null.
+     *
+     * @return an opaque text, equal for the same stream and different once it is recreated
      */
     String streamIdentity();
 
-    /** The sequence of the oldest retained message; {@code lastSequence() + 1} when none is retained. */
+    /**
+     * The sequence of the oldest retained message; {@code lastSequence() + 1} when none is retained.
+     *
+     * @return a stream sequence, {@code >= 1}
+     */
     long firstSequence();
 
-    /** The sequence of the newest message published; 0 when none was ever published. */
+    /**
+     * The sequence of the newest message published; 0 when none was ever published.
+     *
+     * @return a stream sequence, {@code >= 0}
+     */
     long lastSequence();
 
     /**
      * Delivers every retained message with sequence {@code >= fromSequence}, then every new one, in order.
      *
+     * @param fromSequence the first stream sequence wanted, {@code >= 1}; older ones already dropped are skipped
+     * @param handler      called on the subscription's one delivery thread
+     * @return the subscription, owned by the caller (close it to stop delivery)
      * @throws IllegalArgumentException if {@code fromSequence < 1}
      */
     Subscription subscribe(long fromSequence, EventHandler handler);
 
-    /** Sends {@code message} to the current control subscribers (all of them, this process's own included). */
+    /**
+     * Sends {@code message} to the current control subscribers (all of them, this process's own included).
+     *
+     * @param message the bytes to send (a {@link WireFormat} control message); not kept after the call
+     * @throws SyncBusException when the bus cannot send it (for JetStream: the connection is closed or refuses it)
+     */
     void sendControl(byte[] message);
 
-    /** Delivers control messages sent from now on. */
+    /**
+     * Delivers control messages sent from now on.
+     *
+     * @param handler called on the subscription's delivery thread for each control message
+     * @return the subscription, owned by the caller (close it to stop delivery)
+     */
     Subscription subscribeControl(ControlHandler handler);
 
-    /** A short human-readable name for logs and error messages, e.g. {@code jetstream nats://127.0.0.1:4222 KVTIER}. */
+    /**
+     * A short human-readable name for logs and error messages, e.g. {@code jetstream nats://127.0.0.1:4222 KVTIER}.
+     *
+     * @return the name, never null
+     */
     String describe();
+
 
     /** Stops every subscription and releases the connection; idempotent. */
     @Override

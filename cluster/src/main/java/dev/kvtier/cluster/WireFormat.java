@@ -99,7 +99,12 @@ public final class WireFormat {
     private WireFormat() {
     }
 
-    /** Bytes a rank batch with a host of {@code hostBytes} UTF-8 bytes takes before its events (frame included). */
+    /**
+     * Bytes a rank batch with a host of {@code hostBytes} UTF-8 bytes takes before its events (frame included).
+     *
+     * @param hostBytes the host name's length in UTF-8 bytes, {@code 0..}{@link #MAX_HOST_BYTES}; not checked
+     * @return header, fixed batch fields, host and checksum trailer, in bytes; add {@link #eventBytes} per event
+     */
     public static int batchOverhead(int hostBytes) {
         return HEADER_BYTES + BATCH_FIXED_BYTES + hostBytes + TRAILER_BYTES;
     }
@@ -107,6 +112,8 @@ public final class WireFormat {
     /**
      * Encodes {@code message}.
      *
+     * @param message the message to encode
+     * @return a new array holding the framed, checksummed message, as {@link #decode} reads it
      * @throws IllegalArgumentException if it would be larger than {@link #MAX_MESSAGE_BYTES} or its host name longer
      *     than {@link #MAX_HOST_BYTES} bytes
      */
@@ -159,7 +166,12 @@ public final class WireFormat {
         return frame(KIND_BATCH, batch.reset() ? FLAG_RESET : 0, body);
     }
 
-    /** Encoded size of one event. */
+    /**
+     * Encoded size of one event.
+     *
+     * @param event the event
+     * @return its size inside a batch body in bytes (13 to 22, by kind); independent of its values
+     */
     public static int eventBytes(ClusterEvent event) {
         return switch (event) {
             case ClusterEvent.BlockStored _ -> 22;
@@ -194,7 +206,11 @@ public final class WireFormat {
     /**
      * Decodes and checks {@code bytes} against {@code limits}.
      *
-     * @throws MalformedMessageException naming the {@link Reason} and the bad value
+     * @param bytes  a message as received; not kept
+     * @param limits the receiver's topology bounds for ranks and layers
+     * @return the decoded message, its lists unmodifiable
+     * @throws MalformedMessageException
+ naming the {@link Reason} and the bad value
      */
     public static WireMessage decode(byte[] bytes, Limits limits) throws MalformedMessageException {
         if (bytes.length > MAX_MESSAGE_BYTES) {

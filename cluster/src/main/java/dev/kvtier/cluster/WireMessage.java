@@ -21,7 +21,11 @@ public sealed interface WireMessage {
      */
     record RankBatch(int rank, long epoch, long sequence, boolean reset, String host, List<ClusterEvent> events)
             implements WireMessage {
-        /** @throws IllegalArgumentException for a negative rank, epoch or sequence, or null host or events */
+        /**
+         * Checks the fields and copies {@code events}.
+         *
+         * @throws IllegalArgumentException for a negative rank or epoch, a sequence below 1, or null host or events
+         */
         public RankBatch {
             if (rank < 0 || epoch < 0 || sequence < 1) {
                 throw new IllegalArgumentException("rank and epoch must be >= 0 and sequence >= 1, got rank " + rank
@@ -37,9 +41,16 @@ public sealed interface WireMessage {
     /**
      * Control: a consumer that lost track asks {@code rank} (or every rank, when {@code allRanks}) to reset and
      * re-announce what it holds.
+     *
+     * @param allRanks whether every rank is asked; {@code rank} is then ignored (0 by convention)
+     * @param rank     the rank asked, {@code >= 0}
      */
     record ResyncRequest(boolean allRanks, int rank) implements WireMessage {
-        /** @throws IllegalArgumentException for a negative rank */
+        /**
+         * Checks the rank.
+         *
+         * @throws IllegalArgumentException for a negative rank
+         */
         public ResyncRequest {
             if (rank < 0) {
                 throw new IllegalArgumentException("rank must be >= 0, got " + rank);
@@ -50,10 +61,20 @@ public sealed interface WireMessage {
     /**
      * Control: the router sends {@code rank} the prefix a request routed to it will reuse, so that it can promote
      * those blocks toward the GPU before the request arrives.
+     *
+     * @param rank           the rank that should prefetch, {@code >= 0}; other ranks ignore the hint
+     * @param reusableTokens the tokens {@code blocks} cover, {@code >= 0}
+     * @param blocks         the reusable blocks' chain hashes, first block first (copied)
      */
     record PrefetchHint(int rank, long reusableTokens, List<BlockHash> blocks) implements WireMessage {
-        /** @throws IllegalArgumentException for a negative rank or token count, or null blocks */
+        /**
+         * Checks the fields and copies {@code blocks}.
+         *
+         * @throws IllegalArgumentException for a negative rank or token count
+         * @throws NullPointerException     if {@code blocks} is or contains null ({@link List#copyOf})
+         */
         public PrefetchHint {
+
             if (rank < 0 || reusableTokens < 0) {
                 throw new IllegalArgumentException("rank and reusableTokens must be >= 0, got rank " + rank
                         + ", reusableTokens " + reusableTokens);

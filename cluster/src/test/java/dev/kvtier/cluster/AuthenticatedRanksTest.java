@@ -15,9 +15,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -63,34 +63,20 @@ class AuthenticatedRanksTest {
     @TempDir
     Path directory;
 
-    private LocalNatsServer server;
-    private final List<AutoCloseable> toClose = new ArrayList<>();
-
-    @AfterEach
-    void stopEverything() throws Exception {
-        for (int i = toClose.size() - 1; i >= 0; i--) {
-            toClose.get(i).close();
-        }
-        if (server != null) {
-            server.kill();
-        }
-    }
-
-    private <T extends AutoCloseable> T closeLater(T resource) {
-        toClose.add(resource);
-        return resource;
-    }
+    @RegisterExtension
+    final NatsServerFixture nats = new NatsServerFixture();
 
     private JetStreamSyncBus bus(JetStreamSyncBus.Access access) {
-        return closeLater(new JetStreamSyncBus(server.url(), STREAM, PREFIX, 100_000, Duration.ofSeconds(2), access));
+        return nats.closeLater(new JetStreamSyncBus(nats.server().url(), STREAM, PREFIX, 100_000,
+                Duration.ofSeconds(2), access));
     }
 
     @Test
     @Timeout(60)
     void eachRankPublishesOnlyAsItselfAndTheRouterRefusesAnotherRanksBatch() throws Exception {
-        server = LocalNatsServer.start(directory.resolve("nats"), CONFIG);
-        ClusterRouter router = closeLater(ClusterRouter.start(bus(JetStreamSyncBus.Access.user("router", "secret-r",
-                SyncBus.UNKNOWN_SENDER)), TOPOLOGY, new ClusterRouter.Options(null, Duration.ofHours(1),
+        nats.start(directory.resolve("nats"), CONFIG);
+        ClusterRouter router = nats.closeLater(ClusterRouter.start(bus(JetStreamSyncBus.Access.user("router",
+                "secret-r", SyncBus.UNKNOWN_SENDER)), TOPOLOGY, new ClusterRouter.Options(null, Duration.ofHours(1),
                 Duration.ofMillis(200), 1024), null));
         List<RankTruth> truths = new ArrayList<>();
         List<JetStreamSyncBus> rankBuses = new ArrayList<>();
@@ -98,7 +84,7 @@ class AuthenticatedRanksTest {
             RankTruth truth = new RankTruth(rank);
             JetStreamSyncBus bus = bus(JetStreamSyncBus.Access.user("rank" + rank, "secret-" + rank, rank));
             rankBuses.add(bus);
-            truth.attach(closeLater(new ClusterPublisher(bus, TOPOLOGY, rank, "host-" + rank, 1, truth, null,
+            truth.attach(nats.closeLater(new ClusterPublisher(bus, TOPOLOGY, rank, "host-" + rank, 1, truth, null,
                     10_000)));
             truths.add(truth);
         }
@@ -118,8 +104,8 @@ class AuthenticatedRanksTest {
         awaitRouterEquals(router, truths);
 
         // Rank 0's credentials on rank 1's subject: the server does not let it through.
-        try (Connection rank0 = Nats.connect(new Options.Builder().server(server.url()).userInfo("rank0", "secret-0")
-                .build())) {
+        try (Connection rank0 = Nats.connect(new Options.Builder().server(nats.server().url())
+                .userInfo("rank0", "secret-0").build())) {
             var jetStream = rank0.jetStream(JetStreamOptions.builder().requestTimeout(Duration.ofMillis(500)).build());
             assertThrows(Exception.class, () -> jetStream.publish(PREFIX + ".events.1", new byte[] {1}));
         }

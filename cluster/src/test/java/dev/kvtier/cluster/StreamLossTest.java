@@ -11,9 +11,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -34,27 +34,12 @@ class StreamLossTest {
     @TempDir
     Path directory;
 
-    private LocalNatsServer server;
-    private final List<AutoCloseable> toClose = new ArrayList<>();
+    @RegisterExtension
+    final NatsServerFixture nats = new NatsServerFixture();
     private final Random random = new Random(25);
 
-    @AfterEach
-    void stopEverything() throws Exception {
-        for (int i = toClose.size() - 1; i >= 0; i--) {
-            toClose.get(i).close();
-        }
-        if (server != null) {
-            server.kill();
-        }
-    }
-
-    private <T extends AutoCloseable> T closeLater(T resource) {
-        toClose.add(resource);
-        return resource;
-    }
-
     private SyncBus handle() {
-        return closeLater(new JetStreamSyncBus(server.url(), STREAM, STREAM.toLowerCase(), 100_000,
+        return nats.closeLater(new JetStreamSyncBus(nats.server().url(), STREAM, STREAM.toLowerCase(), 100_000,
                 Duration.ofSeconds(2)));
     }
 
@@ -62,8 +47,8 @@ class StreamLossTest {
         List<RankTruth> truths = new ArrayList<>();
         for (int rank = 0; rank < TOPOLOGY.worldSize(); rank++) {
             RankTruth truth = new RankTruth(rank);
-            ClusterPublisher publisher = closeLater(new ClusterPublisher(handle(), TOPOLOGY, rank, "host-" + rank, 1,
-                    truth, null, 100_000));
+            ClusterPublisher publisher = nats.closeLater(new ClusterPublisher(handle(), TOPOLOGY, rank,
+                    "host-" + rank, 1, truth, null, 100_000));
             truth.attach(publisher);
             truths.add(truth);
         }
@@ -71,7 +56,7 @@ class StreamLossTest {
     }
 
     private ClusterRouter router(Path snapshot) {
-        return closeLater(ClusterRouter.start(handle(), TOPOLOGY, new ClusterRouter.Options(snapshot,
+        return nats.closeLater(ClusterRouter.start(handle(), TOPOLOGY, new ClusterRouter.Options(snapshot,
                 Duration.ofHours(1), Duration.ofMillis(200), 1024), null));
     }
 
@@ -102,7 +87,7 @@ class StreamLossTest {
     @Timeout(60)
     void aServerRestartedWithAnEmptyStoreIsRecoveredByRanksAndRouter() throws Exception {
         Path store = directory.resolve("nats");
-        server = LocalNatsServer.start(store);
+        LocalNatsServer server = nats.start(store);
         ClusterRouter router = router(null);
         List<RankTruth> truths = ranks();
         play(truths, 30);
@@ -129,7 +114,7 @@ class StreamLossTest {
     @Test
     @Timeout(60)
     void aStreamDeletedLiveIsRecreatedAndEveryRankReannounces() throws Exception {
-        server = LocalNatsServer.start(directory.resolve("nats"));
+        nats.start(directory.resolve("nats"));
         ClusterRouter router = router(null);
         List<RankTruth> truths = ranks();
         play(truths, 30);
@@ -145,7 +130,7 @@ class StreamLossTest {
     @Test
     @Timeout(60)
     void aRouterRestartedFromASnapshotOfARecreatedStreamDoesNotTrustIt() throws Exception {
-        server = LocalNatsServer.start(directory.resolve("nats"));
+        nats.start(directory.resolve("nats"));
         Path snapshot = directory.resolve("router.snapshot");
         ClusterRouter first = router(snapshot);
         List<RankTruth> truths = ranks();
@@ -177,7 +162,7 @@ class StreamLossTest {
 
     /** An operator's {@code nats stream rm} while everything runs. */
     private void deleteStream() throws Exception {
-        try (Connection admin = Nats.connect(server.url())) {
+        try (Connection admin = Nats.connect(nats.server().url())) {
             assertTrue(admin.jetStreamManagement().deleteStream(STREAM), "stream deleted");
         }
     }
