@@ -1,9 +1,14 @@
 package dev.kvtier;
 
+import com.tngtech.archunit.core.domain.Dependency;
+import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.lang.ArchCondition;
 import com.tngtech.archunit.lang.ArchRule;
+import com.tngtech.archunit.lang.ConditionEvents;
+import com.tngtech.archunit.lang.SimpleConditionEvent;
 import dev.kvtier.cuda.CudaRuntime;
 import dev.kvtier.exec.StorageKind;
 import dev.kvtier.observe.RecoveryEvent;
@@ -11,8 +16,11 @@ import dev.kvtier.persist.SegmentRecord;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import java.util.Map;
 import java.util.Set;
 
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
@@ -22,6 +30,8 @@ import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.sli
  * a rule that matches no class fails too, so a renamed package cannot make one pass vacuously.
  */
 class ArchitectureTest {
+    private static final String STORE = "dev.kvtier.store";
+    private static final String POLICIES = "dev.kvtier.store.policy";
     private static JavaClasses classes;
 
     @BeforeAll
@@ -40,7 +50,49 @@ class ArchitectureTest {
         // Every package below dev.kvtier is its own slice (exec, exec.host, exec.cuda, tiering, store, ...).
         // The door (dev.kvtier itself) and its machinery (tiering) are one layer: tiering throws the
         // door's exceptions and reads its config, so the root package is left out of the slices.
-        slices().matching("dev.kvtier.(**)").should().beFreeOfCycles().check(classes);
+        // The store and its policies know each other by design: the policies implement the store's SPI, and the store
+        // reaches them at the seams theStoreReachesItsPoliciesOnlyAtTheirSeams checks, so that direction is left out.
+        slices().matching("dev.kvtier.(**)").should().beFreeOfCycles()
+                .ignoreDependency(resideInAPackage(STORE), resideInAPackage(POLICIES))
+                .check(classes);
+    }
+
+    @Test
+    void theStoreReachesItsPoliciesOnlyAtTheirSeams() {
+        // DemotionPolicy's factories hand out the built-in policies; the store's entry is a tracker's node (one object
+        // per segment, so a touch changes one object); candidates are named as entries, not keys; the entry table
+        // shares its probing steps with the policies' simulations. Nothing else of the store names a policy class.
+        Map<String, Set<String>> seams = Map.of(
+                "S3FifoPolicy", Set.of("DemotionPolicy"), "WTinyLfuPolicy", Set.of("DemotionPolicy"),
+                "LruKPolicy", Set.of("DemotionPolicy"), "ArcPolicy", Set.of("DemotionPolicy"),
+                "PolicyNode", Set.of("SegmentEntry"),
+                "CandidateList", Set.of("TieredStore", "SortedTierIndex", "UsageBucketIndex"),
+                "OpenAddressing", Set.of("EntryTable"));
+        ArchCondition<JavaClass> usedByTheStoreOnlyAtItsSeam = new ArchCondition<>("be named in " + STORE
+                + " only at the seams " + seams) {
+            @Override
+            public void check(JavaClass policyClass, ConditionEvents events) {
+                Set<String> allowed = seams.getOrDefault(topLevelSimpleName(policyClass), Set.of());
+                for (Dependency dependency : policyClass.getDirectDependenciesToSelf()) {
+                    JavaClass origin = dependency.getOriginClass();
+                    if (origin.getPackageName().equals(STORE) && !allowed.contains(topLevelSimpleName(origin))) {
+                        events.add(SimpleConditionEvent.violated(dependency, dependency.getDescription()));
+                    }
+                }
+            }
+        };
+        classes().that().resideInAPackage(POLICIES).should(usedByTheStoreOnlyAtItsSeam).check(classes);
+        // The policy package is not exported: outside the store, only DemotionPolicy names a policy.
+        noClasses().that().resideOutsideOfPackages(STORE, POLICIES)
+                .should().dependOnClassesThat().resideInAPackage(POLICIES)
+                .check(classes);
+    }
+
+    private static String topLevelSimpleName(JavaClass javaClass) {
+        String name = javaClass.getName();
+        int nested = name.indexOf('$');
+        String topLevel = nested < 0 ? name : name.substring(0, nested);
+        return topLevel.substring(topLevel.lastIndexOf('.') + 1);
     }
 
     @Test

@@ -1,5 +1,10 @@
 package dev.kvtier.store;
 
+import dev.kvtier.store.policy.ArcPolicy;
+import dev.kvtier.store.policy.LruKPolicy;
+import dev.kvtier.store.policy.S3FifoPolicy;
+import dev.kvtier.store.policy.WTinyLfuPolicy;
+
 import java.util.Comparator;
 import java.util.List;
 

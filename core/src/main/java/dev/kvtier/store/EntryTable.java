@@ -1,5 +1,7 @@
 package dev.kvtier.store;
 
+import dev.kvtier.store.policy.OpenAddressing;
+
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.function.Consumer;

@@ -1,5 +1,7 @@
 package dev.kvtier.store;
 
+import dev.kvtier.store.policy.CandidateList;
+
 import java.util.Comparator;
 import java.util.List;
 import java.util.TreeSet;

@@ -1,5 +1,7 @@
 package dev.kvtier.store;
 
+import dev.kvtier.store.policy.CandidateList;
+
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.ArrayList;

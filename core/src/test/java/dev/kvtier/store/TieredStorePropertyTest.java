@@ -26,10 +26,10 @@ import net.jqwik.api.constraints.LongRange;
  * model's, and after every step the invariants hold and each tier's whole demotion order equals the
  * model's sorted order.
  */
-class TieredStorePropertyTest {
+public class TieredStorePropertyTest {
 
     /** One random operation; key and transfer choices are indices so shrinking stays meaningful. */
-    sealed interface Op {
+    public sealed interface Op {
         record Register(int key, long start, long length, long size, Tier tier) implements Op {}
         record Demote(int key, Tier to) implements Op {}
         record Promote(int key, Tier to) implements Op {}
@@ -42,22 +42,22 @@ class TieredStorePropertyTest {
     }
 
     /** The reference: obviously correct, slow, written from the seed and the agreed rules. */
-    static final class Model {
-        record Seg(SegmentMeta meta, long lastUse, TierTransfer lastMove) {}
+    public static final class Model {
+        public record Seg(SegmentMeta meta, long lastUse, TierTransfer lastMove) {}
 
         final long gpuBudget;
         final long cpuBudget;
         final boolean lru;
-        final LinkedHashMap<String, Seg> segs = new LinkedHashMap<>();
+        public final LinkedHashMap<String, Seg> segs = new LinkedHashMap<>();
         long clock;
 
-        Model(long gpuBudget, long cpuBudget, boolean lru) {
+        public Model(long gpuBudget, long cpuBudget, boolean lru) {
             this.gpuBudget = gpuBudget;
             this.cpuBudget = cpuBudget;
             this.lru = lru;
         }
 
-        long used(Tier tier) {
+        public long used(Tier tier) {
             long sum = 0;
             for (Seg s : segs.values()) {
                 if (s.meta.tier() == tier) {
@@ -76,7 +76,7 @@ class TieredStorePropertyTest {
             return size <= budget - used(tier);
         }
 
-        boolean register(SegmentMeta meta, Tier tier) {
+        public boolean register(SegmentMeta meta, Tier tier) {
             if (segs.containsKey(meta.key()) || !fits(tier, meta.sizeBytes())) {
                 return false;
             }
@@ -84,7 +84,7 @@ class TieredStorePropertyTest {
             return true;
         }
 
-        Optional<TierTransfer> move(String key, Tier to, boolean promote) {
+        public Optional<TierTransfer> move(String key, Tier to, boolean promote) {
             Seg s = segs.get(key);
             if (s == null) {
                 return Optional.empty();
@@ -101,7 +101,7 @@ class TieredStorePropertyTest {
             return Optional.of(t);
         }
 
-        boolean rollback(TierTransfer t) {
+        public boolean rollback(TierTransfer t) {
             Seg s = segs.get(t.key());
             if (s == null || !t.equals(s.lastMove) || !fits(t.from(), s.meta.sizeBytes())) {
                 return false;
@@ -114,12 +114,12 @@ class TieredStorePropertyTest {
             return true;
         }
 
-        Optional<SegmentMeta> remove(String key) {
+        public Optional<SegmentMeta> remove(String key) {
             Seg s = segs.remove(key);
             return s == null ? Optional.empty() : Optional.of(s.meta);
         }
 
-        boolean touch(String key) {
+        public boolean touch(String key) {
             Seg s = segs.get(key);
             if (s == null) {
                 return false;
@@ -128,7 +128,7 @@ class TieredStorePropertyTest {
             return true;
         }
 
-        List<String> candidates(Tier tier, long needed) {
+        public List<String> candidates(Tier tier, long needed) {
             List<Seg> onTier = new ArrayList<>();
             for (Seg s : segs.values()) {
                 if (s.meta.tier() == tier) {
@@ -151,7 +151,7 @@ class TieredStorePropertyTest {
             return keys;
         }
 
-        List<SegmentMeta> snapshot() {
+        public List<SegmentMeta> snapshot() {
             return segs.values().stream().map(Seg::meta).toList();
         }
     }
@@ -351,7 +351,7 @@ class TieredStorePropertyTest {
     }
 
     /** Random histories; also used by {@link TrackerPolicyPropertyTest}. */
-    static Arbitrary<List<Op>> operations(int maxKey, int registerWeight, int touchWeight, int maxOps) {
+    public static Arbitrary<List<Op>> operations(int maxKey, int registerWeight, int touchWeight, int maxOps) {
         Arbitrary<Integer> keys = Arbitraries.integers().between(0, maxKey);
         Arbitrary<Tier> tiers = Arbitraries.of(Tier.class);
         Arbitrary<Op> register = Combinators.combine(keys, Arbitraries.longs().between(0, 1_000),

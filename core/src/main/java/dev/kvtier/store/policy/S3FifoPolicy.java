@@ -1,4 +1,8 @@
-package dev.kvtier.store;
+package dev.kvtier.store.policy;
+
+import dev.kvtier.store.DemotionPolicy;
+import dev.kvtier.store.PositionRange;
+import dev.kvtier.store.Tier;
 
 import java.util.List;
 
@@ -62,25 +66,25 @@ import java.util.List;
  * its simulations' cost to each GPU registration, use and promotion (O(1): see {@link RetentionShadows}) and, while
  * retaining, a query passes the stale segments it names and at most the moves above per candidate.
  */
-final class S3FifoPolicy implements DemotionPolicy {
+public final class S3FifoPolicy implements DemotionPolicy {
     /** The paper's S3-FIFO: small queue 1/10 of the tier, ghosts as many as the tier's segments. */
-    static final S3FifoPolicy INSTANCE = new S3FifoPolicy("s3-fifo", 10, 1, false, false);
+    public static final S3FifoPolicy INSTANCE = new S3FifoPolicy("s3-fifo", 10, 1, false, false);
     /**
      * The default: small queue 1/5, ghosts 4x the tier's segments, chain tails named first; each
      * choice measured on generated chat, tool-agent and document-QA traces against the offline
      * optimum ({@code PolicyTraceCheck}).
      */
-    static final S3FifoPolicy CHAIN_AWARE = new S3FifoPolicy("chain-s3-fifo", 5, 4, true, false);
+    public static final S3FifoPolicy CHAIN_AWARE = new S3FifoPolicy("chain-s3-fifo", 5, 4, true, false);
     /**
      * The default with a learned retention on the GPU tier ({@link RetentionShadows}; see the class comment):
      * as {@link #CHAIN_AWARE} while S3-FIFO's behaviour gets the most hits in the tier's miniature simulations.
      */
-    static final S3FifoPolicy ADAPTIVE = new S3FifoPolicy("adaptive-s3-fifo", 5, 4, true, true);
+    public static final S3FifoPolicy ADAPTIVE = new S3FifoPolicy("adaptive-s3-fifo", 5, 4, true, true);
     /**
      * {@link #ADAPTIVE} with one more behaviour its simulations compare: naming by chain continuation learned online
      * ({@link ChainContinuation}). Not the default: it loses cells the default meets (bench/RESULTS.md).
      */
-    static final S3FifoPolicy CONTINUATION = new S3FifoPolicy("adaptive-continuation-s3-fifo", 5, 4, true, true, 0,
+    public static final S3FifoPolicy CONTINUATION = new S3FifoPolicy("adaptive-continuation-s3-fifo", 5, 4, true, true, 0,
             false, true);
 
     private static final int MAX_USES = 3;

@@ -1,4 +1,6 @@
-package dev.kvtier.store;
+package dev.kvtier.store.policy;
+
+import dev.kvtier.store.DemotionPolicy;
 
 import java.util.Arrays;
 
@@ -382,7 +384,7 @@ final class RetentionShadows {
 
     /**
      * The keys the simulations hold, each by a small id (its nodes' place in {@link Nodes}, reused after the last
-     * simulation drops the key), indexed by key hash in an open-addressing table as {@link EntryTable} (linear
+     * simulation drops the key), indexed by key hash in an open-addressing table as {@code EntryTable} (linear
      * probing, Fibonacci home slot, load at most 1/2, backward-shift deletion) that stores the id (plus one, 0 for
      * an empty slot) beside the hash: a lookup reads two ints of one slot and no key object. The table grows (never
      * shrinks) with the keys, which resampling keeps near {@link #MAX_RESIDENTS} per simulation, so it settles at a

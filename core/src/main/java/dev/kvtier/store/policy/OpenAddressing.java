@@ -1,13 +1,13 @@
-package dev.kvtier.store;
+package dev.kvtier.store.policy;
 
 /**
- * The steps shared by the store's open-addressing tables ({@link EntryTable}, and the simulations'
+ * The steps shared by the store's open-addressing tables ({@code EntryTable}, and the simulations'
  * tables in {@link RetentionShadows}): a table is a power-of-two array of slots with each member's
  * 32-bit hash in a parallel {@code int[]}, probed linearly from the member's home slot, kept at most
  * half full, and deleted from by backward shift (no tombstones). Not thread-safe: the tables using
  * it decide their own safety.
  */
-final class OpenAddressing {
+public final class OpenAddressing {
     private OpenAddressing() {
     }
 
@@ -18,12 +18,12 @@ final class OpenAddressing {
      * bits would place in consecutive slots, building the long probe runs that linear probing must
      * then walk; the multiply scatters them.
      */
-    static int home(int hash, int length) {
+    public static int home(int hash, int length) {
         return (hash * 0x9E3779B9) >>> Integer.numberOfLeadingZeros(length - 1);
     }
 
     /** Puts {@code member} with {@code hash} in the first free slot of its probe run (the table has one). */
-    static <T> void place(T[] slots, int[] hashes, T member, int hash) {
+    public static <T> void place(T[] slots, int[] hashes, T member, int hash) {
         int mask = slots.length - 1;
         int i = home(hash, slots.length);
         while (slots[i] != null) {
@@ -34,7 +34,7 @@ final class OpenAddressing {
     }
 
     /** Places every member of the old arrays into the new, larger ones (empty, a power of two long). */
-    static <T> void rehash(T[] oldSlots, int[] oldHashes, T[] newSlots, int[] newHashes) {
+    public static <T> void rehash(T[] oldSlots, int[] oldHashes, T[] newSlots, int[] newHashes) {
         for (int i = 0; i < oldSlots.length; i++) {
             if (oldSlots[i] != null) {
                 place(newSlots, newHashes, oldSlots[i], oldHashes[i]);
@@ -46,7 +46,7 @@ final class OpenAddressing {
      * Empties slot {@code hole}: later members of its probe run move into the hole when their home slot
      * does not lie (cyclically) after it, so every lookup still finds them without tombstones.
      */
-    static <T> void removeAt(T[] slots, int[] hashes, int hole) {
+    public static <T> void removeAt(T[] slots, int[] hashes, int hole) {
         int mask = slots.length - 1;
         for (int j = (hole + 1) & mask; slots[j] != null; j = (j + 1) & mask) {
             if (movesIntoHole(hole, j, home(hashes[j], slots.length))) {
@@ -63,7 +63,7 @@ final class OpenAddressing {
      * {@link #place(Object[], int[], Object, int)} for a table of int members, 0 marking an empty slot (a table
      * that stores small ids instead of objects, so a lookup reads no member object).
      */
-    static void place(int[] slots, int[] hashes, int member, int hash) {
+    public static void place(int[] slots, int[] hashes, int member, int hash) {
         int mask = slots.length - 1;
         int i = home(hash, slots.length);
         while (slots[i] != 0) {
@@ -74,7 +74,7 @@ final class OpenAddressing {
     }
 
     /** {@link #rehash(Object[], int[], Object[], int[])} for int members, 0 empty. */
-    static void rehash(int[] oldSlots, int[] oldHashes, int[] newSlots, int[] newHashes) {
+    public static void rehash(int[] oldSlots, int[] oldHashes, int[] newSlots, int[] newHashes) {
         for (int i = 0; i < oldSlots.length; i++) {
             if (oldSlots[i] != 0) {
                 place(newSlots, newHashes, oldSlots[i], oldHashes[i]);
@@ -93,7 +93,7 @@ final class OpenAddressing {
     }
 
     /** {@link #removeAt(Object[], int[], int)} for int members, 0 empty. */
-    static void removeAt(int[] slots, int[] hashes, int hole) {
+    public static void removeAt(int[] slots, int[] hashes, int hole) {
         int mask = slots.length - 1;
         for (int j = (hole + 1) & mask; slots[j] != 0; j = (j + 1) & mask) {
             if (movesIntoHole(hole, j, home(hashes[j], slots.length))) {

@@ -1,4 +1,4 @@
-package dev.kvtier.store;
+package dev.kvtier.store.policy;
 
 /**
  * S3-FIFO's ghost queue: which keys were among the last {@code capacity} evicted, remembered by

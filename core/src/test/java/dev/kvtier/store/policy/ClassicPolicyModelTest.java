@@ -1,8 +1,15 @@
-package dev.kvtier.store;
+package dev.kvtier.store.policy;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.kvtier.store.DemotionPolicy;
+import dev.kvtier.store.PositionRange;
+import dev.kvtier.store.SegmentMeta;
+import dev.kvtier.store.Tier;
+import dev.kvtier.store.TierTransfer;
+import dev.kvtier.store.TieredStore;
 import dev.kvtier.store.TieredStorePropertyTest.Op;
+import dev.kvtier.store.TieredStorePropertyTest;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;

@@ -1,4 +1,7 @@
-package dev.kvtier.store;
+package dev.kvtier.store.policy;
+
+import dev.kvtier.store.DemotionPolicy;
+import dev.kvtier.store.PositionRange;
 
 import java.util.List;
 

@@ -1,4 +1,7 @@
-package dev.kvtier.store;
+package dev.kvtier.store.policy;
+
+import dev.kvtier.store.DemotionPolicy;
+import dev.kvtier.store.Tier;
 
 import java.util.List;
 
@@ -26,8 +29,8 @@ import java.util.List;
  * (amortised: window overflow moves each arrival on once; the sketch: four counters), O(1) per
  * candidate.
  */
-final class WTinyLfuPolicy implements DemotionPolicy {
-    static final WTinyLfuPolicy INSTANCE = new WTinyLfuPolicy();
+public final class WTinyLfuPolicy implements DemotionPolicy {
+    public static final WTinyLfuPolicy INSTANCE = new WTinyLfuPolicy();
 
     /** The window's share of the tier's bytes: 1/100, as in Caffeine's starting point. */
     private static final int WINDOW_SHARE_DIVISOR = 100;

@@ -1,4 +1,10 @@
-package dev.kvtier.store;
+package dev.kvtier.store.policy;
+
+import dev.kvtier.store.DemotionPolicy;
+import dev.kvtier.store.PositionRange;
+import dev.kvtier.store.SegmentMeta;
+import dev.kvtier.store.Tier;
+import dev.kvtier.store.TieredStore;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

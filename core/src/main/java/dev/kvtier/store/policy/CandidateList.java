@@ -1,4 +1,8 @@
-package dev.kvtier.store;
+package dev.kvtier.store.policy;
+
+import dev.kvtier.store.SegmentHandle;
+import dev.kvtier.store.Tier;
+import dev.kvtier.store.TieredStore;
 
 import java.util.AbstractList;
 import java.util.List;
@@ -12,11 +16,11 @@ import java.util.function.Function;
  * the store's lock, which the caller holds). Read as a list of strings it answers the keys. Not
  * thread-safe: filled under the store's lock, then owned by the one caller.
  */
-final class CandidateList extends AbstractList<String> {
+public final class CandidateList extends AbstractList<String> {
     private final List<SegmentHandle> entries;
-    private final Function<String, SegmentEntry> lookup;
+    private final Function<String, ? extends SegmentHandle> lookup;
 
-    CandidateList(List<SegmentHandle> entries, Function<String, SegmentEntry> lookup) {
+    public CandidateList(List<SegmentHandle> entries, Function<String, ? extends SegmentHandle> lookup) {
         this.entries = entries;
         this.lookup = lookup;
     }
@@ -25,9 +29,9 @@ final class CandidateList extends AbstractList<String> {
      * Names {@code node} (the store's entry: see {@link PolicyNode#of}) in {@code keys}: the entry itself when
      * {@code keys} is a {@link CandidateList}, its key otherwise.
      */
-    static void add(List<String> keys, PolicyNode node) {
+    public static void add(List<String> keys, PolicyNode node) {
         if (keys instanceof CandidateList candidates) {
-            candidates.entries.add((SegmentEntry) node);
+            candidates.entries.add((SegmentHandle) node);
         } else {
             keys.add(node.key);
         }
@@ -35,7 +39,7 @@ final class CandidateList extends AbstractList<String> {
 
     @Override
     public boolean add(String key) {
-        SegmentEntry entry = lookup.apply(key);
+        SegmentHandle entry = lookup.apply(key);
         if (entry == null) {
             throw new IllegalStateException("the tracker named segment \"" + key + "\", which is not registered");
         }

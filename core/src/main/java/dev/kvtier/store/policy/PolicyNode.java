@@ -1,8 +1,10 @@
-package dev.kvtier.store;
+package dev.kvtier.store.policy;
+
+import dev.kvtier.store.DemotionPolicy;
 
 /**
  * A built-in tracker's record of one segment, linked into one of its per-tier queues: the part of
- * the store's {@link SegmentEntry} (which extends it) that belongs to the store's tracker when that
+ * the store's {@code SegmentEntry} (which extends it) that belongs to the store's tracker when that
  * is {@link S3FifoPolicy}, {@link WTinyLfuPolicy}, {@link LruKPolicy} or {@link ArcPolicy}. Not thread-safe: used under the store's lock.
  *
  * <p>Why inside the entry rather than a separate node in {@link DemotionPolicy.Segment#policyNode}:
@@ -10,13 +12,13 @@ package dev.kvtier.store;
  * to another (a cache miss at 10^6 segments). A store has exactly one tracker, so the fields are
  * never shared.
  */
-abstract class PolicyNode extends LinkedFifo.Link<PolicyNode, PolicyNode.Queue> {
-    final String key;
-    final long sizeBytes;
+public abstract class PolicyNode extends LinkedFifo.Link<PolicyNode, PolicyNode.Queue> {
+    public final String key;
+    public final long sizeBytes;
     /** The key's hash, spread, for frequency sketches. */
-    final int hash;
+    public final int hash;
     /** S3-FIFO's use counter (0..3); also raised without the store's lock (S3FifoTracker#usedConcurrently). */
-    int uses;
+    public int uses;
     /** W-TinyLFU: entered probation from the window and not used since (an admission candidate). */
     boolean fromWindow;
     /** S3-FIFO: held on its tier by the caller ({@link DemotionPolicy.Tracker#held}): kept in place, not named. */
@@ -30,7 +32,7 @@ abstract class PolicyNode extends LinkedFifo.Link<PolicyNode, PolicyNode.Queue> 
     /** LRU-2: the use before {@link #lastUseSeen}, or {@link Long#MIN_VALUE} if the tracker knows of none. */
     long previousUse = Long.MIN_VALUE;
 
-    PolicyNode(String key, long sizeBytes) {
+    protected PolicyNode(String key, long sizeBytes) {
         this.key = key;
         this.sizeBytes = sizeBytes;
         int h = key.hashCode() * 0x9E3779B9;

@@ -1,4 +1,7 @@
-package dev.kvtier.store;
+package dev.kvtier.store.policy;
+
+import dev.kvtier.store.DemotionPolicy;
+import dev.kvtier.store.Tier;
 
 import java.util.Iterator;
 import java.util.LinkedHashSet;
@@ -29,8 +32,8 @@ import java.util.List;
  * <p>Costs: O(1) per event (list moves, a hash lookup per ghost list on arrival), O(k) for k candidates; queries
  * change nothing. A removed segment leaves its tier's lists; its key may stay a ghost of another tier.
  */
-final class ArcPolicy implements DemotionPolicy {
-    static final ArcPolicy INSTANCE = new ArcPolicy();
+public final class ArcPolicy implements DemotionPolicy {
+    public static final ArcPolicy INSTANCE = new ArcPolicy();
 
     private ArcPolicy() {
     }

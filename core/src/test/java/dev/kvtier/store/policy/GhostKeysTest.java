@@ -1,4 +1,4 @@
-package dev.kvtier.store;
+package dev.kvtier.store.policy;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

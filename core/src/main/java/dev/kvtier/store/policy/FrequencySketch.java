@@ -1,4 +1,4 @@
-package dev.kvtier.store;
+package dev.kvtier.store.policy;
 
 /**
  * A count-min sketch of recent popularity with 4-bit counters (TinyLFU: Einziger, Friedman and

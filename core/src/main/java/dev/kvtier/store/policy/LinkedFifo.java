@@ -1,4 +1,4 @@
-package dev.kvtier.store;
+package dev.kvtier.store.policy;
 
 /**
  * An intrusive doubly linked FIFO of nodes with their byte total and count: oldest at {@link #head}, newest at

@@ -1,10 +1,17 @@
-package dev.kvtier.store;
+package dev.kvtier.store.policy;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kvtier.store.DemotionPolicy;
+import dev.kvtier.store.PositionRange;
+import dev.kvtier.store.SegmentMeta;
+import dev.kvtier.store.Tier;
+import dev.kvtier.store.TierTransfer;
+import dev.kvtier.store.TieredStore;
 import dev.kvtier.store.TieredStorePropertyTest.Model;
 import dev.kvtier.store.TieredStorePropertyTest.Op;
+import dev.kvtier.store.TieredStorePropertyTest;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;

@@ -1,4 +1,7 @@
-package dev.kvtier.store;
+package dev.kvtier.store.policy;
+
+import dev.kvtier.store.DemotionPolicy;
+import dev.kvtier.store.Tier;
 
 import java.util.Comparator;
 import java.util.Iterator;
@@ -28,8 +31,8 @@ import java.util.TreeSet;
  * <p>Costs: O(log n) per event for a tier of n segments (a red-black tree ordered by the two uses), O(k + log n) for
  * k candidates; queries change nothing.
  */
-final class LruKPolicy implements DemotionPolicy {
-    static final LruKPolicy INSTANCE = new LruKPolicy();
+public final class LruKPolicy implements DemotionPolicy {
+    public static final LruKPolicy INSTANCE = new LruKPolicy();
 
     /** The fewest removed keys whose last use is remembered. */
     static final int MIN_HISTORY = 64;
