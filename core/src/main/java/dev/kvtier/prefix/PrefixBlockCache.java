@@ -56,6 +56,18 @@ import java.util.function.Supplier;
  *       {@link IllegalStateException} after the cache was closed).</li>
  * </ul>
  *
+ * <h2>A remote block store</h2>
+ * With {@code KvTierConfig.remote()} set, blocks' bytes are shared with caches in other processes or on other hosts
+ * through a {@link dev.kvtier.remote.RemoteBlockStore}: {@link #lookupPrefix} extends the local prefix with the blocks
+ * the store holds after it ({@link PrefixLookup#remoteBlocks()}; one {@code containsAll}, cut at the first missing
+ * block), the restores fetch them (one {@code getAll}), check each value's namespace, block, layout, CRC32C and
+ * HMAC-SHA256 (a value that fails is a miss, and the prefix ends before it), and store them as ordinary local blocks
+ * on the tier asked (the same eviction, persistence and events as any other), and {@link #storeBlocks} queues the
+ * blocks it stored for writing (their bytes copied out before it returns; never waiting on the store). Remote blocks
+ * are fetched only when the cost gate estimates fetching them faster than recomputing them. A store that fails or
+ * does not answer within {@code transferTimeout} is a miss: it is marked down and left alone for a backoff, and every
+ * call goes on with the local tiers alone. See {@code RemoteStoreConfig}.
+ *
  * <h2>Chains and namespaces</h2>
  * A chain starts at a block whose parent is not a cached block: {@link BlockHash#ROOT}, or a namespace root
  * ({@link BlockHasher#namespaceRoot}: one per model or LoRA adapter, so equal token ids under different
@@ -122,7 +134,9 @@ public final class PrefixBlockCache {
 
     /**
      * How many leading blocks of {@code hashes} are cached, and on which tier each is, now. Takes no lock and
-     * moves nothing; counts no access.
+     * moves nothing; counts no access. With a remote block store, the blocks after the local prefix are asked of it
+     * in one round trip (waiting at most {@code transferTimeout}; not at all while it is marked down), and those it
+     * holds as a run, if the cost gate lets them, are {@link PrefixLookup#remoteBlocks()}.
      *
      * @throws IllegalArgumentException if {@code hashes} or one of them is null, or a block of that prefix was stored
      *                                  through a view of another block size (naming it and both layouts)
@@ -141,7 +155,9 @@ public final class PrefixBlockCache {
      * Makes every block of the longest cached prefix of {@code hashes} resident on {@code tier} (or a faster
      * one, where a block already is) and pins them there, returning when their bytes are in place. The blocks
      * that move are copied with one batched transfer per tier pair, after room was made for all of them;
-     * all or nothing. Close the pin when the bytes have been used.
+     * all or nothing. Close the pin when the bytes have been used. With a remote block store, the blocks after the
+     * local prefix are first fetched from it (see the class comment; waiting at most {@code transferTimeout}) and
+     * stored on {@code tier} as local blocks; those that cannot be fetched, checked or stored are left out.
      *
      * @return the pin; empty ({@link PrefixPin#size()} 0) when the first block is not cached
      * @throws IllegalArgumentException  if an argument or hash is null, or a block of the prefix was stored through a
@@ -295,7 +311,9 @@ public final class PrefixBlockCache {
      * parent), making room there as {@code KvTierCache.put} does; when no room can be made there soon (every
      * candidate is pinned, or an ancestor of the block itself), it goes to the next slower tier instead. A block already
      * cached is left as it is (equal hash, equal bytes), also when a concurrent call stored it just now (both calls
-     * succeed). Returns when the bytes are in place; {@code bytes} is not referenced afterwards.
+     * succeed). Returns when the bytes are in place; {@code bytes} is not referenced afterwards. With a remote block
+     * store written through on store, the blocks of a call that stored any are queued for it, their bytes copied out
+     * before this returns (a full queue drops them, counted; nothing waits on the store).
      *
      * <p><b>A parent gone since the look-up.</b> The check that {@code parentHash} is cached and the store are one
      * atomic step (the parent is locked and so stays cached until the blocks continuing it are in place). When
