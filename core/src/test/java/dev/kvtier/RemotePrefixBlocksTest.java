@@ -530,6 +530,43 @@ class RemotePrefixBlocksTest {
         assertTrue(stats.estimatedFetchNanos() > stats.estimatedRecomputeNanos(), stats.toString());
     }
 
+    // ---------------------------------------------------------------- observability
+
+    @Test
+    void metersAndFlightEventsShowTheFetchesAndTheGatesEstimates() throws Exception {
+        InProcessRemoteBlockStore store = owned(new InProcessRemoteBlockStore());
+        KvTierCache rankA = open(store, r -> { });
+        List<BlockHash> hashes = chain(14, 4);
+        rankA.prefixBlocks(LAYOUT).storeBlocks(BlockHash.ROOT, hashes, contents(hashes));
+        awaitWritten(rankA, 4);
+        KvTierCache rankB = open(store, r -> r.prefillTokensPerSecond(1));
+        io.micrometer.core.instrument.simple.SimpleMeterRegistry registry =
+                new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+        Path file = diskDirectory.resolve("remote.jfr");
+        try (dev.kvtier.observe.micrometer.KvTierMetrics metrics = new dev.kvtier.observe.micrometer.KvTierMetrics(rankB);
+             jdk.jfr.Recording recording = dev.kvtier.observe.KvTierFlightRecording.start(file)) {
+            metrics.bindTo(registry);
+            PrefixBlockCache b = rankB.prefixBlocks(LAYOUT);
+            b.lookupPrefix(hashes); // measures a round trip
+            try (PrefixPin pin = b.ensurePrefixResident(hashes, Tier.GPU)) {
+                assertEquals(4, pin.size());
+            }
+            recording.stop();
+            assertEquals(4, registry.get("kvtier.remote.blocks.fetched").functionCounter().count());
+            assertEquals(0, registry.get("kvtier.remote.rejections").tag("cause", "signature").functionCounter()
+                    .count());
+            assertEquals(0, registry.get("kvtier.remote.down").gauge().value());
+            assertTrue(registry.get("kvtier.remote.estimate.recompute").gauge().value() > 0);
+        }
+        List<jdk.jfr.consumer.RecordedEvent> fetches = jdk.jfr.consumer.RecordingFile.readAllEvents(file).stream()
+                .filter(e -> e.getEventType().getName().equals("dev.kvtier.RemoteFetch")).toList();
+        assertEquals(1, fetches.size(), fetches.toString());
+        jdk.jfr.consumer.RecordedEvent fetch = fetches.get(0);
+        assertTrue(fetch.getBoolean("fetched"));
+        assertEquals(4, fetch.getInt("served"));
+        assertTrue(fetch.getLong("estimatedRecomputeNanos") > 0);
+    }
+
     // ---------------------------------------------------------------- configuration
 
     @Test
