@@ -17,6 +17,7 @@ import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.codec.RedisCodec;
 import io.lettuce.core.codec.StringCodec;
@@ -49,17 +50,20 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <h2>What it promises beyond the SPI</h2>
  * <ul>
- *   <li><b>One pipelined batch per call.</b> A call queues its commands on the connection and flushes once: for
+ *   <li><b>One pipelined batch per call.</b> A call queues its commands on the connection and flushes once (on a
+ *       cluster each command is flushed as it is routed to its node, still without waiting for answers): for
  *       {@code getAll} an {@code EXISTS} and a {@code GETRANGE key 0 maxValueBytes} per key, for {@code containsAll}
- *       an {@code EXISTS} per key, for {@code putAll} a {@code SET} per key. These five commands (and {@code PING},
- *       {@code HELLO}/{@code AUTH} at connect, {@code CLUSTER} reads of the topology on a cluster) are all it sends:
- *       the least-privilege ACL in the README allows exactly them.</li>
+ *       an {@code EXISTS} per key, for {@code putAll} a {@code SET} per key. On a standalone server these three
+ *       (and {@code HELLO} with the credentials at connect, which needs no permission) are all it sends, and the
+ *       least-privilege ACL in the README allows exactly them; on a cluster Lettuce also reads the topology
+ *       ({@code CLUSTER NODES}, {@code INFO}).</li>
  *   <li><b>A huge value never costs its size.</b> {@code GETRANGE} reads at most {@code maxValueBytes + 1} bytes of
  *       a value; a longer value is answered absent ({@code null}), counted ({@link #oversizedValues()}) and logged
  *       once.</li>
  *   <li><b>Bounded waits.</b> Every command completes within {@code commandTimeoutMs} (a timeout is an exceptional
- *       future); while the connection is down, commands fail at once instead of queueing; the client reconnects by
- *       itself, and a cluster's topology is refreshed on {@code MOVED}, reconnects and every 10 s, so a failed-over
+ *       future); while a standalone server is down, commands fail at once instead of queueing (on a cluster, a
+ *       command for a node that is down fails at the command timeout); the client reconnects by itself, and a
+ *       cluster's topology is refreshed on {@code MOVED}, reconnects and every 10 s, so a failed-over
  *       node is a few misses, never a hang. {@link #open} waits at most {@code connectTimeoutMs} for the first
  *       connection; a server that is down then is retried at the next call (every call meanwhile fails at once).</li>
  *   <li><b>Credentials refused at open.</b> A wrong user or password is an {@link IllegalArgumentException} from
@@ -98,7 +102,7 @@ public final class RedisRemoteBlockStore implements RemoteBlockStore {
         this.description = settings.describe();
         this.resources = DefaultClientResources.builder()
                 .ioThreadPoolSize(settings.ioThreads())
-                .computationThreadPoolSize(1)
+                .computationThreadPoolSize(2)
                 .threadFactoryProvider(poolName -> new DefaultThreadFactory("kvtier-redis-" + poolName, true))
                 .build();
         SocketOptions socket = SocketOptions.builder().connectTimeout(settings.connectTimeout()).keepAlive(true)
@@ -116,7 +120,10 @@ public final class RedisRemoteBlockStore implements RemoteBlockStore {
                     .socketOptions(socket)
                     .timeoutOptions(timeouts)
                     .autoReconnect(true)
-                    .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                    // Not REJECT_COMMANDS: Lettuce 7.7's cluster writer rejects every command with it (its node
+                    // connections count as disconnected). A command for a node that is down waits for its
+                    // reconnection or the failover and fails at the command timeout.
+                    .disconnectedBehavior(ClientOptions.DisconnectedBehavior.ACCEPT_COMMANDS)
                     .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
                             .enablePeriodicRefresh(Duration.ofSeconds(10))
                             .enableAllAdaptiveRefreshTriggers()
@@ -199,7 +206,9 @@ public final class RedisRemoteBlockStore implements RemoteBlockStore {
     private CompletableFuture<StatefulConnection<String, byte[]>> startConnecting() {
         CompletableFuture<StatefulConnection<String, byte[]>> attempt;
         if (clusterClient != null) {
-            attempt = clusterClient.connectAsync(CODEC).thenApply(this::prepareCluster);
+            // An asynchronous cluster connect needs the slot map first: read it from the seeds, then connect.
+            attempt = clusterClient.refreshPartitionsAsync().toCompletableFuture()
+                    .thenCompose(ignored -> clusterClient.connectAsync(CODEC)).thenCompose(this::prepareCluster);
         } else {
             attempt = standaloneClient.connectAsync(CODEC, redisUri(settings, settings.endpoints().get(0)))
                     .toCompletableFuture().thenApply(this::prepareStandalone);
@@ -219,14 +228,19 @@ public final class RedisRemoteBlockStore implements RemoteBlockStore {
         return open;
     }
 
-    private StatefulConnection<String, byte[]> prepareCluster(StatefulRedisClusterConnection<String, byte[]> open) {
-        open.setAutoFlushCommands(false);
-        // Open each master's connection now: a command routed to a node whose connection is still being opened
-        // would wait for the next flush.
-        for (var node : open.getPartitions()) {
-            open.getConnectionAsync(node.getNodeId());
+    /** The cluster connection once every master's connection is open. */
+    private CompletableFuture<StatefulConnection<String, byte[]>> prepareCluster(
+            StatefulRedisClusterConnection<String, byte[]> open) {
+        // Auto-flush stays on for a cluster: Lettuce opens a node's connection for reads and one for writes lazily,
+        // and a command queued on a connection still opening when the batch is flushed would sit there until the
+        // next call's flush. Commands are still pipelined (none waits for an answer before the next is sent).
+        List<CompletableFuture<?>> masters = new ArrayList<>();
+        for (RedisClusterNode node : open.getPartitions()) {
+            if (node.is(RedisClusterNode.NodeFlag.UPSTREAM)) {
+                masters.add(open.getConnectionAsync(node.getNodeId()));
+            }
         }
-        return open;
+        return CompletableFuture.allOf(masters.toArray(new CompletableFuture<?>[0])).thenApply(ignored -> open);
     }
 
     /** The open connection, or null after starting a new attempt when the last one failed and its backoff ran out. */
