@@ -20,10 +20,18 @@ import java.util.Arrays;
  *                     counted once per call however many attempts failed inside it
  * @param bytesMovedByPair bytes moved by completed transfers, at {@code from.ordinal() * 3 + to.ordinal()}
  * @param allocatedByTier  bytes of segments held in the executor's own pages, by {@code tier.ordinal()}
+ * @param remote           the traffic with the remote block store ({@link RemoteStoreStats#NONE} without one)
  */
 public record CacheStats(long gpuUsed, long cpuUsed, long diskUsed, long transfers, long demotions, long evictions,
                          long failures,
-                         long[] bytesMovedByPair, long[] allocatedByTier) {
+                         long[] bytesMovedByPair, long[] allocatedByTier, RemoteStoreStats remote) {
+
+    /** The stats of a cache without a remote store. */
+    public CacheStats(long gpuUsed, long cpuUsed, long diskUsed, long transfers, long demotions, long evictions,
+                      long failures, long[] bytesMovedByPair, long[] allocatedByTier) {
+        this(gpuUsed, cpuUsed, diskUsed, transfers, demotions, evictions, failures, bytesMovedByPair, allocatedByTier,
+                RemoteStoreStats.NONE);
+    }
 
     /** Defensive copies; {@code bytesMovedByPair} is indexed {@code from.ordinal() * 3 + to.ordinal()}. */
     public CacheStats {
@@ -34,6 +42,9 @@ public record CacheStats(long gpuUsed, long cpuUsed, long diskUsed, long transfe
         }
         bytesMovedByPair = bytesMovedByPair.clone();
         allocatedByTier = allocatedByTier.clone();
+        if (remote == null) {
+            throw new IllegalArgumentException("remote must not be null (RemoteStoreStats.NONE without a store)");
+        }
     }
 
     /** Bytes moved from {@code from} to {@code to} by completed transfers. */
@@ -72,7 +83,8 @@ public record CacheStats(long gpuUsed, long cpuUsed, long diskUsed, long transfe
         return o instanceof CacheStats s && gpuUsed == s.gpuUsed && cpuUsed == s.cpuUsed && diskUsed == s.diskUsed
                 && transfers == s.transfers && demotions == s.demotions && evictions == s.evictions
                 && failures == s.failures
-                && Arrays.equals(bytesMovedByPair, s.bytesMovedByPair) && Arrays.equals(allocatedByTier, s.allocatedByTier);
+                && Arrays.equals(bytesMovedByPair, s.bytesMovedByPair) && Arrays.equals(allocatedByTier, s.allocatedByTier)
+                && remote.equals(s.remote);
     }
 
     @Override
@@ -96,6 +108,7 @@ public record CacheStats(long gpuUsed, long cpuUsed, long diskUsed, long transfe
         return "CacheStats[gpuUsed=" + gpuUsed + ", cpuUsed=" + cpuUsed + ", diskUsed=" + diskUsed
                 + ", transfers=" + transfers + ", demotions=" + demotions + ", evictions=" + evictions
                 + ", failures=" + failures + ", moved={" + moved
-                + "}, allocated=" + Arrays.toString(allocatedByTier) + "]";
+                + "}, allocated=" + Arrays.toString(allocatedByTier)
+                + (remote.configured() ? ", remote=" + remote : "") + "]";
     }
 }

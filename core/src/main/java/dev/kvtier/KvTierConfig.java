@@ -40,6 +40,14 @@ import java.util.Properties;
  *   <tr><td>{@code kvtier.bounce.buffer.pairs}</td><td>integer</td><td>2</td></tr>
  *   <tr><td>{@code kvtier.room.batch.fraction}</td><td>fraction or share ({@code 0.004}, {@code 0.4%})</td><td>0.004</td></tr>
  *   <tr><td>{@code kvtier.persistence.namespace}</td><td>a namespace ({@link DiskPersistence#of}, its other defaults)</td><td>none: not persistent</td></tr>
+ *   <tr><td>{@code kvtier.remote.store}</td><td>a remote block store's URI ({@link RemoteStoreConfig}): {@code inprocess:name}, {@code redis://host:6379}</td><td>none: no remote store</td></tr>
+ *   <tr><td>{@code kvtier.remote.key}</td><td>the HMAC-SHA256 key (its UTF-8 bytes, at least 16; never printed)</td><td>none: required with a store</td></tr>
+ *   <tr><td>{@code kvtier.remote.namespace}</td><td>1 to 128 of {@code [A-Za-z0-9._-]}</td><td>{@value RemoteStoreConfig#DEFAULT_NAMESPACE}</td></tr>
+ *   <tr><td>{@code kvtier.remote.write.through}</td><td>{@code on-store}, {@code on-demotion-to-disk}, {@code never}</td><td>on-store</td></tr>
+ *   <tr><td>{@code kvtier.remote.max.bytes.in.flight}</td><td>size</td><td>64MiB</td></tr>
+ *   <tr><td>{@code kvtier.remote.max.value.bytes}</td><td>size</td><td>64MiB</td></tr>
+ *   <tr><td>{@code kvtier.remote.prefill.tokens.per.second}</td><td>number, 0 for no cost gate</td><td>0</td></tr>
+ *   <tr><td>{@code kvtier.remote.setting.<name>}</td><td>the store engine's setting {@code <name>} (e.g. a password; never printed)</td><td>none</td></tr>
  * </table>
  * A key that starts with {@code kvtier.} and is not in this table is refused, naming it (a misspelt
  * setting never goes unnoticed); other keys are ignored, so a whole {@code System.getProperties()} may be
@@ -101,6 +109,7 @@ public final class KvTierConfig {
     private final int bounceBufferPairs;
     private final DiskPersistence persistence;
     private final double roomBatchFraction;
+    private final RemoteStoreConfig remote;
 
     private KvTierConfig(Builder b, long cpuBudgetBytes, long diskBudgetBytes) {
         this.gpuBudgetBytes = b.gpuBudgetBytes;
@@ -120,6 +129,7 @@ public final class KvTierConfig {
         this.bounceBufferPairs = b.bounceBufferPairs;
         this.persistence = b.persistence;
         this.roomBatchFraction = b.roomBatchFraction;
+        this.remote = b.remote;
     }
 
     /**
@@ -257,6 +267,11 @@ public final class KvTierConfig {
         return roomBatchFraction;
     }
 
+    /** The remote block store prefix blocks are shared through; empty (the default): none. */
+    public Optional<RemoteStoreConfig> remote() {
+        return Optional.ofNullable(remote);
+    }
+
     @Override
     public String toString() {
         return "KvTierConfig[gpuBudget=" + gpuBudgetBytes + ", cpuBudget=" + cpuBudgetBytes + ", diskBudget="
@@ -268,7 +283,8 @@ public final class KvTierConfig {
                 + ", diskTransferMode=" + diskTransferMode + ", bounceBuffers=" + bounceBufferPairs + "x2x" + bounceBufferBytes
                 + ", roomBatchFraction=" + roomBatchFraction
                 + (cudaLibrary == null ? "" : ", cudaLibrary=" + cudaLibrary)
-                + (persistence == null ? "" : ", persistence=" + persistence) + "]";
+                + (persistence == null ? "" : ", persistence=" + persistence)
+                + (remote == null ? "" : ", remote=" + remote) + "]";
     }
 
     /** Mutable builder; not thread-safe. Every setter checks its argument and names it when it is bad. */
@@ -292,8 +308,32 @@ public final class KvTierConfig {
         private int bounceBufferPairs = DEFAULT_BOUNCE_BUFFER_PAIRS;
         private DiskPersistence persistence;
         private double roomBatchFraction = DEFAULT_ROOM_BATCH_FRACTION;
+        private RemoteStoreConfig remote;
+        /** The {@code kvtier.remote.*} settings applied so far, built by {@link #build()}. */
+        private RemoteStoreConfig.Builder remoteSettings;
 
         private Builder() {
+        }
+
+        /**
+         * Shares prefix blocks' bytes through a remote block store (see {@link RemoteStoreConfig}). Replaces the
+         * {@code kvtier.remote.*} settings applied before. Default: none.
+         */
+        public Builder remote(RemoteStoreConfig remote) {
+            if (remote == null) {
+                throw new IllegalArgumentException("remote must not be null");
+            }
+            this.remote = remote;
+            this.remoteSettings = null;
+            return this;
+        }
+
+        /** The builder the {@code kvtier.remote.*} settings go to. */
+        RemoteStoreConfig.Builder remoteSettings() {
+            if (remoteSettings == null) {
+                remoteSettings = RemoteStoreConfig.builder();
+            }
+            return remoteSettings;
         }
 
         /** Bytes of segments the GPU tier may hold, {@code >= 0}; required. */
@@ -550,6 +590,10 @@ public final class KvTierConfig {
             }
             if (gpuBudgetBytes < 0) {
                 throw new IllegalArgumentException("gpuBudgetBytes must be set");
+            }
+            if (remoteSettings != null) {
+                remote = remoteSettings.build();
+                remoteSettings = null;
             }
             long cpuBudget = cpuBudgetBytes >= 0 ? cpuBudgetBytes
                     : (long) (cpuBudgetShare * Settings.physicalMemoryBytes());

@@ -3,6 +3,9 @@ package dev.kvtier;
 import dev.kvtier.store.DemotionPolicy;
 
 import java.io.IOException;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
 import java.lang.management.ManagementFactory;
 import java.lang.management.OperatingSystemMXBean;
 import java.nio.file.Files;
@@ -27,6 +30,10 @@ final class Settings {
     /** The prefix every setting's key has; the environment's spelling of it is {@code KVTIER_}. */
     static final String PREFIX = "kvtier.";
     private static final String ENVIRONMENT_PREFIX = "KVTIER_";
+    /** The remote store's HMAC key: never printed, not even in the message refusing it. */
+    static final String REMOTE_KEY = "kvtier.remote.key";
+    /** {@code kvtier.remote.setting.<name>} passes {@code <name>} to the remote store's provider (values never printed). */
+    static final String REMOTE_SETTING_PREFIX = "kvtier.remote.setting.";
     private static final Pattern DURATION = Pattern.compile("(\\d+)\\s*(ms|s|m|h)");
 
     /** Every key and how its value is applied to a builder, in the order of the class comment's table. */
@@ -73,6 +80,15 @@ final class Settings {
         keys.put("kvtier.room.batch.fraction", (b, v) -> b.roomBatchFraction(
                 ByteSizes.isShare(v) ? ByteSizes.parseShare(v) : fraction(v)));
         keys.put("kvtier.persistence.namespace", (b, v) -> b.persistence(DiskPersistence.of(v)));
+        keys.put("kvtier.remote.store", (b, v) -> b.remoteSettings().store(uri(v)));
+        keys.put("kvtier.remote.write.through", (b, v) -> b.remoteSettings().writeThrough(
+                choice(RemoteStoreConfig.WriteThrough.class, v.strip().replace('-', '_'))));
+        keys.put(REMOTE_KEY, (b, v) -> b.remoteSettings().key(v.getBytes(StandardCharsets.UTF_8)));
+        keys.put("kvtier.remote.namespace", (b, v) -> b.remoteSettings().namespace(v.strip()));
+        keys.put("kvtier.remote.max.bytes.in.flight", (b, v) -> b.remoteSettings().maxBytesInFlight(ByteSizes.parse(v)));
+        keys.put("kvtier.remote.max.value.bytes", (b, v) -> b.remoteSettings().maxValueBytes(ByteSizes.parse(v)));
+        keys.put("kvtier.remote.prefill.tokens.per.second", (b, v) -> b.remoteSettings().prefillTokensPerSecond(
+                fraction(v)));
         return keys;
     }
 
@@ -86,7 +102,7 @@ final class Settings {
         Map<String, String> ours = new TreeMap<>();
         settings.forEach((key, value) -> {
             if (key != null && key.startsWith(PREFIX)) {
-                if (!KEYS.containsKey(key)) {
+                if (!KEYS.containsKey(key) && !isRemoteSetting(key)) {
                     String nearest = nearest(key);
                     throw new IllegalArgumentException("unknown setting " + key
                             + (nearest == null ? "" : " (did you mean " + nearest + "?)")
@@ -101,9 +117,15 @@ final class Settings {
         for (KvTierConfig.Builder target : new KvTierConfig.Builder[] {KvTierConfig.builder(), builder}) {
             ours.forEach((key, value) -> {
                 try {
-                    KEYS.get(key).accept(target, value);
+                    if (isRemoteSetting(key)) {
+                        target.remoteSettings().storeSetting(key.substring(REMOTE_SETTING_PREFIX.length()), value);
+                    } else {
+                        KEYS.get(key).accept(target, value);
+                    }
                 } catch (IllegalArgumentException e) {
-                    throw new IllegalArgumentException("bad value for " + key + ": '" + value + "': " + e.getMessage(), e);
+                    boolean secret = key.equals(REMOTE_KEY) || isRemoteSetting(key);
+                    throw new IllegalArgumentException("bad value for " + key + ": "
+                            + (secret ? "(not shown)" : "'" + value + "'") + ": " + e.getMessage(), e);
                 }
             });
         }
@@ -135,7 +157,11 @@ final class Settings {
         environment.forEach((name, value) -> {
             if (name.startsWith(ENVIRONMENT_PREFIX)) {
                 String key = name.toLowerCase(Locale.ROOT).replace('_', '.');
-                if (!KEYS.containsKey(key)) {
+                if (name.startsWith(ENVIRONMENT_PREFIX + "REMOTE_SETTING_")) {
+                    // An engine's setting keeps its own spelling after the prefix (KVTIER_REMOTE_SETTING_PASSWORD).
+                    key = REMOTE_SETTING_PREFIX + name.substring((ENVIRONMENT_PREFIX + "REMOTE_SETTING_").length())
+                            .toLowerCase(Locale.ROOT);
+                } else if (!KEYS.containsKey(key)) {
                     // Other variables share the prefix (KVTIER_CUDART, read by the CUDA probe; tools' own): only a
                     // near miss of a setting's name is taken for a misspelling of it.
                     String nearest = nearest(key);
@@ -188,6 +214,18 @@ final class Settings {
             current = swap;
         }
         return previous[b.length()];
+    }
+
+    private static boolean isRemoteSetting(String key) {
+        return key.startsWith(REMOTE_SETTING_PREFIX) && key.length() > REMOTE_SETTING_PREFIX.length();
+    }
+
+    private static URI uri(String value) {
+        try {
+            return new URI(value.strip());
+        } catch (URISyntaxException e) {
+            throw new IllegalArgumentException("not a URI: " + e.getMessage(), e);
+        }
     }
 
     private static Path path(String value) {

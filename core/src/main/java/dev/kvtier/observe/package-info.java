@@ -12,8 +12,11 @@
  *       tier, expected and actual CRC32C. Enabled by default (rare).</li>
  *   <li>{@code dev.kvtier.Recovery} ({@link dev.kvtier.observe.RecoveryEvent}): segments found and
  *       discarded when a persisted DISK tier is reopened, and how long it took. Enabled by default.</li>
+ *   <li>{@code dev.kvtier.RemoteFetch} ({@link dev.kvtier.observe.RemoteFetchEvent}): the remote store's cost
+ *       gate on a prefix's remote blocks (estimated fetch and recompute times) and the fetch it let through.
+ *       Disabled by default.</li>
  * </ul>
- * The settings file {@code dev/kvtier/observe/kvtier.jfc} in the jar enables all four; see
+ * The settings file {@code dev/kvtier/observe/kvtier.jfc} in the jar enables all five; see
  * {@link dev.kvtier.observe.KvTierFlightRecording} for the command line and the API. A disabled
  * event costs a branch and allocates nothing; {@code -Dkvtier.jfr.events=false} removes the events
  * from the compiled code altogether (the benchmark's baseline). The engine fires them; this package

@@ -6,12 +6,15 @@ import dev.kvtier.tiering.BlockGeometry;
 import dev.kvtier.tiering.BlockKeys;
 import dev.kvtier.tiering.EngineViews;
 import dev.kvtier.tiering.OperationGate;
+import dev.kvtier.tiering.RemoteBlockFormat;
+import dev.kvtier.tiering.RemoteBlocks;
 import dev.kvtier.tiering.TieringEngine;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Supplier;
 
 /**
@@ -53,6 +56,18 @@ import java.util.function.Supplier;
  *       {@link IllegalStateException} after the cache was closed).</li>
  * </ul>
  *
+ * <h2>A remote block store</h2>
+ * With {@code KvTierConfig.remote()} set, blocks' bytes are shared with caches in other processes or on other hosts
+ * through a {@link dev.kvtier.remote.RemoteBlockStore}: {@link #lookupPrefix} extends the local prefix with the blocks
+ * the store holds after it ({@link PrefixLookup#remoteBlocks()}; one {@code containsAll}, cut at the first missing
+ * block), the restores fetch them (one {@code getAll}), check each value's namespace, block, layout, CRC32C and
+ * HMAC-SHA256 (a value that fails is a miss, and the prefix ends before it), and store them as ordinary local blocks
+ * on the tier asked (the same eviction, persistence and events as any other), and {@link #storeBlocks} queues the
+ * blocks it stored for writing (their bytes copied out before it returns; never waiting on the store). Remote blocks
+ * are fetched only when the cost gate estimates fetching them faster than recomputing them. A store that fails or
+ * does not answer within {@code transferTimeout} is a miss: it is marked down and left alone for a backoff, and every
+ * call goes on with the local tiers alone. See {@code RemoteStoreConfig}.
+ *
  * <h2>Chains and namespaces</h2>
  * A chain starts at a block whose parent is not a cached block: {@link BlockHash#ROOT}, or a namespace root
  * ({@link BlockHasher#namespaceRoot}: one per model or LoRA adapter, so equal token ids under different
@@ -76,6 +91,9 @@ public final class PrefixBlockCache {
     private final BlockGeometry geometry;
     private final long[][] layerOffsets;
     private final long[][] layerLengths;
+    /** The remote block store's traffic and this layout's value format there; both null without a store. */
+    private final RemoteBlocks remote;
+    private final RemoteBlockFormat remoteFormat;
 
     private PrefixBlockCache(TieringEngine engine, BlockLayout layout) {
         this.engine = engine;
@@ -88,6 +106,9 @@ public final class PrefixBlockCache {
             layerOffsets[l] = layout.layerOffsets(l);
             layerLengths[l] = layout.layerLengths(l);
         }
+        this.remote = engine.remote();
+        this.remoteFormat = remote == null ? null : remote.format(new RemoteBlockFormat.Layout(layout.bytesPerBlock(),
+                layout.tokensPerBlock(), layout.layers(), layout.order() == null ? 0 : layout.order().ordinal() + 1));
     }
 
     /** How {@code KvTierCache.prefixBlocks} builds this view over its engine, through {@link EngineViews}. */
@@ -113,21 +134,30 @@ public final class PrefixBlockCache {
 
     /**
      * How many leading blocks of {@code hashes} are cached, and on which tier each is, now. Takes no lock and
-     * moves nothing; counts no access.
+     * moves nothing; counts no access. With a remote block store, the blocks after the local prefix are asked of it
+     * in one round trip (waiting at most {@code transferTimeout}; not at all while it is marked down), and those it
+     * holds as a run, if the cost gate lets them, are {@link PrefixLookup#remoteBlocks()}.
      *
      * @throws IllegalArgumentException if {@code hashes} or one of them is null, or a block of that prefix was stored
      *                                  through a view of another block size (naming it and both layouts)
      */
     public PrefixLookup lookupPrefix(List<BlockHash> hashes) {
         Words words = words(hashes);
-        return entered(() -> new PrefixLookup(engine.lookupChain(words.high, words.low, geometry)));
+        List<Tier> local = entered(() -> engine.lookupChain(words.high, words.low, geometry));
+        if (remote == null || local.size() == hashes.size()) {
+            return new PrefixLookup(local);
+        }
+        // Outside the gate: a wait on the store (bounded by the transfer timeout) never holds up close().
+        return new PrefixLookup(local, remote.lookup(remoteFormat, words.high, words.low, local.size()));
     }
 
     /**
      * Makes every block of the longest cached prefix of {@code hashes} resident on {@code tier} (or a faster
      * one, where a block already is) and pins them there, returning when their bytes are in place. The blocks
      * that move are copied with one batched transfer per tier pair, after room was made for all of them;
-     * all or nothing. Close the pin when the bytes have been used.
+     * all or nothing. Close the pin when the bytes have been used. With a remote block store, the blocks after the
+     * local prefix are first fetched from it (see the class comment; waiting at most {@code transferTimeout}) and
+     * stored on {@code tier} as local blocks; those that cannot be fetched, checked or stored are left out.
      *
      * @return the pin; empty ({@link PrefixPin#size()} 0) when the first block is not cached
      * @throws IllegalArgumentException  if an argument or hash is null, or a block of the prefix was stored through a
@@ -141,6 +171,9 @@ public final class PrefixBlockCache {
     public PrefixPin ensurePrefixResident(List<BlockHash> hashes, Tier tier) {
         Words words = words(hashes);
         requireNonNull(tier, "tier");
+        if (remote != null) {
+            fetchRemote(words, tier, localLength(words));
+        }
         TieringEngine.PinnedChain chain = entered(() -> engine.pinChain(words.high, words.low, tier, geometry));
         return new PrefixPin(blocks(hashes, chain.segments()), chain.unpin());
     }
@@ -165,13 +198,53 @@ public final class PrefixBlockCache {
                     + " (open the view with BlockLayout.layered to restore layer by layer)");
         }
         // Checked here too, to refuse at the door; the restore checks again under the blocks' locks.
-        entered(() -> engine.lookupChain(words.high, words.low, geometry));
+        int local = entered(() -> engine.lookupChain(words.high, words.low, geometry)).size();
+        CompletableFuture<PrefixPin> pinned = new CompletableFuture<>();
+        if (remote == null || local == hashes.size() || !remote.mayAsk()) {
+            return new PrefixRestore(restoreLayered(hashes, words, tier, pinned), pinned);
+        }
+        // Remote blocks to fetch first: on a kvtier thread, so that this call does not wait on the store.
+        List<CompletableFuture<List<ResidentBlock>>> layers = new ArrayList<>(layout.layers());
+        for (int l = 0; l < layout.layers(); l++) {
+            layers.add(new CompletableFuture<>());
+        }
+        Runnable fetchThenRestore = () -> {
+            List<CompletableFuture<List<ResidentBlock>>> restored;
+            try {
+                fetchRemote(words, tier, local);
+                restored = restoreLayered(hashes, words, tier, pinned);
+            } catch (RuntimeException | Error e) {
+                layers.forEach(layer -> layer.completeExceptionally(e));
+                pinned.completeExceptionally(e);
+                return;
+            }
+            for (int l = 0; l < restored.size(); l++) {
+                CompletableFuture<List<ResidentBlock>> proxy = layers.get(l);
+                restored.get(l).whenComplete((blocks, failure) -> {
+                    if (failure != null) {
+                        proxy.completeExceptionally(failure);
+                    } else {
+                        proxy.complete(blocks);
+                    }
+                });
+            }
+        };
+        try {
+            remote.runFetch(fetchThenRestore);
+        } catch (RejectedExecutionException e) {
+            throw new IllegalStateException("the cache is closed", e);
+        }
+        return new PrefixRestore(layers, pinned);
+    }
+
+    /** Starts the layered restore of the local prefix; its pin goes to {@code pinned} (or is released). */
+    private List<CompletableFuture<List<ResidentBlock>>> restoreLayered(List<BlockHash> hashes, Words words, Tier tier,
+                                                                      CompletableFuture<PrefixPin> pinned) {
         TieringEngine.LayeredRestore restore = engine.pinChainLayered(words.high, words.low, tier, layerOffsets, layerLengths);
         List<CompletableFuture<List<ResidentBlock>>> layers = new ArrayList<>(restore.layers().size());
         for (CompletableFuture<List<ResidentSegment>> layer : restore.layers()) {
             layers.add(layer.thenApply(segments -> blocks(hashes, segments)));
         }
-        CompletableFuture<PrefixPin> pinned = new CompletableFuture<>();
         restore.pinned().whenComplete((chain, failure) -> {
             if (failure != null) {
                 pinned.completeExceptionally(failure);
@@ -187,7 +260,38 @@ public final class PrefixBlockCache {
                 }
             }
         });
-        return new PrefixRestore(layers, pinned);
+        return layers;
+    }
+
+    /** How many leading blocks are cached locally (no listener hears of it: it is part of a restore). */
+    private int localLength(Words words) {
+        return entered(() -> engine.localChainLength(words.high, words.low, geometry));
+    }
+
+    /**
+     * Fetches the blocks after the first {@code local} from the remote store (one {@code getAll}, checked, cut at the
+     * first missing or rejected one) and stores them as ordinary local blocks on {@code tier}. A fetch that finds
+     * nothing, fails or times out, or whose blocks cannot be stored now (their parent gone, no room, a failed copy)
+     * leaves the local prefix as it is: the restore then serves what is local.
+     */
+    private void fetchRemote(Words words, Tier tier, int local) {
+        if (local >= words.high.length) {
+            return;
+        }
+        long parentHigh = local == 0 ? BlockHash.ROOT.high() : words.high[local - 1];
+        long parentLow = local == 0 ? BlockHash.ROOT.low() : words.low[local - 1];
+        RemoteBlocks.Fetched fetched = remote.fetch(remoteFormat, words.high, words.low, local, parentHigh, parentLow);
+        if (fetched.count() == 0) {
+            return;
+        }
+        long[] high = java.util.Arrays.copyOfRange(words.high, local, local + fetched.count());
+        long[] low = java.util.Arrays.copyOfRange(words.low, local, local + fetched.count());
+        try {
+            entered(() -> engine.storeChain(parentHigh, parentLow, high, low, MemorySegment.ofArray(fetched.bytes()),
+                    geometry, tier));
+        } catch (dev.kvtier.KvTierException | IllegalArgumentException e) {
+            // The parent left meanwhile, no room, or a failed copy: the fetched blocks are not kept, a miss.
+        }
     }
 
     /**
@@ -207,7 +311,9 @@ public final class PrefixBlockCache {
      * parent), making room there as {@code KvTierCache.put} does; when no room can be made there soon (every
      * candidate is pinned, or an ancestor of the block itself), it goes to the next slower tier instead. A block already
      * cached is left as it is (equal hash, equal bytes), also when a concurrent call stored it just now (both calls
-     * succeed). Returns when the bytes are in place; {@code bytes} is not referenced afterwards.
+     * succeed). Returns when the bytes are in place; {@code bytes} is not referenced afterwards. With a remote block
+     * store written through on store, the blocks of a call that stored any are queued for it, their bytes copied out
+     * before this returns (a full queue drops them, counted; nothing waits on the store).
      *
      * <p><b>A parent gone since the look-up.</b> The check that {@code parentHash} is cached and the store are one
      * atomic step (the parent is locked and so stays cached until the blocks continuing it are in place). When
@@ -243,8 +349,13 @@ public final class PrefixBlockCache {
                     + " bytes" + (fits ? " = " + total + " bytes" : " (more than a long counts)") + ", was "
                     + bytes.byteSize() + " bytes");
         }
-        return entered(() -> engine.storeChain(parentHash.high(), parentHash.low(), words.high, words.low, bytes,
+        int added = entered(() -> engine.storeChain(parentHash.high(), parentHash.low(), words.high, words.low, bytes,
                 geometry, tier));
+        if (remote != null && added > 0) {
+            // Copies the bytes out now (the caller may reuse them once this returns); never waits on the store.
+            remote.writeStored(remoteFormat, parentHash.high(), parentHash.low(), words.high, words.low, bytes);
+        }
+        return added;
     }
 
     /**

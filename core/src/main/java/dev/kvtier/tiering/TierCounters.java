@@ -1,6 +1,7 @@
 package dev.kvtier.tiering;
 
 import dev.kvtier.CacheStats;
+import dev.kvtier.RemoteStoreStats;
 import dev.kvtier.store.Tier;
 import dev.kvtier.store.TieredStore;
 
@@ -37,7 +38,7 @@ final class TierCounters {
     }
 
     /** A snapshot with the store's usage and the memories' allocated bytes. */
-    CacheStats snapshot(TieredStore store, TierMemories memories) {
+    CacheStats snapshot(TieredStore store, TierMemories memories, RemoteStoreStats remote) {
         long[] moved = new long[TIERS * TIERS];
         for (int i = 0; i < moved.length; i++) {
             moved[i] = bytesMoved.get(i);
@@ -47,6 +48,6 @@ final class TierCounters {
             allocated[tier.ordinal()] = memories.bytesInUse(tier);
         }
         return new CacheStats(store.gpuUsed(), store.cpuUsed(), store.diskUsed(), transfers.sum(), demotions.sum(),
-                evictions.sum(), failures.sum(), moved, allocated);
+                evictions.sum(), failures.sum(), moved, allocated, remote);
     }
 }

@@ -3,6 +3,8 @@ package dev.kvtier.tiering;
 import dev.kvtier.CacheChangeListener;
 import dev.kvtier.CacheStats;
 import dev.kvtier.RecoveryReport;
+import dev.kvtier.RemoteStoreConfig;
+import dev.kvtier.RemoteStoreStats;
 import dev.kvtier.KvTierConfig;
 import dev.kvtier.ResidentSegment;
 import dev.kvtier.SegmentCorruptedException;
@@ -78,6 +80,8 @@ public final class TieringEngine {
     private final DiskRecovery diskRecovery;
     /** How long {@link #close} waits, at most, for the futures of operations done before it to be completed. */
     private final Duration transferTimeout;
+    /** The remote block store's traffic, or null without one (set by {@link #open} before the engine is shared). */
+    private RemoteBlocks remote;
 
     private TieringEngine(TieredStore store, TierMemories memories, Path createdDiskDirectory, PersistedDisk persisted,
                           double roomBatchFraction, Duration transferTimeout) {
@@ -117,6 +121,7 @@ public final class TieringEngine {
         }
         TierMemories memories = null;
         PersistedDisk persisted = PersistedDisk.VOLATILE;
+        RemoteBlocks remote = null;
         try {
             // The store first: a bad policy fails before any thread or native memory exists.
             TieredStore store = new TieredStore(config.gpuBudgetBytes(), config.cpuBudgetBytes(), config.diskBudgetBytes(),
@@ -142,8 +147,14 @@ public final class TieringEngine {
                 }
                 persisted = new PersistedDisk(journal.journal(), store);
             }
+            if (config.remote().isPresent()) {
+                remote = RemoteBlocks.open(config.remote().get(), config.transferTimeout().toNanos());
+            }
             TieringEngine engine = new TieringEngine(store, memories, created, persisted, config.roomBatchFraction(),
                     config.transferTimeout());
+            if (remote != null) {
+                engine.shareThrough(remote);
+            }
             LOG.log(System.Logger.Level.INFO, "kvtier backend: " + memories.description() + "; DISK tier: "
                     + diskWords(config, diskDirectory, created != null));
             if (journal != null) {
@@ -152,6 +163,9 @@ public final class TieringEngine {
             return engine;
         } catch (RuntimeException | Error e) {
             // Nothing of a failed open may outlive it: copy threads, native memory, a directory we made.
+            if (remote != null) {
+                remote.close(System.nanoTime());
+            }
             persisted.close(); // before the extents it syncs are unmapped
             if (memories != null) {
                 try {
@@ -591,6 +605,11 @@ public final class TieringEngine {
         return tiers;
     }
 
+    /** Entered: how many leading blocks are cached as one chain, as {@link #lookupChain} but heard by no listener. */
+    public int localChainLength(long[] high, long[] low, BlockGeometry geometry) {
+        return chains.lookup(high, low, geometry).size();
+    }
+
     /**
      * Entered: stores blocks continuing block {@code parentHigh}, {@code parentLow} (not a cached block: a chain's
      * start), block {@code i} being hash {@code high[i]}, {@code low[i]} with bytes
@@ -805,9 +824,63 @@ public final class TieringEngine {
         }
     }
 
-    /** Entered: usage per tier, transfers, failures and bytes moved per tier pair. */
+    /** Entered: usage per tier, transfers, failures and bytes moved per tier pair, and the remote store's traffic. */
     public CacheStats stats() {
-        return counters.snapshot(store, memories);
+        return counters.snapshot(store, memories, remote == null ? RemoteStoreStats.NONE : remote.stats());
+    }
+
+    /** The remote block store's traffic, or null when none is configured. */
+    public RemoteBlocks remote() {
+        return remote;
+    }
+
+    /** Connects {@code remote}: it reads blocks demoted to DISK through this engine, and hears of those demotions. */
+    private void shareThrough(RemoteBlocks remote) {
+        this.remote = remote;
+        remote.readDemotedWith(this::readForRemote);
+        if (remote.writeThrough() == RemoteStoreConfig.WriteThrough.ON_DEMOTION_TO_DISK) {
+            // A block reaches DISK by a demotion, or by a store that found no room on the faster tiers.
+            listeners.add(new CacheChangeListener() {
+                @Override
+                public void segmentAdded(String key, Tier tier, long bytes) {
+                    if (tier == Tier.DISK && BlockKeys.isBlockKey(key)) {
+                        remote.writeDemoted(BlockKeys.high(key), BlockKeys.low(key), bytes);
+                    }
+                }
+
+                @Override
+                public void segmentMoved(String key, Tier from, Tier to, long bytes) {
+                    if (to == Tier.DISK && BlockKeys.isBlockKey(key)) {
+                        remote.writeDemoted(BlockKeys.high(key), BlockKeys.low(key), bytes);
+                    }
+                }
+            });
+        }
+    }
+
+    /** {@link RemoteBlocks.BlockReader}: enters itself, and answers null rather than throw. */
+    private long[] readForRemote(long high, long low, long sizeBytes, long tokens, byte[] value, int at) {
+        if (!gate.tryEnter()) {
+            return null;
+        }
+        try {
+            Segment block = table.lockLiveBlockOrNull(high, low);
+            if (block == null) {
+                return null;
+            }
+            if (block.sizeBytes != sizeBytes || block.positions.length() != tokens) {
+                block.unlock();
+                return null;
+            }
+            Segment parent = block.parent;
+            long[] parentWords = parent == null ? new long[2] : new long[] {parent.blockHigh, parent.blockLow};
+            readLocked(block, MemorySegment.ofArray(value).asSlice(at, sizeBytes));
+            return parentWords;
+        } catch (RuntimeException e) {
+            return null; // a block that cannot be read now is not written through; the local copy is untouched
+        } finally {
+            gate.exit();
+        }
     }
 
     /** Which backend moves the bytes and why it was chosen. */
@@ -823,6 +896,9 @@ public final class TieringEngine {
      */
     public void close() {
         long deadline = System.nanoTime() + transferTimeout.toNanos();
+        if (remote != null) {
+            remote.close(deadline); // first: its writer may still read blocks demoted to DISK
+        }
         if (!gate.close()) {
             return;
         }

@@ -41,6 +41,11 @@ import java.util.function.ToDoubleFunction;
  *   <li>{@code kvtier.moved} (counter, bytes, tags {@code from}, {@code to}): bytes moved per tier pair;</li>
  *   <li>{@code kvtier.ensure.resident} (timer, tags {@code tier} asked for, {@code outcome} success or
  *       failure): the latency of {@code ensureResident} and {@code ensureResidentAsync}.</li>
+ *   <li>With a remote block store ({@code KvTierConfig.remote()}): {@code kvtier.remote.blocks.found},
+ *       {@code .blocks.gated}, {@code .blocks.fetched}, {@code .fetched} (bytes), {@code .blocks.written},
+ *       {@code .writes.dropped}, {@code .failures}, {@code .rejections} (tag {@code cause}) (counters), and
+ *       {@code kvtier.remote.down}, {@code .estimate.fetch}, {@code .estimate.recompute} (gauges, seconds): see
+ *       {@link dev.kvtier.RemoteStoreStats}.</li>
  * </ul>
  * Gauges and the counters of moves, failures, demotions and evictions read {@link KvTierCache#stats()} when the
  * registry asks (they count from the cache's open, not from binding); after the cache is closed they keep their
@@ -144,7 +149,42 @@ public final class KvTierMetrics implements MeterBinder, AutoCloseable {
                 }
             }
         }
+        if (last.remote().configured()) {
+            bindRemote(registry);
+        }
         cache.addListener(listener);
+    }
+
+    /** The remote block store's meters, beside the others (registered only when the cache has a store). */
+    private void bindRemote(MeterRegistry registry) {
+        counter(registry, "kvtier.remote.blocks.found", s -> s.remote().remoteBlocksFound(), null,
+                "Blocks prefix lookups found in the remote store (after the cost gate)");
+        counter(registry, "kvtier.remote.blocks.gated", s -> s.remote().gatedBlocks(), null,
+                "Remote blocks reported not cached because the cost gate judged recomputing faster");
+        counter(registry, "kvtier.remote.blocks.fetched", s -> s.remote().blocksFetched(), null,
+                "Blocks fetched from the remote store, checked and stored locally");
+        counter(registry, "kvtier.remote.fetched", s -> s.remote().bytesFetched(), BaseUnits.BYTES,
+                "Bytes of values fetched from the remote store");
+        counter(registry, "kvtier.remote.blocks.written", s -> s.remote().blocksWritten(), null,
+                "Blocks written through to the remote store");
+        counter(registry, "kvtier.remote.writes.dropped", s -> s.remote().writesDropped(), null,
+                "Blocks not written through: queue full or store down");
+        counter(registry, "kvtier.remote.failures", s -> s.remote().failures(), null,
+                "Calls to the remote store that failed or timed out");
+        for (dev.kvtier.RemoteRejection cause : dev.kvtier.RemoteRejection.values()) {
+            FunctionCounter.builder("kvtier.remote.rejections", this, m -> m.stats().remote().rejections(cause))
+                    .tags(tags).tag("cause", cause.name().toLowerCase(java.util.Locale.ROOT))
+                    .description("Values from the remote store not served, by cause").register(registry);
+        }
+        Gauge.builder("kvtier.remote.down", this, m -> m.stats().remote().down() ? 1 : 0).tags(tags)
+                .description("1 while the remote store is marked down").register(registry);
+        Gauge.builder("kvtier.remote.estimate.fetch", this, m -> m.stats().remote().estimatedFetchNanos() / 1e9)
+                .tags(tags).baseUnit("seconds")
+                .description("The cost gate's last estimate of fetching a prefix's remote blocks").register(registry);
+        Gauge.builder("kvtier.remote.estimate.recompute", this,
+                        m -> m.stats().remote().estimatedRecomputeNanos() / 1e9)
+                .tags(tags).baseUnit("seconds")
+                .description("The cost gate's last estimate of recomputing them").register(registry);
     }
 
     private Counter prefixBlocks(MeterRegistry registry, String result, String description) {
