@@ -64,7 +64,7 @@ import java.util.concurrent.locks.ReentrantLock;
  *       future); while a standalone server is down, commands fail at once instead of queueing (on a cluster, a
  *       command for a node that is down fails at the command timeout); the client reconnects by itself, and a
  *       cluster's topology is refreshed on {@code MOVED}, reconnects and every 10 s, so a failed-over
- *       node is a few misses, never a hang. {@link #open} waits at most {@code connectTimeoutMs} for the first
+ *       node is a few misses, never a hang. {@link #open} waits at most {@code connectTimeoutMs} + 0.5 s for the first
  *       connection; a server that is down then is retried at the next call (every call meanwhile fails at once).</li>
  *   <li><b>Credentials refused at open.</b> A wrong user or password is an {@link IllegalArgumentException} from
  *       {@link #open} naming the store and the user (never the password) with the server's answer.</li>
@@ -151,7 +151,7 @@ public final class RedisRemoteBlockStore implements RemoteBlockStore {
     /**
      * Opens a store at {@code uri} with {@code settings} (names in the README's "Sharing KV across hosts": user,
      * password, tls, tlsVerify, tlsCaFile, commandTimeoutMs, connectTimeoutMs, maxValueBytes, ioThreads) and waits at
-     * most {@code connectTimeoutMs} for its first connection.
+     * most {@code connectTimeoutMs} + 0.5 s for its first connection (a server down then is retried at later calls).
      *
      * @return the open store, owned by the caller, who closes it
      * @throws IllegalArgumentException naming the URI part or setting that is invalid or unknown, or the user the

@@ -266,7 +266,8 @@ final class RedisStoreSettings {
         if (hostPort.startsWith("[")) {
             int close = hostPort.indexOf(']');
             if (close < 0) {
-                throw new IllegalArgumentException("Redis store URI " + redacted(uri) + ": bad host '" + hostPort + "'");
+                throw new IllegalArgumentException("Redis store URI " + redacted(uri) + ": bad host '" + hostPort
+                        + "'");
             }
             host = hostPort.substring(1, close);
             if (close + 1 < hostPort.length()) {

@@ -215,6 +215,21 @@ class RedisFaultTest {
     }
 
     @Test
+    void aServerDownWhenTheStoreOpensIsConnectedToOnceItIsUp() throws Exception {
+        server = LocalRedisServer.start(directory.resolve("redis"), "");
+        server.kill();
+        open().close(); // a first store loads Lettuce's and Netty's classes, which is not what is timed here
+        long opening = System.nanoTime();
+        RedisRemoteBlockStore store = open();
+        long openMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - opening);
+        assertTrue(openMs < 1000 + SLACK.toMillis(), "open took " + openMs + " ms with connectTimeoutMs 1000");
+        long start = System.nanoTime();
+        assertThrows(ExecutionException.class, () -> withinTheBound(store.getAll(List.of("kvtier:a")), start));
+        server.start();
+        assertEquals(1, getOnceReconnected(store, List.of("kvtier:a")).size());
+    }
+
+    @Test
     void aSlowServerFailsCallsAtTheTimeoutAndServesAgainAfterwards() throws Exception {
         server = LocalRedisServer.start(directory.resolve("redis"), "");
         RedisRemoteBlockStore store = open();
