@@ -372,11 +372,9 @@ public final class RedisRemoteBlockStore implements RemoteBlockStore {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
-        IllegalStateException closing = new IllegalStateException(description + " was closed");
-        for (CompletableFuture<?> future : pending) {
-            future.completeExceptionally(closing);
-        }
-        pending.clear();
+        // The connection closes first (Lettuce cancels the commands it has not written, and a cancelled command is
+        // never encoded), then the callers' futures fail: a putAll's arrays are the caller's again only once no
+        // command can still read them.
         CompletableFuture<StatefulConnection<String, byte[]>> current = connection;
         if (current != null && current.isDone() && !current.isCompletedExceptionally()) {
             current.join().close();
@@ -399,6 +397,11 @@ public final class RedisRemoteBlockStore implements RemoteBlockStore {
             LOG.log(System.Logger.Level.WARNING, description + ": its threads did not end within "
                     + SHUTDOWN_TIMEOUT, e);
         }
+        IllegalStateException closing = new IllegalStateException(description + " was closed");
+        for (CompletableFuture<?> future : pending) {
+            future.completeExceptionally(closing);
+        }
+        pending.clear();
     }
 
     @Override
