@@ -1,7 +1,7 @@
 package dev.kvtier;
 
 import dev.kvtier.remote.RemoteBlockStore;
-import dev.kvtier.tiering.RemoteBlockFormat;
+import dev.kvtier.remote.RemoteBlockStores;
 
 import java.net.URI;
 import java.util.Map;
@@ -197,7 +197,7 @@ public final class RemoteStoreConfig {
 
         /** The keys' namespace: 1 to 128 of {@code [A-Za-z0-9._-]}. Default {@value #DEFAULT_NAMESPACE}. */
         public Builder namespace(String namespace) {
-            this.namespace = RemoteBlockFormat.checkNamespace(namespace);
+            this.namespace = RemoteBlockStores.checkNamespace(namespace);
             return this;
         }
 

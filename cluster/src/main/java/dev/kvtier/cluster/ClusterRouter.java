@@ -221,6 +221,28 @@ public final class ClusterRouter implements AutoCloseable {
     }
 
     /**
+     * The hint for {@code chain} where a prefix held by the remote block store {@code shared} counts as available to
+     * every rank (see {@link ClusterState#route(List, int, long)}): routing may then prefer load over locality, since
+     * a rank without the blocks fetches them. Asks the store once (bounded by the probe's timeout; a store that fails
+     * or is slow counts as holding nothing), and not at all when the ranks' own prefix covers the whole chain.
+     *
+     * @throws IllegalArgumentException if {@code chain} or {@code shared} is null
+     */
+    public CacheRoutingHint route(List<BlockHash> chain, RemotePrefixProbe shared) {
+        if (shared == null) {
+            throw new IllegalArgumentException("shared must not be null (use route(chain) without a remote store)");
+        }
+        if (chain == null) {
+            throw new IllegalArgumentException("chain must not be null");
+        }
+        CacheRoutingHint local = state.route(chain);
+        if (chain.isEmpty() || local.reusableTokens() >= chain.size() * shared.tokensPerBlock()) {
+            return local;
+        }
+        return state.route(chain, shared.heldBlocks(chain), shared.tokensPerBlock());
+    }
+
+    /**
      * Tells {@code rank} to start promoting {@code prefix} (the reusable blocks of a request routed to it, first block
      * first) toward the GPU; its publisher hands them to its {@link ClusterPublisher.PrefetchListener}. Send it to every
      * rank of the chosen tensor-parallel group. Fire and forget: a lost hint only costs the prefetch.

@@ -411,6 +411,42 @@ public final class ClusterState {
         }
     }
 
+    /**
+     * {@link #route(List)}, where the first {@code sharedBlocks} blocks of {@code chain} are also in a store every rank
+     * can fetch from (a remote block store): when they are more reusable tokens than the ranks' own longest prefix,
+     * the hint lists every rank (a rank without them fetches them), so a scheduler may pick by load; otherwise it is
+     * {@link #route(List)}'s.
+     *
+     * @param sharedBlocks   leading blocks of {@code chain} the shared store holds, in {@code [0, chain.size()]}
+     * @param tokensPerBlock tokens of each of those blocks, {@code >= 1}
+     * @throws IllegalArgumentException naming a count out of range
+     */
+    public CacheRoutingHint route(List<BlockHash> chain, int sharedBlocks, long tokensPerBlock) {
+        if (sharedBlocks < 0 || sharedBlocks > chain.size()) {
+            throw new IllegalArgumentException("sharedBlocks must be in [0, " + chain.size() + "], was " + sharedBlocks);
+        }
+        if (tokensPerBlock < 1) {
+            throw new IllegalArgumentException("tokensPerBlock must be >= 1, was " + tokensPerBlock);
+        }
+        CacheRoutingHint local = route(chain);
+        long sharedTokens = sharedBlocks * tokensPerBlock;
+        if (sharedTokens <= local.reusableTokens()) {
+            return local;
+        }
+        List<Integer> ranks = new ArrayList<>(topology.worldSize());
+        List<String> rankHosts = new ArrayList<>(topology.worldSize());
+        lock.readLock().lock();
+        try {
+            for (int rank = 0; rank < topology.worldSize(); rank++) {
+                ranks.add(rank);
+                rankHosts.add(hosts[rank]);
+            }
+        } finally {
+            lock.readLock().unlock();
+        }
+        return new CacheRoutingHint(chain.get(sharedBlocks - 1).high(), ranks, sharedTokens, rankHosts);
+    }
+
     /** Ranks out of sync (their blocks count for no hint until they reset), as bits. */
     public long ranksOutOfSync() {
         lock.readLock().lock();

@@ -99,6 +99,41 @@ public final class RemoteBlockStores {
         return InProcessRemoteBlockStore.named(name, maxBytes);
     }
 
+    /** The longest namespace of block keys, in characters (each one UTF-8 byte). */
+    public static final int MAX_NAMESPACE_LENGTH = 128;
+
+    /**
+     * What every block key of {@code namespace} starts with, {@code kvtier:<namespace>:} (for {@link #blockKey}: a
+     * caller making many keys checks the namespace once). A block's key is at most 168 bytes, far below the SPI's
+     * 512.
+     *
+     * @throws IllegalArgumentException if {@code namespace} is not valid ({@link #checkNamespace})
+     */
+    public static String blockKeyPrefix(String namespace) {
+        return "kvtier:" + checkNamespace(namespace) + ":";
+    }
+
+    /**
+     * The key caches store block {@code high}, {@code low} under: {@code prefix} (from {@link #blockKeyPrefix}) and the
+     * hash's 32 hex digits.
+     */
+    public static String blockKey(String prefix, long high, long low) {
+        return prefix + java.util.HexFormat.of().toHexDigits(high) + java.util.HexFormat.of().toHexDigits(low);
+    }
+
+    /**
+     * @return {@code namespace}
+     * @throws IllegalArgumentException naming it unless it is 1 to {@value #MAX_NAMESPACE_LENGTH} of
+     *                                  {@code [A-Za-z0-9._-]} (no {@code :}, so keys of two namespaces never meet)
+     */
+    public static String checkNamespace(String namespace) {
+        if (namespace == null || !namespace.matches("[A-Za-z0-9._-]{1," + MAX_NAMESPACE_LENGTH + "}")) {
+            throw new IllegalArgumentException("remote namespace must be 1 to " + MAX_NAMESPACE_LENGTH
+                    + " of [A-Za-z0-9._-], was " + namespace);
+        }
+        return namespace;
+    }
+
     /** {@code uri} without its user info, for error messages (a password may be in it). */
     static String redacted(URI uri) {
         if (uri.getRawUserInfo() == null) {

@@ -1,6 +1,7 @@
 package dev.kvtier.tiering;
 
 import dev.kvtier.RemoteRejection;
+import dev.kvtier.remote.RemoteBlockStores;
 
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
@@ -9,7 +10,6 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
-import java.util.HexFormat;
 import java.util.zip.CRC32C;
 
 /**
@@ -33,7 +33,7 @@ import java.util.zip.CRC32C;
  *    72+N     P  payload: the block's bytes
  *  72+N+P    32  HMAC-SHA256, keyed with the deployment's key, of every byte before it
  * </pre>
- * The key of a block is {@code kvtier:<namespace>:<32 hex digits of its hash>}. Decoding reads only the value it was
+ * The key of a block is {@link RemoteBlockStores#blockKey}: {@code kvtier:<namespace>:<32 hex digits of its hash>}. Decoding reads only the value it was
  * given: every length a header claims is checked against the value's actual size (and the configured maximum) before
  * anything is trusted, so a hostile header never makes it allocate; the payload is copied into the caller's buffer.
  */
@@ -41,7 +41,7 @@ public final class RemoteBlockFormat {
     /** The format version this build writes and reads. */
     public static final int VERSION = 1;
     /** The longest namespace, in UTF-8 bytes. */
-    public static final int MAX_NAMESPACE_BYTES = 128;
+    public static final int MAX_NAMESPACE_BYTES = RemoteBlockStores.MAX_NAMESPACE_LENGTH;
     static final int MAGIC = 0x4B565242;
     static final int HEADER_BYTES = 72;
     static final int MAC_BYTES = 32;
@@ -56,6 +56,7 @@ public final class RemoteBlockFormat {
     public record Layout(long bytesPerBlock, int tokensPerBlock, int layers, int layerOrder) { }
 
     private final String namespace;
+    private final String keyPrefix;
     private final byte[] namespaceBytes;
     private final Layout layout;
     private final Mac prototype;
@@ -69,7 +70,7 @@ public final class RemoteBlockFormat {
      * @throws IllegalArgumentException naming what is wrong
      */
     public RemoteBlockFormat(String namespace, byte[] key, Layout layout, long maxValueBytes) {
-        checkNamespace(namespace);
+        this.keyPrefix = RemoteBlockStores.blockKeyPrefix(namespace);
         if (key == null || key.length < 16) {
             throw new IllegalArgumentException("the remote store's HMAC key must have at least 16 bytes, had "
                     + (key == null ? "none" : key.length));
@@ -93,19 +94,12 @@ public final class RemoteBlockFormat {
         }
     }
 
-    /** @throws IllegalArgumentException naming {@code namespace} if it is not a valid namespace */
-    public static String checkNamespace(String namespace) {
-        if (namespace == null || !namespace.matches("[A-Za-z0-9._-]{1," + MAX_NAMESPACE_BYTES + "}")) {
-            throw new IllegalArgumentException("remote namespace must be 1 to " + MAX_NAMESPACE_BYTES
-                    + " of [A-Za-z0-9._-], was " + namespace);
-        }
-        return namespace;
-    }
-
     /** The store key of block {@code (high, low)} in this namespace. */
     public String keyOf(long high, long low) {
-        return "kvtier:" + namespace + ":" + HexFormat.of().toHexDigits(high) + HexFormat.of().toHexDigits(low);
+        return RemoteBlockStores.blockKey(keyPrefix, high, low);
     }
+
+
 
     /** Bytes of a whole value: header, namespace, payload and signature. */
     public long valueBytes() {

@@ -11,6 +11,7 @@ import dev.kvtier.remote.RemoteBlockStores;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -66,6 +67,14 @@ public final class RemoteBlocks implements AutoCloseable {
     private final boolean ownsStore;
     private final long timeoutNanos;
     private final Map<RemoteBlockFormat.Layout, RemoteBlockFormat> formats = new ConcurrentHashMap<>();
+    /**
+     * Values the store is done with (their {@code putAll} completed), for the next writes of their format: a value per
+     * block allocated afresh costs the caller page faults on new heap pages, several times the copy itself. At most
+     * {@code maxBytesInFlight} of them per format; a value whose write failed or timed out is never reused (the store
+     * may still read it).
+     */
+    private final Map<RemoteBlockFormat, java.util.concurrent.ArrayBlockingQueue<byte[]>> spareValues =
+            new ConcurrentHashMap<>();
     private volatile BlockReader reader;
 
     private final Object health = new Object();
@@ -419,7 +428,7 @@ public final class RemoteBlocks implements AutoCloseable {
                 writesDropped.add(high.length - i);
                 return;
             }
-            byte[] value = format.newValue();
+            byte[] value = takeValue(format);
             MemorySegment.copy(bytes, ValueLayout.JAVA_BYTE, i * bytesPerBlock, value, format.payloadOffset(),
                     (int) bytesPerBlock);
             writes.add(new Write(format, value, high[i], low[i], i == 0 ? parentHigh : high[i - 1],
@@ -448,6 +457,17 @@ public final class RemoteBlocks implements AutoCloseable {
             return;
         }
         writes.add(new Write(format, null, high, low, 0, 0, true));
+    }
+
+    private java.util.concurrent.ArrayBlockingQueue<byte[]> spares(RemoteBlockFormat format) {
+        return spareValues.computeIfAbsent(format, f -> new java.util.concurrent.ArrayBlockingQueue<>(
+                (int) Math.max(1, Math.min(4096, config.maxBytesInFlight() / f.valueBytes()))));
+    }
+
+    /** A value of {@code format} to fill: a spare one, or a new one. */
+    private byte[] takeValue(RemoteBlockFormat format) {
+        byte[] spare = spares(format).poll();
+        return spare != null ? spare : format.newValue();
     }
 
     private boolean reserve(long bytes) {
@@ -497,6 +517,7 @@ public final class RemoteBlocks implements AutoCloseable {
         }
         try {
             Map<String, byte[]> values = new LinkedHashMap<>(); // in the order queued: a chain's parents first
+            Map<String, RemoteBlockFormat> formatOf = new HashMap<>();
             int lost = 0;
             for (Write write : batch) {
                 byte[] value = write.value;
@@ -504,7 +525,7 @@ public final class RemoteBlocks implements AutoCloseable {
                 long parentLow = write.parentLow;
                 if (write.demoted) {
                     BlockReader from = reader;
-                    value = write.format.newValue();
+                    value = takeValue(write.format);
                     long[] parent = from == null ? null : from.read(write.high, write.low,
                             write.format.bytesPerBlock(), write.format.tokensPerBlock(), value,
                             write.format.payloadOffset());
@@ -516,7 +537,9 @@ public final class RemoteBlocks implements AutoCloseable {
                     parentLow = parent[1];
                 }
                 write.format.seal(value, write.high, write.low, parentHigh, parentLow);
-                values.put(write.format.keyOf(write.high, write.low), value);
+                String key = write.format.keyOf(write.high, write.low);
+                values.put(key, value);
+                formatOf.put(key, write.format);
             }
             writesDropped.add(lost);
             if (values.isEmpty()) {
@@ -531,6 +554,8 @@ public final class RemoteBlocks implements AutoCloseable {
                 writesDropped.add(values.size());
             } else {
                 blocksWritten.add(values.size());
+                // Each array once (a block queued twice in a batch keeps only its last value in the map).
+                formatOf.forEach((key, format) -> spares(format).offer(values.get(key)));
             }
         } finally {
             bytesQueued.addAndGet(-reserved);
