@@ -11,6 +11,7 @@ import dev.kvtier.prefix.BlockLayout;
 import dev.kvtier.prefix.PrefixBlockCache;
 import dev.kvtier.prefix.PrefixLookup;
 import dev.kvtier.prefix.PrefixPin;
+import dev.kvtier.remote.RemoteBlockStores;
 import dev.kvtier.store.Tier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -200,7 +201,8 @@ class RedisPrefixCacheTest {
         try (RedisRemoteBlockStore filler = RedisRemoteBlockStore.open(URI.create(server.uri()), Map.of())) {
             List<String> keys = new ArrayList<>();
             for (int i = 0; i < 24; i++) {
-                keys.add("kvtier:redis-test:" + hashes.get(i));
+                keys.add(RemoteBlockStores.blockKey(RemoteBlockStores.blockKeyPrefix("redis-test"),
+                        hashes.get(i).high(), hashes.get(i).low()));
             }
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
             int round = 0;
