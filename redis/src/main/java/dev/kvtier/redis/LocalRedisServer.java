@@ -1,0 +1,297 @@
+package dev.kvtier.redis;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * A {@code redis-server} that this process starts and stops itself, by PID: for tests, benchmarks and the simulator;
+ * never a system service. It listens on loopback only, on a free port, with its data (RDB, AOF, cluster state) in a
+ * directory the caller names, kept across {@link #kill()} and {@link #start()} unless {@link #deleteData()} removes
+ * it. {@code DEBUG} is enabled for local connections (tests slow the server with {@code DEBUG SLEEP}); nothing is
+ * saved unless the extra configuration asks for it ({@code save}, {@code appendonly yes}).
+ *
+ * <p>The binary is {@code -Dkvtier.redis.server=PATH} if set, else the first {@code redis-server} on {@code PATH},
+ * {@code /usr/bin}, {@code /usr/local/bin} or {@code /usr/sbin}; {@link #cli} runs the {@code redis-cli} beside it.
+ * Not thread-safe: one owner starts and stops it.
+ */
+public final class LocalRedisServer implements AutoCloseable {
+    /** System property naming the redis-server binary. */
+    public static final String BINARY_PROPERTY = "kvtier.redis.server";
+    private static final long READY_TIMEOUT_MS = 10_000;
+
+    private final Path binary;
+    private final Path directory;
+    private final int port;
+    private final String extraConfiguration;
+    private Process process;
+
+    private LocalRedisServer(Path binary, Path directory, int port, String extraConfiguration) {
+        this.binary = binary;
+        this.directory = directory.toAbsolutePath();
+        this.port = port;
+        this.extraConfiguration = extraConfiguration;
+    }
+
+    /**
+     * Starts a server on a free loopback port with its data in {@code directory} and {@code extraConfiguration}
+     * (redis.conf lines: {@code maxmemory}, {@code appendonly yes}, {@code cluster-enabled yes}, ...; may be empty)
+     * and waits until it answers {@code PING}.
+     *
+     * @throws IllegalStateException naming where it looked when there is no redis-server binary, or when the server
+     *     does not answer within 10 s (its exit code, if it died, and its log)
+     */
+    public static LocalRedisServer start(Path directory, String extraConfiguration) throws IOException {
+        return start(directory, extraConfiguration, freePort(false));
+    }
+
+    /** {@link #start(Path, String)} on a free port whose cluster bus port (port + 10000) is free too. */
+    static LocalRedisServer startClusterNode(Path directory, String extraConfiguration) throws IOException {
+        return start(directory, extraConfiguration, freePort(true));
+    }
+
+    private static LocalRedisServer start(Path directory, String extraConfiguration, int port) throws IOException {
+        LocalRedisServer server = new LocalRedisServer(findBinary(), directory, port, extraConfiguration);
+        server.start();
+        return server;
+    }
+
+    /** The binary this class would run; throws naming the places tried and the fix when there is none. */
+    public static Path findBinary() {
+        List<Path> tried = new ArrayList<>();
+        String property = System.getProperty(BINARY_PROPERTY);
+        if (property != null && !property.isBlank()) {
+            tried.add(Path.of(property));
+        }
+        String path = System.getenv("PATH");
+        if (path != null) {
+            for (String entry : path.split(java.io.File.pathSeparator)) {
+                if (!entry.isEmpty()) {
+                    tried.add(Path.of(entry, "redis-server"));
+                }
+            }
+        }
+        for (String entry : List.of("/usr/bin", "/usr/local/bin", "/usr/sbin")) {
+            tried.add(Path.of(entry, "redis-server"));
+        }
+        for (Path candidate : tried) {
+            if (Files.isExecutable(candidate)) {
+                return candidate;
+            }
+        }
+        throw new IllegalStateException("no redis-server binary found (tried -D" + BINARY_PROPERTY + ", PATH,"
+                + " /usr/bin, /usr/local/bin, /usr/sbin): install it ('apt-get install redis-server') or set -D"
+                + BINARY_PROPERTY);
+    }
+
+    private static int freePort(boolean withBusPort) throws IOException {
+        for (int attempt = 0; attempt < 100; attempt++) {
+            try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+                int port = socket.getLocalPort();
+                if (!withBusPort) {
+                    return port;
+                }
+                if (port + 10_000 <= 65_535) {
+                    try (ServerSocket bus = new ServerSocket(port + 10_000, 1, InetAddress.getLoopbackAddress())) {
+                        return port;
+                    } catch (IOException taken) {
+                        // try another
+                    }
+                }
+            }
+        }
+        throw new IOException("no free loopback port with a free cluster bus port (port + 10000) in 100 tries");
+    }
+
+    /**
+     * (Re)starts the server on the same port and directory (after {@link #kill()} or {@link #stop()}), loading
+     * whatever data the directory holds.
+     *
+     * @throws IllegalStateException if it is already running or does not answer within 10 s
+     */
+    public void start() throws IOException {
+        if (process != null && process.isAlive()) {
+            throw new IllegalStateException("redis-server (pid " + process.pid() + ") is already running");
+        }
+        Files.createDirectories(directory);
+        Path configFile = directory.resolve("redis.conf");
+        Path logFile = directory.resolve("redis-server.log");
+        Files.writeString(configFile, String.join("\n",
+                "bind 127.0.0.1",
+                "port " + port,
+                "dir " + directory,
+                "logfile " + logFile,
+                "daemonize no",
+                "save \"\"",
+                "appendonly no",
+                "enable-debug-command local",
+                "cluster-config-file nodes.conf",
+                extraConfiguration,
+                ""));
+        process = new ProcessBuilder(binary.toString(), configFile.toString())
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(directory.resolve("redis-server.out").toFile()))
+                .start();
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(READY_TIMEOUT_MS);
+        while (true) {
+            if (!process.isAlive()) {
+                throw new IllegalStateException("redis-server exited with " + process.exitValue() + " at start (port "
+                        + port + "); its log: " + logFile);
+            }
+            if ("+PONG".equals(ping())) {
+                return;
+            }
+            if (System.nanoTime() > deadline) {
+                kill();
+                throw new IllegalStateException("redis-server did not answer PING on port " + port + " within "
+                        + READY_TIMEOUT_MS + " ms; its log: " + logFile);
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+        }
+    }
+
+    /** One PING over a fresh socket: {@code +PONG}, an error line ({@code -LOADING ...}), or null if unreachable. */
+    private String ping() {
+        try (Socket socket = new Socket()) {
+            socket.connect(new InetSocketAddress("127.0.0.1", port), 200);
+            socket.setSoTimeout(1000);
+            OutputStream out = socket.getOutputStream();
+            out.write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            InputStream in = socket.getInputStream();
+            StringBuilder line = new StringBuilder();
+            for (int b = in.read(); b >= 0 && b != '\r'; b = in.read()) {
+                line.append((char) b);
+            }
+            return line.toString();
+        } catch (IOException notYet) {
+            return null;
+        }
+    }
+
+    /** The port it listens on (127.0.0.1). */
+    public int port() {
+        return port;
+    }
+
+    /** The client URI, {@code redis://127.0.0.1:<port>}. */
+    public String uri() {
+        return "redis://127.0.0.1:" + port;
+    }
+
+    /** The directory holding its configuration, log and data. */
+    public Path directory() {
+        return directory;
+    }
+
+    /** Whether the process is running. */
+    public boolean isRunning() {
+        return process != null && process.isAlive();
+    }
+
+    /** The server's process id; throws if it is not running. */
+    public long pid() {
+        if (!isRunning()) {
+            throw new IllegalStateException("redis-server is not running");
+        }
+        return process.pid();
+    }
+
+    /**
+     * Runs {@code redis-cli -h 127.0.0.1 -p <port> args...} (as the default user) and returns its output, trimmed.
+     *
+     * @throws IOException if redis-cli exits with a failure or does not finish within 30 s, with its output
+     */
+    public String cli(String... args) throws IOException {
+        List<String> command = new ArrayList<>(List.of(binary.resolveSibling("redis-cli").toString(), "-h",
+                "127.0.0.1", "-p", Integer.toString(port)));
+        command.addAll(List.of(args));
+        return run(command);
+    }
+
+    static String run(List<String> command) throws IOException {
+        Process cli = new ProcessBuilder(command).redirectErrorStream(true).start();
+        try {
+            boolean finished = cli.waitFor(30, TimeUnit.SECONDS);
+            String output = new String(cli.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+            if (!finished) {
+                cli.destroyForcibly();
+                throw new IOException(String.join(" ", command) + " did not finish within 30 s: " + output);
+            }
+            if (cli.exitValue() != 0) {
+                throw new IOException(String.join(" ", command) + " exited with " + cli.exitValue() + ": " + output);
+            }
+            return output;
+        } catch (InterruptedException e) {
+            cli.destroyForcibly();
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted running " + command.get(0), e);
+        }
+    }
+
+    /** Deletes its data files (RDB, AOF directory, cluster state) while it is stopped, so the next start is empty. */
+    public void deleteData() throws IOException {
+        if (isRunning()) {
+            throw new IllegalStateException("redis-server (pid " + process.pid() + ") is running; stop it first");
+        }
+        for (String name : List.of("dump.rdb", "nodes.conf")) {
+            Files.deleteIfExists(directory.resolve(name));
+        }
+        Path aof = directory.resolve("appendonlydir");
+        if (Files.isDirectory(aof)) {
+            try (var files = Files.list(aof)) {
+                for (Path file : files.toList()) {
+                    Files.delete(file);
+                }
+            }
+            Files.delete(aof);
+        }
+    }
+
+    /** SIGKILL and wait for the process to be gone (at most 10 s); the data stays. No-op when not running. */
+    public void kill() {
+        end(true);
+    }
+
+    /** SIGTERM (a clean shutdown) and wait, at most 10 s, then SIGKILL. No-op when not running. */
+    public void stop() {
+        end(false);
+    }
+
+    private void end(boolean forcibly) {
+        if (process == null) {
+            return;
+        }
+        if (forcibly) {
+            process.destroyForcibly();
+        } else {
+            process.destroy();
+        }
+        try {
+            if (!process.waitFor(10, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+                process.waitFor(10, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            process.destroyForcibly();
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** {@link #stop()}. */
+    @Override
+    public void close() {
+        stop();
+    }
+}
