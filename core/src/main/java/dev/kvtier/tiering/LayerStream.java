@@ -157,8 +157,8 @@ public final class LayerStream implements AutoCloseable {
 
     /**
      * Ends the stream: the layers not yet arrived fail with a {@link CancellationException}, and the pins and the
-     * staging area are released once no copy of this stream can still write it (before this returns when none is
-     * running; else by the copier when the running one ends, within the transfer timeout). Idempotent.
+     * staging area are released once no copy of this stream can still write it: before this returns when the copier
+     * is idle, else by the copier as soon as its copy in flight ends (within the transfer timeout). Idempotent.
      */
     @Override
     public void close() {
@@ -185,13 +185,14 @@ public final class LayerStream implements AutoCloseable {
         drain(); // no copy running: the copies queued find the stream closed, and the release is done on return
     }
 
+    /** The pins first, then the staging area: once its bytes are back in the budget, the blocks are unpinned too. */
     private void releaseAll() {
         try {
+            unpin.run();
+        } finally {
             if (releaseStaging != null) {
                 releaseStaging.run();
             }
-        } finally {
-            unpin.run();
         }
     }
 
