@@ -267,6 +267,45 @@ public final class TransferExecutor implements AutoCloseable {
         runAllAndWait(plans, bytes, to);
     }
 
+    /**
+     * Copies the same byte ranges of several allocations into one, packed: the ranges of {@code from.get(i)}
+     * ({@code [offsets[r], offsets[r] + lengths[r])}, in order) land back to back in {@code to} from byte
+     * {@code toStarts[i]}. Asynchronous, as one submission (one {@code cudaMemcpyBatchAsync} per direction on the
+     * CUDA backend): how one layer of many KV blocks is gathered into a staging area smaller than the blocks.
+     * Wait with {@link #awaitTransfer}.
+     *
+     * @throws IllegalArgumentException if the lists or arrays differ in length, or a range lies outside its source
+     *                                  or its place outside {@code to} (naming it)
+     */
+    public CompletableFuture<Void> gatherRanges(List<PageAllocation> from, long[] offsets, long[] lengths,
+                                                PageAllocation to, long[] toStarts) {
+        if (from.size() != toStarts.length || offsets.length != lengths.length) {
+            throw new IllegalArgumentException("from and toStarts, offsets and lengths must have the same lengths, were "
+                    + from.size() + ", " + toStarts.length + ", " + offsets.length + ", " + lengths.length);
+        }
+        requireLive(to, "to");
+        List<CopyPlan> plans = new ArrayList<>(from.size() * offsets.length);
+        for (int i = 0; i < from.size(); i++) {
+            PageAllocation source = from.get(i);
+            requireLive(source, "from[" + i + "]");
+            long at = toStarts[i];
+            for (int r = 0; r < offsets.length; r++) {
+                if (offsets[r] < 0 || lengths[r] < 0 || offsets[r] + lengths[r] > source.sizeBytes()) {
+                    throw new IllegalArgumentException("range " + r + " [" + offsets[r] + ", " + (offsets[r] + lengths[r])
+                            + ") lies outside the " + source.sizeBytes() + " bytes of from[" + i + "]");
+                }
+                if (at < 0 || at + lengths[r] > to.sizeBytes()) {
+                    throw new IllegalArgumentException("range " + r + " of from[" + i + "] would land at [" + at + ", "
+                            + (at + lengths[r]) + "), outside the " + to.sizeBytes() + " bytes of to");
+                }
+                plans.add(CopyPlan.between(source.kind(), slice(source.runs(), offsets[r], lengths[r]),
+                        to.kind(), slice(to.runs(), at, lengths[r])));
+                at += lengths[r];
+            }
+        }
+        return submit(plans);
+    }
+
     private static List<CopyPlan> rangePlans(List<PageAllocation> from, List<PageAllocation> to, long[] offsets,
                                              long[] lengths) {
         if (from.size() != to.size()) {

@@ -310,6 +310,32 @@ public final class PrefixBlockCache {
     }
 
     /**
+     * Streams the longest cached prefix of {@code hashes} to the GPU layer by layer, without promoting its blocks:
+     * see {@link PrefixStream}. Why it exists: {@link #ensurePrefixResidentByLayer} holds the whole prefix on the GPU
+     * tier at once, so a prefix larger than that tier (a long conversation under a small GPU budget) cannot be restored
+     * there; a stream needs GPU room for two layers of it (as layer-wise offload connectors do) and leaves the blocks
+     * on the tiers they are on. Returns once the blocks are pinned and the staging area taken; the layers arrive on
+     * their futures.
+     *
+     * @return the stream; empty ({@link PrefixStream#size()} 0, every layer complete with no blocks) when the first
+     *         block is not cached
+     * @throws IllegalArgumentException            if {@code hashes} or a hash is null, or a block of the prefix was
+     *                                             stored through a view of another block size (naming both layouts)
+     * @throws IllegalStateException               if the layout declares no layers, or after the cache was closed
+     * @throws dev.kvtier.TierFullException        if no room could be made on the GPU tier for the staging area
+     * @throws dev.kvtier.SegmentCorruptedException if a DISK block's bytes fail their check
+     */
+    public PrefixStream streamPrefixByLayer(List<BlockHash> hashes) {
+        Words words = words(hashes);
+        if (!layout.isLayered()) {
+            throw new IllegalStateException("the layout declares no layers: " + layout
+                    + " (open the view with BlockLayout.layered to stream layer by layer)");
+        }
+        return new PrefixStream(hashes, entered(() -> engine.streamChainByLayer(words.high, words.low, geometry,
+                layerOffsets, layerLengths)));
+    }
+
+    /**
      * Stores new blocks on the GPU: see {@link #storeBlocks(BlockHash, List, MemorySegment, Tier)}.
      *
      * @param parentHash the cached block these continue, or {@link BlockHash#ROOT} to start a chain

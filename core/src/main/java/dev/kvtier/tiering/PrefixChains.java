@@ -394,6 +394,48 @@ final class PrefixChains {
         }
     }
 
+    /** Blocks pinned where they are: in chain order, each block's tier and pages as pinned; {@code unpin} releases them. */
+    record PinnedInPlace(List<Segment> blocks, List<Tier> tiers, List<PageAllocation> placements, Runnable unpin) { }
+
+    /**
+     * Entered: pins the leading run of blocks {@code high[i]}, {@code low[i]} cached as one chain on whatever tier each
+     * is, moving nothing (a layer stream reads them there), counting an access for each (tail first, as a restore).
+     * A pinned block is not demoted or moved, and one removed meanwhile keeps its pages until unpinned, so the pages
+     * returned hold its bytes until {@code unpin}. DISK blocks are checked against their CRC32C first: a stream never
+     * hands out a layer of a block whose stored bytes changed.
+     *
+     * @throws IllegalArgumentException  if a block of that run is not of {@code geometry} (nothing pinned)
+     * @throws dev.kvtier.SegmentCorruptedException if a DISK block's bytes fail their check (nothing pinned)
+     */
+    PinnedInPlace pinInPlace(long[] high, long[] low, BlockGeometry geometry) {
+        List<Segment> chain = lockChain(high, low);
+        try {
+            for (Segment block : chain) {
+                geometry.requireMatches(block);
+            }
+            Tier[] tiers = new Tier[chain.size()];
+            PageAllocation[] placements = new PageAllocation[chain.size()];
+            for (int i = 0; i < chain.size(); i++) {
+                Segment block = chain.get(i);
+                tiers[i] = table.currentTier(block);
+                if (tiers[i] == Tier.DISK && block.crcKnown) {
+                    mover.verifyDiskChecksum(block);
+                }
+                placements[i] = block.placement;
+            }
+            for (int i = chain.size() - 1; i >= 0; i--) {
+                store.touch(chain.get(i).handle);
+            }
+            for (Segment block : chain) {
+                block.pins++;
+            }
+            List<Segment> pins = List.copyOf(chain);
+            return new PinnedInPlace(pins, List.of(tiers), List.of(placements), () -> engine.unpinAll(pins));
+        } finally {
+            unlockAll(chain);
+        }
+    }
+
     /**
      * As {@link #pin}, without blocking and layer by layer: the blocks are locked, booked and given their
      * destinations on a kvtier thread, then layer {@code l}'s regions ({@code offsets[l]}, {@code lengths[l]},

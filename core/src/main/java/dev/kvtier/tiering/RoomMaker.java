@@ -185,7 +185,15 @@ final class RoomMaker {
                 throw full(key, together, tier, bytes, (together == null ? "the segment is" : "they are together")
                         + " larger than the " + tier + " budget of " + budget(tier) + " bytes", null);
             }
-            return makeRoom(tier, bytes, key, failed);
+            if (makeRoom(tier, bytes, key, failed)) {
+                return true;
+            }
+            if (failed.noneCanLeave) {
+                // Waiting cannot help: budgets do not change, so no later round could move any of them.
+                throw full(key, together, tier, bytes, "no segment there can leave it: each is larger than the budget"
+                        + " of every tier it could be demoted to", null);
+            }
+            return false;
         }, true);
         if (done == null) {
             if (failed.last != null) {
@@ -214,6 +222,11 @@ final class RoomMaker {
      */
     private static final class Failed {
         Throwable last;
+        /**
+         * Set by a round of making room on GPU or CPU that moved nothing because every candidate it met is larger than
+         * the budget of every tier it could be demoted to: a fact no later round changes.
+         */
+        boolean noneCanLeave;
 
         /** Keeps {@code failure}; logs the first of a call at WARNING and the repeats of later rounds at DEBUG. */
         void note(Throwable failure, String what) {
@@ -279,6 +292,9 @@ final class RoomMaker {
         // What a round aims at: the batch, when more than the need (see batchBytes). Whether the call succeeded is
         // still whether the need is met: a batch cut short by pins, refusals or a small tier costs no further round.
         long goal = Math.max(needed, batchBytes[tier.ordinal()]);
+        // Whether every candidate met so far could go to no slower tier whatever room were made there (see Failed).
+        boolean onlyTooLarge = tier != Tier.DISK;
+        boolean metAny = false;
         while (true) {
             candidates.clear();
             store.candidatesForDemotion(tier, goal - free + skipped + lookFurther, candidates);
@@ -300,8 +316,10 @@ final class RoomMaker {
                         if (victim == null || isExcluded(victim.key, excludeKey) || victim.isHeldByCurrentThread()
                                 || !victim.tryLock()) {
                             skipped += victim == null ? 0 : victim.sizeBytes;
+                            onlyTooLarge = false;
                             continue;
                         }
+                        metAny = true;
                         locked.add(victim);
                         if (tier == Tier.DISK) {
                             if (evicted(victim)) {
@@ -326,7 +344,9 @@ final class RoomMaker {
                         // A block with a child here may go nowhere (every target is at least as slow as the next
                         // tier): refused before its tier is asked for and its move tried, a parent met root first.
                         boolean heldByChild = victim.live && victim.holdsChildFasterThan(slowerThan(tier));
-                        Mover.Move move = !heldByChild && victim.live && victim.pins == 0
+                        boolean tooLarge = tooLargeForEveryTarget(victim, tier);
+                        onlyTooLarge &= tooLarge;
+                        Mover.Move move = !tooLarge && !heldByChild && victim.live && victim.pins == 0
                                 && table.currentTier(victim) == tier ? bookDemotion(victim, tier, failed) : null;
                         if (move == null) {
                             skipped += victim.sizeBytes;
@@ -377,6 +397,7 @@ final class RoomMaker {
                 return true;
             }
             if (!fresh) {
+                failed.noneCanLeave = onlyTooLarge && metAny && booked.isEmpty();
                 return false;
             }
             if (tried == null) {
@@ -431,6 +452,16 @@ final class RoomMaker {
             bytes += move.segment().sizeBytes;
         }
         return bytes;
+    }
+
+    /** Whether {@code victim} is larger than the budget of every tier it could be demoted to from {@code tier}. */
+    private boolean tooLargeForEveryTarget(Segment victim, Tier tier) {
+        for (Tier target : cascade.targets(tier)) {
+            if (victim.sizeBytes <= budget(target)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /**

@@ -121,6 +121,12 @@ final class TierMemories implements AutoCloseable {
         return executor.transferRanges(from, to, offsets, lengths);
     }
 
+    /** @see TransferExecutor#gatherRanges */
+    java.util.concurrent.CompletableFuture<Void> gatherRanges(List<PageAllocation> from, long[] offsets, long[] lengths,
+                                                              PageAllocation to, long[] toStarts) {
+        return executor.gatherRanges(from, offsets, lengths, to, toStarts);
+    }
+
     /** @see TransferExecutor#transferRangesAndWait */
     void transferRangesAndWait(List<PageAllocation> from, List<PageAllocation> to, long[] offsets, long[] lengths) {
         executor.transferRangesAndWait(from, to, offsets, lengths);

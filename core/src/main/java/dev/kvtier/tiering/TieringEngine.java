@@ -75,6 +75,7 @@ public final class TieringEngine {
     private final OperationGate gate = new OperationGate(listeners::deliver);
     private final Residencies residencies;
     private final PrefixChains chains;
+    private final LayerStreams streams;
     private final Path createdDiskDirectory;
     private final PersistedDisk persisted;
     private final DiskRecovery diskRecovery;
@@ -97,6 +98,7 @@ public final class TieringEngine {
         this.residencies = new Residencies(gate, this::makeResident);
         this.diskRecovery = new DiskRecovery(store, memories, table, persisted, this::dropWithDescendants);
         this.chains = new PrefixChains(this, diskRecovery, store, table, roomMaker, mover, memories, gate);
+        this.streams = new LayerStreams(this, chains, store, roomMaker, mover, memories, gate);
     }
 
     /**
@@ -702,6 +704,16 @@ public final class TieringEngine {
         return restore;
     }
 
+    /**
+     * Entered: pins the chain's leading cached run where each block is and streams it layer by layer through a GPU
+     * staging area (see {@link LayerStream}); a failure to start (no room for the staging area, corrupted DISK bytes)
+     * is counted as a restore's is.
+     */
+    public LayerStream streamChainByLayer(long[] high, long[] low, BlockGeometry geometry, long[][] offsets,
+                                          long[][] lengths) {
+        return countedTransfers(() -> streams.open(high, low, geometry, offsets, lengths));
+    }
+
     /** Releases pins taken by {@link #pinChain}; the last pin of a removed block frees its pages. */
     void unpinAll(List<Segment> segments) {
         if (!gate.tryEnter()) {
@@ -904,6 +916,7 @@ public final class TieringEngine {
         }
         residencies.shutdown(deadline);
         chains.shutdown(deadline);
+        streams.shutdown(deadline);
         table.clear();
         try {
             persisted.close(); // syncs what the policy still owes, before the extents are unmapped

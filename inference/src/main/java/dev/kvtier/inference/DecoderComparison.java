@@ -6,7 +6,9 @@ import dev.kvtier.KvTierConfig;
 import dev.kvtier.prefix.BlockHash;
 import dev.kvtier.prefix.BlockHasher;
 import dev.kvtier.prefix.PrefixBlockCache;
+import dev.kvtier.prefix.PrefixLayer;
 import dev.kvtier.prefix.PrefixPin;
+import dev.kvtier.prefix.PrefixStream;
 import dev.kvtier.store.Tier;
 
 import java.io.IOException;
@@ -22,17 +24,21 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.BiFunction;
 
 /**
  * The decoders compared on generated multi-turn chat and document QA, host backend: recompute everything (the
  * reference decoder, no cache), a GPU-only cache (CPU budget 0, a DISK tier smaller than a block: kvtier has no
- * drop-on-evict mode, and its stores that find no room take time, so at small budgets this mode is slower than
- * recomputing) and kvtier with offload (CPU 10% of the working set, disk unbounded), at GPU budgets given as shares of
+ * drop-on-evict mode; a block store that finds the GPU tier full of blocks that can go nowhere is refused at once) and
+ * kvtier with offload (CPU 10% of the working set, disk unbounded), at GPU budgets given as shares of
  * the working set (the bytes of every distinct full block of the workload). Every request's tokens and logits
- * are checked against the recompute run. Prints a table (time to first token p50/p99/mean, tokens/s, prefill
- * tokens saved, bytes restored per tier, identical outputs), the restore's cost per block beside prefill's cost
- * per block, and writes {@code ttft.svg} (mean TTFT against GPU budget, one line per mode) and {@code summary.txt}
+ * are checked against the recompute run; recompute is run again beside each budget's two modes (interleaved), and
+ * each budget's ratios are taken against that run. Prints a table (time to first token p50/p99/mean, tokens/s, prefill
+ * tokens saved, bytes restored per tier, identical outputs), the restore's and the layer stream's cost per block
+ * beside prefill's cost per block, and writes {@code ttft.svg} (mean TTFT against GPU budget, one line per mode) and {@code summary.txt}
  * into the output directory. Exits with status 1 when any output differs from the recompute run's.
  *
  * <p>Arguments, {@code name=value}: {@code out} (directory, default {@code target/decoder-comparison}),
@@ -134,8 +140,22 @@ public final class DecoderComparison {
         chart.put("recompute everything", new double[budgets.length]);
         chart.put("GPU-only cache", new double[budgets.length]);
         chart.put("kvtier with offload", new double[budgets.length]);
+        StringBuilder ratios = new StringBuilder();
         for (int i = 0; i < budgets.length; i++) {
-            chart.get("recompute everything")[i] = mean(recompute);
+            // The baseline again beside each budget's modes (interleaved), so that a change in the machine's load
+            // during the run moves the baseline with them.
+            progress(name + ": GPU " + budgets[i] + "%, recompute everything (baseline beside this budget)");
+            List<Double> againTtft = new ArrayList<>();
+            long[] againTokens = new long[2];
+            workload.run(reference::generate, (user, turn, prompt, generation) -> {
+                againTtft.add(generation.timeToFirstTokenNanos() / 1e6);
+                againTokens[0] += generation.tokens().length;
+                againTokens[1] += generation.totalNanos();
+            });
+            Row baseline = new Row("recompute", budgets[i], toArray(againTtft), againTokens[0] / (againTokens[1] / 1e9), 0,
+                    0, Map.of(), workload.requestCount(), workload.requestCount(), 0);
+            rows.add(baseline);
+            chart.get("recompute everything")[i] = mean(baseline.ttftMillis());
             long gpu = pages(workingSet * budgets[i] / 100, blockBytes);
             progress(name + ": GPU " + budgets[i] + "% (" + gpu / 1024 + " KiB), GPU-only cache");
             // kvtier has no drop-on-evict mode: no CPU tier and a DISK tier smaller than a block. Stores that find
@@ -150,6 +170,10 @@ public final class DecoderComparison {
             differingOutputs += gpuOnly.requests() - gpuOnly.identical() + offload.requests() - offload.identical();
             chart.get("GPU-only cache")[i] = mean(gpuOnly.ttftMillis());
             chart.get("kvtier with offload")[i] = mean(offload.ttftMillis());
+            ratios.append(String.format(Locale.ROOT, "GPU %d%%: mean TTFT kvtier / recompute beside it = %.2f, GPU-only / "
+                    + "kvtier = %.2f, GPU-only / recompute = %.2f%n", budgets[i], mean(offload.ttftMillis())
+                    / mean(baseline.ttftMillis()), mean(gpuOnly.ttftMillis()) / mean(offload.ttftMillis()),
+                    mean(gpuOnly.ttftMillis()) / mean(baseline.ttftMillis())));
         }
         summary.append(String.format(Locale.ROOT, "%n%s: %d conversations, %d requests, working set %d blocks (%,d bytes); "
                 + "decode alone (reference): %.0f tokens/s%n", name, workload.conversations().size(), workload.requestCount(),
@@ -168,7 +192,9 @@ public final class DecoderComparison {
                     100.0 * row.cachedTokens() / totalPrompt, row.restoredBytes().getOrDefault(Tier.CPU, 0L),
                     row.restoredBytes().getOrDefault(Tier.DISK, 0L), row.identical(), row.requests(), row.restoreFailures()));
         }
-        summary.append("(TTFT in ms; recompute has no budget; 'of prompt' = prompt tokens taken from the cache)\n");
+        summary.append("(TTFT in ms; recompute has no budget: its first row is the run that defines the expected outputs, the"
+                + " others are run again beside each budget's modes; 'of prompt' = prompt tokens taken from the cache)\n");
+        summary.append(ratios);
         return chart;
     }
 
@@ -211,6 +237,7 @@ public final class DecoderComparison {
         KvTierConfig config = KvTierConfig.builder().backend(Backend.HOST).pageSizeBytes(4096)
                 .gpuBudgetBytes(2 * chainBlocks * blockBytes).cpuBudgetBytes(2 * chainBlocks * blockBytes).build();
         double restoreNanos;
+        double streamNanos;
         try (KvTierCache cache = KvTierCache.open(config); Arena arena = Arena.ofConfined()) {
             KvTierDecoder decoder = new KvTierDecoder(model, cache);
             PrefixBlockCache blocks = decoder.blocks();
@@ -233,6 +260,38 @@ public final class DecoderComparison {
                 best = Math.min(best, System.nanoTime() - start);
             }
             restoreNanos = (double) best / chainBlocks;
+            // The stream a prefix larger than the GPU tier takes: every layer gathered into the staging slots, copied
+            // into the request's own memory as the decoder does, and released.
+            MemorySegment own = arena.allocate(chainBlocks * blockBytes);
+            best = Long.MAX_VALUE;
+            for (int round = 0; round < 20; round++) {
+                for (int i = chain.size() - 1; i >= 0; i--) {
+                    blocks.removeBlock(chain.get(i));
+                }
+                blocks.storeBlocks(BlockHash.ROOT, chain, bytes, Tier.CPU);
+                long start = System.nanoTime();
+                try (PrefixStream stream = blocks.streamPrefixByLayer(chain)) {
+                    if (stream.size() != chainBlocks || stream.foundOn().stream().anyMatch(t -> t != Tier.CPU)) {
+                        throw new IllegalStateException("expected " + chainBlocks + " blocks streamed from CPU, got " + stream);
+                    }
+                    for (int l = 0; l < stream.layers(); l++) {
+                        PrefixLayer layer = stream.layer(l).get(30, TimeUnit.SECONDS);
+                        long at = decoder.layout().layerOffsets(l)[0];
+                        for (int b = 0; b < chainBlocks; b++) {
+                            long to = b * blockBytes + at;
+                            for (MemorySegment run : layer.pages(b)) {
+                                MemorySegment.copy(run, 0, own, to, run.byteSize());
+                                to += run.byteSize();
+                            }
+                        }
+                        layer.release();
+                    }
+                } catch (InterruptedException | ExecutionException | TimeoutException e) {
+                    throw new IllegalStateException("streaming the chain failed", e);
+                }
+                best = Math.min(best, System.nanoTime() - start);
+            }
+            streamNanos = (double) best / chainBlocks;
         }
         int from = 256;
         int[] tokens = new int[from + perBlock];
@@ -246,9 +305,11 @@ public final class DecoderComparison {
             best = Math.min(best, System.nanoTime() - start);
         }
         return String.format(Locale.ROOT, "%nper block of %d tokens (%,d bytes): restore CPU->GPU %.1f us (best of 20 batched "
-                + "restores of %d blocks), prefill %.1f us (best of 10, positions %d..%d): restore/prefill = %.4f%n",
-                perBlock, blockBytes, restoreNanos / 1e3, chainBlocks, best / 1e3, from, from + perBlock - 1,
-                restoreNanos / best);
+                + "restores of %d blocks), streamed by layer from CPU and copied into the request's memory %.1f us (best of "
+                + "20 streams of %d blocks), prefill %.1f us (best of 10, positions %d..%d): restore/prefill = %.4f, "
+                + "stream/prefill = %.4f%n",
+                perBlock, blockBytes, restoreNanos / 1e3, chainBlocks, streamNanos / 1e3, chainBlocks, best / 1e3, from,
+                from + perBlock - 1, restoreNanos / best, streamNanos / best);
     }
 
     /** Rows in heap arrays for the prefill timing above. */

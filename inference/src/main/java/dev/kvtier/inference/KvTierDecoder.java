@@ -8,8 +8,10 @@ import dev.kvtier.prefix.BlockHash;
 import dev.kvtier.prefix.BlockHasher;
 import dev.kvtier.prefix.BlockLayout;
 import dev.kvtier.prefix.PrefixBlockCache;
+import dev.kvtier.prefix.PrefixLayer;
 import dev.kvtier.prefix.PrefixPin;
 import dev.kvtier.prefix.PrefixRestore;
+import dev.kvtier.prefix.PrefixStream;
 import dev.kvtier.prefix.ResidentBlock;
 import dev.kvtier.store.Tier;
 
@@ -37,13 +39,19 @@ import java.util.function.IntConsumer;
  * ({@link #generate}):
  * <ol>
  *   <li>{@code lookupPrefix} of the prompt's full blocks (all but the last prompt token: that one is always
- *       computed, its logits choose the first token), at most half of the GPU budget's worth of blocks (the whole
- *       restored prefix must be on the GPU tier at once; what does not fit is computed);</li>
- *   <li>{@code ensurePrefixResidentByLayer} to the GPU tier; layer {@code l} of the uncached tokens is computed
- *       as soon as layer {@code l} of the cached blocks is in place. On the host backend attention reads the
- *       restored pages themselves (no copy); on the CUDA backend the compute still runs on the CPU, so once every
- *       layer is in place each pinned block is copied from device memory into the request's host memory
- *       ({@code readBlock});</li>
+ *       computed, its logits choose the first token);</li>
+ *   <li>a cached prefix that fits three quarters of the GPU tier: {@code ensurePrefixResidentByLayer} to the GPU
+ *       tier; layer {@code l} of the uncached tokens is computed as soon as layer {@code l} of the cached blocks is in
+ *       place. On the host backend attention reads the restored pages themselves (no copy); on the CUDA backend the
+ *       compute still runs on the CPU, so once every layer is in place each pinned block is copied from device memory
+ *       into the request's host memory ({@code readBlock});</li>
+ *   <li>a longer one (the GPU tier cannot hold it at once): {@code streamPrefixByLayer} of as many of its blocks as
+ *       a staging area of three quarters of the GPU tier serves (two layers of each: {@code layers / 2} times as many
+ *       blocks as a restore; the rest is computed), the blocks staying where they are; as layer {@code l} arrives in the stream's GPU staging slot its rows are copied into the request's
+ *       own memory (the runtime's KV memory, which later decode steps read) and the layer is released, so the slot
+ *       takes layer {@code l + 2} while layer {@code l} is computed. On the CUDA backend the rows are read with
+ *       {@code readBlock} from the pinned blocks instead (the CPU cannot read device memory); the stream still moves
+ *       every layer through device memory;</li>
  *   <li>the uncached prompt tokens are computed, then one token per step is decoded; every block that fills
  *       (prompt or generated tokens) is stored with {@code storeBlocks}; the partial last block stays in the
  *       request's own memory and is never stored;</li>
@@ -71,6 +79,7 @@ public final class KvTierDecoder {
     private final Duration restoreTimeout;
     private final int rowBytes;
     private final int maxRestoredBlocks;
+    private final int maxStreamedBlocks;
     private final LongAdder requests = new LongAdder();
     private final LongAdder restoreFailures = new LongAdder();
     private final LongAdder storeFailures = new LongAdder();
@@ -78,6 +87,7 @@ public final class KvTierDecoder {
     private final LongAdder cachedTokens = new LongAdder();
     private final LongAdder prefilledTokens = new LongAdder();
     private final LongAdder rowsCopied = new LongAdder();
+    private final LongAdder streamedPrefixes = new LongAdder();
     private final Map<Tier, LongAdder> restoredBlocksFrom = new EnumMap<>(Tier.class);
 
     /**
@@ -96,11 +106,15 @@ public final class KvTierDecoder {
         this.pagesReadableOnHost = cache.config().backend() == Backend.HOST;
         this.restoreTimeout = restoreTimeout;
         this.rowBytes = config.kvDim() * Float.BYTES;
-        // Attention needs the whole restored prefix on the GPU tier at once; a prefix larger than three quarters
-        // of it would mostly fail with TierFullException (the request's new blocks and other requests need room
-        // too), so restore that much and compute the rest.
+        // A restore holds the whole prefix on the GPU tier at once; a prefix larger than three quarters of it would
+        // mostly fail with TierFullException (the request's new blocks and other requests need room too), so such a
+        // prefix is streamed layer by layer instead.
         this.maxRestoredBlocks = (int) Math.max(1, Math.min(Integer.MAX_VALUE,
                 cache.config().gpuBudgetBytes() / layout.bytesPerBlock() * 3 / 4));
+        // A stream's staging area is two layers of the blocks it streams (2 / layers of their bytes), taken from the
+        // GPU budget: held to the same three quarters, a stream reaches layers / 2 times further than a restore.
+        this.maxStreamedBlocks = (int) Math.max(1, Math.min(Integer.MAX_VALUE,
+                cache.config().gpuBudgetBytes() * 3 / 4 * config.layers() / (2 * layout.bytesPerBlock())));
         for (Tier tier : Tier.values()) {
             restoredBlocksFrom.put(tier, new LongAdder());
         }
@@ -193,10 +207,12 @@ public final class KvTierDecoder {
      * @param blocksStored      blocks handed to {@code storeBlocks}
      * @param rowsCopied        key/value rows read through a copy because they straddled two runs of pages
      *                          (0 when the pages hold whole rows, as they do when the page size is a multiple of a row)
-     * @param restoredBlocksFrom blocks restored, by the tier the restore found them on
+     * @param restoredBlocksFrom blocks restored (or streamed), by the tier the restore found them on
+     * @param streamedPrefixes  prefixes too long for the GPU tier, streamed layer by layer
      */
     public record Counters(long requests, long cachedTokens, long prefilledTokens, long restoreFailures,
-            long storeFailures, long blocksStored, long rowsCopied, Map<Tier, Long> restoredBlocksFrom) {
+            long storeFailures, long blocksStored, long rowsCopied, Map<Tier, Long> restoredBlocksFrom,
+            long streamedPrefixes) {
     }
 
     /** A snapshot of the counters. */
@@ -204,7 +220,7 @@ public final class KvTierDecoder {
         Map<Tier, Long> from = new EnumMap<>(Tier.class);
         restoredBlocksFrom.forEach((tier, n) -> from.put(tier, n.sum()));
         return new Counters(requests.sum(), cachedTokens.sum(), prefilledTokens.sum(), restoreFailures.sum(),
-                storeFailures.sum(), blocksStored.sum(), rowsCopied.sum(), Map.copyOf(from));
+                storeFailures.sum(), blocksStored.sum(), rowsCopied.sum(), Map.copyOf(from), streamedPrefixes.sum());
     }
 
     /** Thrown inside a request when the restore failed: the prompt is then computed from scratch. */
@@ -252,11 +268,13 @@ public final class KvTierDecoder {
 
         float[] prefill() {
             int perBlock = layout.tokensPerBlock();
-            int lookupBlocks = Math.min((promptLength - 1) / perBlock, maxRestoredBlocks);
+            int lookupBlocks = (promptLength - 1) / perBlock;
             List<BlockHash> promptHashes = hasher.chain(namespace, Arrays.copyOf(tokens, lookupBlocks * perBlock), perBlock);
-            if (!promptHashes.isEmpty() && blocks.lookupPrefix(promptHashes).cachedBlocks() > 0) {
+            int cached = promptHashes.isEmpty() ? 0 : blocks.lookupPrefix(promptHashes).cachedBlocks();
+            if (cached > 0) {
                 try {
-                    return prefillOverRestore(promptHashes);
+                    return cached <= maxRestoredBlocks ? prefillOverRestore(promptHashes.subList(0, cached))
+                            : prefillOverStream(promptHashes.subList(0, Math.min(cached, maxStreamedBlocks)));
                 } catch (RestoreFailed failed) {
                     failedRestores++;
                     restoreFailures.increment();
@@ -310,6 +328,72 @@ public final class KvTierDecoder {
             storedUpTo = cachedBlocks;
             storeFilledBlocks(promptLength);
             return logits;
+        }
+
+        /**
+         * The cached prefix streamed layer by layer: each layer's rows copied into the request's own memory as it
+         * arrives, then released; the stream is closed (pins and staging given back) once the prompt is computed.
+         */
+        private float[] prefillOverStream(List<BlockHash> promptHashes) {
+            PrefixStream stream;
+            try {
+                stream = blocks.streamPrefixByLayer(promptHashes);
+            } catch (KvTierException e) {
+                throw new RestoreFailed(e);
+            }
+            try (stream) {
+                if (stream.size() == 0) {
+                    throw new RestoreFailed(new SegmentNotFoundException("the prefix was evicted between lookup and stream"));
+                }
+                streamedPrefixes.increment();
+                cachedBlocks = stream.size();
+                cachedTokens = cachedBlocks * layout.tokensPerBlock();
+                useOwnBlocks(0);
+                float[] logits = model.forward(tokens, cachedTokens, promptLength, this, layer -> {
+                    PrefixLayer arrived = await(stream.layer(layer));
+                    if (arrived.blocks() != cachedBlocks) {
+                        throw new RestoreFailed(new IllegalStateException("layer " + layer + " streamed "
+                                + arrived.blocks() + " blocks, expected " + cachedBlocks));
+                    }
+                    if (pagesReadableOnHost) {
+                        copyLayer(layer, arrived);
+                    } else if (layer == 0) {
+                        readStreamedBlocks(stream.hashes());
+                    }
+                    arrived.release();
+                });
+                for (Tier tier : stream.foundOn()) {
+                    restoredBlocksFrom.get(tier).increment();
+                }
+                hashes.addAll(promptHashes.subList(0, cachedBlocks));
+                storedUpTo = cachedBlocks;
+                storeFilledBlocks(promptLength);
+                return logits;
+            }
+        }
+
+        /** Layer {@code layer} of every streamed block, copied from the staging pages into the request's own blocks. */
+        private void copyLayer(int layer, PrefixLayer arrived) {
+            long layerStart = layout.layerOffsets(layer)[0];
+            for (int b = 0; b < cachedBlocks; b++) {
+                MemorySegment own = ownBlock(b);
+                long at = layerStart;
+                for (MemorySegment run : arrived.pages(b)) {
+                    MemorySegment.copy(run, 0, own, at, run.byteSize());
+                    at += run.byteSize();
+                }
+            }
+        }
+
+        /** CUDA: every streamed block read into the request's own blocks from where it is pinned. */
+        private void readStreamedBlocks(List<BlockHash> streamed) {
+            for (int b = 0; b < cachedBlocks; b++) {
+                try {
+                    blocks.readBlock(streamed.get(b), ownBlock(b));
+                } catch (KvTierException e) {
+                    throw new RestoreFailed(e);
+                }
+            }
         }
 
         private <T> T await(CompletableFuture<T> future) {

@@ -13,6 +13,8 @@ import dev.kvtier.testing.FaultLogRouting;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.lang.foreign.MemorySegment;
@@ -89,6 +91,33 @@ class KvTierDecoderTest {
         KvTierDecoder.Counters counters = serveAndCompare(MANY_USERS, decoder, decoder::generate);
         assertTrue(counters.cachedTokens() > 0, counters.toString());
         assertTrue(counters.restoredBlocksFrom().get(Tier.DISK) > 0, "some blocks come back from disk: " + counters);
+    }
+
+    /**
+     * Prefixes longer than three quarters of the GPU tier (up to 12 blocks against a tier of 2-4) are streamed layer by
+     * layer from CPU and DISK through the GPU staging slots: the same tokens and logits, no restore failed.
+     */
+    @ParameterizedTest(name = "GPU {0}% of the working set")
+    @ValueSource(ints = {1, 2, 5})
+    void prefixesLongerThanTheGpuTierAreStreamedByLayerAndGiveTheReferenceOutput(int gpuPercent) {
+        long ws = workingSetBytes();
+        KvTierDecoder decoder = new KvTierDecoder(MODEL, open(ws * gpuPercent / 100, ws / 10, b -> b));
+        KvTierDecoder.Counters counters = serveAndCompare(decoder);
+        assertTrue(counters.streamedPrefixes() > 0, "long prefixes were streamed: " + counters);
+        assertTrue(counters.restoredBlocksFrom().get(Tier.DISK) > 0, "streamed from disk too: " + counters);
+        assertEquals(0, counters.restoreFailures(), counters.toString());
+    }
+
+    @Test
+    void streamedPrefixesOnTheCudaBackendOverTheFakeLibcudartGiveTheReferenceOutput() {
+        fake = FakeCuda.open();
+        fake.reset();
+        long ws = workingSetBytes();
+        KvTierDecoder decoder = new KvTierDecoder(MODEL,
+                open(ws / 20, ws / 10, b -> b.backend(Backend.CUDA).cudaLibrary(fake.library())));
+        KvTierDecoder.Counters counters = serveAndCompare(decoder);
+        assertTrue(counters.streamedPrefixes() > 0, counters.toString());
+        assertEquals(0, counters.restoreFailures(), counters.toString());
     }
 
     @Test
