@@ -146,11 +146,12 @@ class TieredStoreTest {
         }
 
         @Test
-        void defaultIsTheAdaptiveS3FifoAndTheSeedsPolicyKeepsItsName() {
+        void defaultIsTheAdaptiveS3FifoWithAnLfuExpertAndTheSeedsPolicyKeepsItsName() {
             TieredStore store = new TieredStore(1_000, 1_000);
             assertEquals(DemotionPolicy.defaultPolicy(), store.policy());
-            assertEquals(DemotionPolicy.adaptiveS3Fifo(), store.policy());
-            assertEquals("adaptive-s3-fifo", store.policy().name());
+            assertEquals(DemotionPolicy.adaptiveS3FifoLfu(), store.policy());
+            assertEquals("adaptive-s3-fifo-lfu", store.policy().name());
+            assertEquals("adaptive-s3-fifo", DemotionPolicy.adaptiveS3Fifo().name());
             assertEquals(DemotionPolicy.leastAccessedFirst(), DemotionPolicy.named("least-accessed-first"));
             assertEquals("least-accessed-first", DemotionPolicy.leastAccessedFirst().name());
             assertEquals("least-recently-used", DemotionPolicy.leastRecentlyUsed().name());

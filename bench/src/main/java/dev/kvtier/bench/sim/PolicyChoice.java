@@ -18,14 +18,19 @@ public enum PolicyChoice {
     CHAIN_S3_FIFO("chain-s3-fifo"),
     /**
      * Chain-aware S3-FIFO whose GPU tier switches to retention (keep a stable set) when miniature simulations show
-     * it getting more hits: the library's default and the simulator's.
+     * it getting more hits: the library's previous default.
      */
     ADAPTIVE_S3_FIFO("adaptive-s3-fifo"),
     /**
      * The adaptive S3-FIFO with one more simulated behaviour: naming first the GPU segments whose prefix chain is
      * least likely to be walked again, learned online (more hits on multi-turn chat, more CPU per reference).
      */
-    ADAPTIVE_CONTINUATION_S3_FIFO("adaptive-continuation-s3-fifo");
+    ADAPTIVE_CONTINUATION_S3_FIFO("adaptive-continuation-s3-fifo"),
+    /**
+     * The adaptive S3-FIFO whose GPU tier names least accessed first while miniature simulations show frequency
+     * beating recency (document QA): the library's default and the simulator's.
+     */
+    ADAPTIVE_S3_FIFO_LFU("adaptive-s3-fifo-lfu");
 
     private final String optionValue;
 

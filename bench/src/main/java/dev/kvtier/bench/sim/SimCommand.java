@@ -168,8 +168,8 @@ final class SimCommand {
             description = "cache page size  (default 64 KiB; trace: the block size rounded up to a power of two, at most 64 KiB)")
     Integer pageSizeBytes;
 
-    @Option(names = "--policy", paramLabel = "P", defaultValue = "adaptive-s3-fifo", converter = PolicyConverter.class,
-            description = "adaptive-s3-fifo (the library's default) | chain-s3-fifo | lfu (the seed's: least-accessed first,"
+    @Option(names = "--policy", paramLabel = "P", defaultValue = "adaptive-s3-fifo-lfu", converter = PolicyConverter.class,
+            description = "adaptive-s3-fifo-lfu (the library's default) | adaptive-s3-fifo | chain-s3-fifo | lfu (the seed's: least-accessed first,"
                     + " LRU tie-break) | lru | lru-2 | arc | s3-fifo | w-tinylfu | adaptive-continuation-s3-fifo"
                     + "  (default ${DEFAULT-VALUE})")
     PolicyChoice policy;
@@ -199,7 +199,7 @@ final class SimCommand {
             description = "comma-separated GPU budgets instead of --sweep-steps, e.g. 2%%,5%%,10%%")
     BudgetList sweepBudgets;
 
-    @Option(names = "--sweep-policies", paramLabel = "LIST", defaultValue = "adaptive-s3-fifo,lru", converter = PolicyListConverter.class,
+    @Option(names = "--sweep-policies", paramLabel = "LIST", defaultValue = "adaptive-s3-fifo-lfu,lru", converter = PolicyListConverter.class,
             description = "comma-separated policies  (default ${DEFAULT-VALUE})")
     PolicyList sweepPolicies;
 

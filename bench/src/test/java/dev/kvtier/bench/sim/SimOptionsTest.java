@@ -24,7 +24,7 @@ class SimOptionsTest {
         assertEquals(SimOptions.defaults(), o);
         assertEquals(ModelShape.TINY, o.model());
         assertEquals(1024, o.model().bytesPerToken());
-        assertEquals(PolicyChoice.ADAPTIVE_S3_FIFO, o.policy());
+        assertEquals(PolicyChoice.ADAPTIVE_S3_FIFO_LFU, o.policy());
         assertEquals(Backend.AUTO, o.backend());
         assertEquals(Optional.empty(), o.diskDirectory());
         assertFalse(o.sweep());

@@ -211,11 +211,11 @@ class SimulateTest {
         assertTrue(csv.get(0).startsWith("policy,gpu_budget_share,"));
         for (String row : csv.subList(1, csv.size())) {
             assertEquals(columns, row.split(",", -1).length, row);
-            assertTrue(row.startsWith("adaptive-s3-fifo,") || row.startsWith("lru,"), row);
+            assertTrue(row.startsWith("adaptive-s3-fifo-lfu,") || row.startsWith("lru,"), row);
             assertTrue(row.endsWith(",0," + row.substring(row.lastIndexOf(',') + 1)), "failures column 0: " + row);
         }
         // At 100% of the working set every earlier turn is still on the GPU.
-        String full = csv.stream().filter(r -> r.startsWith("adaptive-s3-fifo,1.0000,")).findFirst().orElseThrow();
+        String full = csv.stream().filter(r -> r.startsWith("adaptive-s3-fifo-lfu,1.0000,")).findFirst().orElseThrow();
         assertEquals("1.000000", full.split(",")[7], full);
 
         Document svg = DocumentBuilderFactory.newInstance().newDocumentBuilder().parse(out.resolve("sim-sweep.svg").toFile());
@@ -223,7 +223,7 @@ class SimulateTest {
         assertEquals(4, svg.getElementsByTagName("polyline").getLength(), "two panels x two policies");
         assertEquals(3, svg.getElementsByTagName("g").getLength(), "two panels and the legend");
         String text = Files.readString(out.resolve("sim-sweep.svg"));
-        assertTrue(text.contains(">adaptive-s3-fifo<") && text.contains(">lru<"), "legend");
+        assertTrue(text.contains(">adaptive-s3-fifo-lfu<") && text.contains(">lru<"), "legend");
         assertTrue(text.contains(">Chat workload (12 sessions, 300 requests): "), "the workload is named in the title");
         assertTrue(text.contains("p99 time-to-resident (log scale)"), "latency on a log axis");
         assertFalse(text.contains("http://") && text.replace("http://www.w3.org/2000/svg", "").contains("http://"),
