@@ -65,6 +65,7 @@ class ArchitectureTest {
         Map<String, Set<String>> seams = Map.of(
                 "S3FifoPolicy", Set.of("DemotionPolicy"), "WTinyLfuPolicy", Set.of("DemotionPolicy"),
                 "LruKPolicy", Set.of("DemotionPolicy"), "ArcPolicy", Set.of("DemotionPolicy"),
+                "FrequencyExpertPolicy", Set.of("DemotionPolicy"),
                 "PolicyNode", Set.of("SegmentEntry"),
                 "CandidateList", Set.of("TieredStore", "SortedTierIndex", "UsageBucketIndex"),
                 "OpenAddressing", Set.of("EntryTable"));

@@ -50,9 +50,9 @@ import java.util.function.Function;
  * paid for by one earlier touch or move (amortised O(1), O(log m) into a tree). A custom order gets
  * a red-black tree: O(log n) per update, O(k + log n) for k candidates. A tracker policy
  * ({@link DemotionPolicy#newTracker}) costs what it documents ({@link DemotionPolicy#s3Fifo()},
- * {@link DemotionPolicy#chainAwareS3Fifo()}, the default {@link DemotionPolicy#adaptiveS3Fifo()} and
- * {@link DemotionPolicy#wTinyLfu()}: O(1) per event, amortised O(1) per candidate; the S3-FIFO family at
- * most 256 queue moves per candidate).
+ * {@link DemotionPolicy#chainAwareS3Fifo()}, the default {@link DemotionPolicy#adaptiveS3Fifo()},
+ * {@link DemotionPolicy#adaptiveS3FifoLfu()} and {@link DemotionPolicy#wTinyLfu()}: O(1) per event, amortised
+ * O(1) per candidate; the S3-FIFO family at most 256 queue moves per candidate).
  * {@link #segments()} is O(n).
  *
  * <h2>Handles</h2>
@@ -82,10 +82,11 @@ import java.util.function.Function;
  * ({@link DemotionPolicy.Tracker#takesConcurrentUses()}: the built-in least-accessed-first, least-recently-used
  * and S3-FIFO family, not W-TinyLFU or a custom policy unless it says so), {@code touch} by key or handle takes no
  * lock: it raises the segment's count and last use with plain writes and tells the tracker, which takes the lock
- * only for the few uses it cannot record without (the default's sampled keys; a record of the order index to
- * re-file), so a touch never waits for a change otherwise. The price, as in Caffeine's lossy read buffer: touches
- * of one segment racing each other may count once, two racing touches may get one last-use stamp (or one a little
- * below the newest), and a touch racing the segment's removal or demotion is either applied or lost; such a
+ * only for the few uses it cannot record without (the default's sampled keys, every GPU use of the
+ * adaptive S3-FIFO with an LFU expert, whose frequency order is re-filed on each; a record of the order index to re-file), so a touch never
+ * waits for a change otherwise. The price, as in Caffeine's lossy read buffer: touches of one segment racing each
+ * other may count once, two racing touches may get one last-use stamp (or one a little below the newest), and
+ * a touch racing the segment's removal or demotion is either applied or lost; such a
  * touch answers true. Nothing else changes: with no touch racing, every answer is what the locked touch gives
  * (the same counts, stamps and candidates), and no race corrupts an index (the order index names a segment whose
  * count a racing touch left below where it was filed in place rather than re-filing it, and re-files at most as

@@ -151,6 +151,7 @@ class TieredStoreTest {
             assertEquals(DemotionPolicy.defaultPolicy(), store.policy());
             assertEquals(DemotionPolicy.adaptiveS3Fifo(), store.policy());
             assertEquals("adaptive-s3-fifo", store.policy().name());
+            assertEquals("adaptive-s3-fifo-lfu", DemotionPolicy.adaptiveS3FifoLfu().name());
             assertEquals(DemotionPolicy.leastAccessedFirst(), DemotionPolicy.named("least-accessed-first"));
             assertEquals("least-accessed-first", DemotionPolicy.leastAccessedFirst().name());
             assertEquals("least-recently-used", DemotionPolicy.leastRecentlyUsed().name());

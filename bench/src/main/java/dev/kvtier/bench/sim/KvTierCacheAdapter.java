@@ -65,6 +65,7 @@ final class KvTierCacheAdapter implements CacheUnderTest {
                     case CHAIN_S3_FIFO -> DemotionPolicy.chainAwareS3Fifo();
                     case ADAPTIVE_S3_FIFO -> DemotionPolicy.adaptiveS3Fifo();
                     case ADAPTIVE_CONTINUATION_S3_FIFO -> DemotionPolicy.adaptiveContinuationS3Fifo();
+                    case ADAPTIVE_S3_FIFO_LFU -> DemotionPolicy.adaptiveS3FifoLfu();
                 })
                 .backend(settings.backend())
                 .build();

@@ -169,7 +169,7 @@ final class SimCommand {
     Integer pageSizeBytes;
 
     @Option(names = "--policy", paramLabel = "P", defaultValue = "adaptive-s3-fifo", converter = PolicyConverter.class,
-            description = "adaptive-s3-fifo (the library's default) | chain-s3-fifo | lfu (the seed's: least-accessed first,"
+            description = "adaptive-s3-fifo (the library's default) | adaptive-s3-fifo-lfu | chain-s3-fifo | lfu (the seed's: least-accessed first,"
                     + " LRU tie-break) | lru | lru-2 | arc | s3-fifo | w-tinylfu | adaptive-continuation-s3-fifo"
                     + "  (default ${DEFAULT-VALUE})")
     PolicyChoice policy;

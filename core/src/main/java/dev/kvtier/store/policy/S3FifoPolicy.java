@@ -10,7 +10,7 @@ import java.util.List;
  * S3-FIFO (Yang, Zhang, Qiu, Yue and Vinayak, "FIFO queues are all you need for cache eviction",
  * SOSP 2023), one instance per tier; reached through {@link DemotionPolicy#s3Fifo()} (the paper's
  * parameters), {@link DemotionPolicy#chainAwareS3Fifo()} (tuned parameters and the chain-tail rule below)
- * and {@link DemotionPolicy#adaptiveS3Fifo()} (the default: the latter with the learned retention below). Immutable and thread-safe; its trackers are not (each belongs to one store
+ * and {@link DemotionPolicy#adaptiveS3Fifo()} (the latter with the learned retention below; the default's S3-FIFO). Immutable and thread-safe; its trackers are not (each belongs to one store
  * and runs under its lock, but for the touches it takes without it: {@link S3FifoTracker#usedConcurrently}).
  *
  * <p>Per tier: a small FIFO that segments arriving on the tier enter, a main FIFO, and a ghost FIFO

@@ -1,6 +1,7 @@
 package dev.kvtier.store.policy;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvtier.store.DemotionPolicy;
 import dev.kvtier.store.PositionRange;
@@ -57,6 +58,99 @@ class ClassicPolicyModelTest {
     void arcNamesAsTheModelUnderManyTouches(@ForAll("touchHeavyOperations") List<Op> ops,
                                             @ForAll @LongRange(max = 1_000) long gpuBudget) {
         replay(DemotionPolicy.arc(), new ArcModel(gpuBudget, 1_500), ops, gpuBudget, 1_500);
+    }
+
+    /**
+     * {@link FrequencyExpertPolicy}'s least-accessed-first naming (pinned on) against the seed's order policy
+     * {@link DemotionPolicy#leastAccessedFirst()}, whose store index is the model here: on histories without rollbacks
+     * (a rolled-back demotion re-enters the frequency order at its count's end, where the seed's index files it by its
+     * older last use) every GPU candidate list is the seed's.
+     */
+    @Property(tries = 400, edgeCases = EdgeCasesMode.NONE)
+    void pinnedLeastAccessedFirstNamesTheGpuTierAsTheSeedsOrder(@ForAll("touchHeavyOperations") List<Op> ops,
+                                                                @ForAll @LongRange(min = 1, max = 1_000) long gpuBudget) {
+        TieredStore expert = new TieredStore(gpuBudget, 1_500, FrequencyExpertPolicy.pinnedLeastAccessedFirst());
+        TieredStore seed = new TieredStore(gpuBudget, 1_500, DemotionPolicy.leastAccessedFirst());
+        for (Op op : ops) {
+            for (TieredStore store : List.of(expert, seed)) {
+                switch (op) {
+                    case Op.Register r -> store.register(SegmentMeta.of("k" + r.key(),
+                            PositionRange.of(r.start(), r.start() + r.length()), r.size()), r.tier());
+                    case Op.Demote d -> store.demote("k" + d.key(), d.to());
+                    case Op.Promote p -> store.promote("k" + p.key(), p.to());
+                    case Op.Remove r -> store.remove("k" + r.key());
+                    case Op.Touch t -> store.touch("k" + t.key());
+                    case Op.Get g -> store.get("k" + g.key());
+                    case Op.Candidates c -> { }
+                    case Op.Rollback r -> { }
+                }
+            }
+            if (op instanceof Op.Candidates c && c.tier() == Tier.GPU && c.needed() > 0) {
+                assertEquals(seed.candidatesForDemotion(Tier.GPU, c.needed()), expert.candidatesForDemotion(Tier.GPU,
+                        c.needed()), op.toString());
+            }
+            assertEquals(seed.candidatesForDemotion(Tier.GPU, Long.MAX_VALUE),
+                    expert.candidatesForDemotion(Tier.GPU, Long.MAX_VALUE), "whole GPU tier after " + op);
+        }
+    }
+
+    /**
+     * The chooser: on traffic where a few popular segments come back between long runs of segments used once, the
+     * LFU simulation beats the LRU one and the GPU tier names least accessed first (its whole order by access count);
+     * where reuse is recent and short-lived it keeps the adaptive S3-FIFO's naming.
+     */
+    @Test
+    void theGpuTierNamesLeastAccessedFirstWhereFrequencyWins() {
+        TieredStore store = new TieredStore(100 * 10, 100_000, DemotionPolicy.adaptiveS3FifoLfu());
+        int scanned = 0;
+        for (int round = 0; round < 400; round++) {
+            for (int hot = 0; hot < 40; hot++) {
+                if (round % (1 + hot % 4) == 0) { // popular, some more than others
+                    reference(store, "hot" + hot);
+                }
+            }
+            for (int i = 0; i < 150; i++) {
+                reference(store, "scan" + scanned++);
+            }
+        }
+        List<Long> counts = store.candidatesForDemotion(Tier.GPU, Long.MAX_VALUE).stream()
+                .map(key -> store.get(key).orElseThrow().accessCount()).toList();
+        assertEquals(counts.stream().sorted().toList(), counts, "the whole GPU tier least accessed first");
+        assertTrue(counts.get(counts.size() - 1) > 50, "the popular segments stay: " + counts);
+
+        TieredStore recency = new TieredStore(100 * 10, 100_000, DemotionPolicy.adaptiveS3FifoLfu());
+        TieredStore plain = new TieredStore(100 * 10, 100_000, DemotionPolicy.adaptiveS3Fifo());
+        for (int i = 0; i < 60_000; i++) {
+            // Each key is used twice, 50 references apart, then never again: recency is all there is to learn.
+            String key = "r" + (i % 2 == 0 ? i / 2 : Math.max(0, i / 2 - 25));
+            reference(recency, key);
+            reference(plain, key);
+        }
+        assertEquals(plain.candidatesForDemotion(Tier.GPU, 300), recency.candidatesForDemotion(Tier.GPU, 300));
+    }
+
+    /** One reference as the trace players make it: a touch on GPU, else room made and the segment brought to GPU. */
+    private static void reference(TieredStore store, String key) {
+        Optional<SegmentMeta> found = store.get(key);
+        if (found.isPresent() && found.get().tier() == Tier.GPU) {
+            store.touch(key);
+            return;
+        }
+        if (store.gpuFree() < 10) {
+            for (String victim : store.candidatesForDemotion(Tier.GPU, 10)) {
+                if (store.cpuFree() < 10) {
+                    for (String cpuVictim : store.candidatesForDemotion(Tier.CPU, 10)) {
+                        store.demote(cpuVictim, Tier.DISK);
+                    }
+                }
+                store.demote(victim, Tier.CPU);
+            }
+        }
+        if (found.isPresent()) {
+            store.promote(key, Tier.GPU);
+        } else {
+            store.register(SegmentMeta.of(key, PositionRange.of(0, 1), 10), Tier.GPU);
+        }
     }
 
     /** The textbook cases, by hand: a twice-used segment outlives a newer once-used one; ghosts move ARC's target. */

@@ -35,7 +35,8 @@ class HeldSegmentsPropertyTest {
     void heldSegmentsAreNamedAfterEveryOtherSegmentOfTheirTier(@ForAll long seed) {
         for (DemotionPolicy policy : List.of(DemotionPolicy.s3Fifo(), DemotionPolicy.chainAwareS3Fifo(),
                 DemotionPolicy.adaptiveS3Fifo(), S3FifoPolicy.pinnedRetention(1), S3FifoPolicy.pinnedRetention(3),
-                DemotionPolicy.adaptiveContinuationS3Fifo(), S3FifoPolicy.pinnedContinuation())) {
+                DemotionPolicy.adaptiveContinuationS3Fifo(), S3FifoPolicy.pinnedContinuation(),
+                DemotionPolicy.adaptiveS3FifoLfu(), FrequencyExpertPolicy.pinnedLeastAccessedFirst())) {
             play(policy, new Random(seed));
         }
     }

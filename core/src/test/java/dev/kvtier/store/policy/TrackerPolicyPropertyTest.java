@@ -70,6 +70,15 @@ class TrackerPolicyPropertyTest {
         run(S3FifoPolicy.pinnedContinuation(), ops, gpuBudget, cpuBudget, true);
     }
 
+    /** The adaptive S3-FIFO with least accessed first as a second expert, as it chooses and with that naming pinned on. */
+    @Property(tries = 300, edgeCases = EdgeCasesMode.NONE)
+    void adaptiveS3FifoLfuKeepsTheTrackerContract(@ForAll("operations") List<Op> ops,
+                                                  @ForAll @LongRange(max = 1_000) long gpuBudget,
+                                                  @ForAll @LongRange(max = 1_500) long cpuBudget) {
+        run(DemotionPolicy.adaptiveS3FifoLfu(), ops, gpuBudget, cpuBudget, true);
+        run(FrequencyExpertPolicy.pinnedLeastAccessedFirst(), ops, gpuBudget, cpuBudget, true);
+    }
+
     @Property(tries = 300, edgeCases = EdgeCasesMode.NONE)
     void wTinyLfuKeepsTheTrackerContract(@ForAll("operations") List<Op> ops,
                                          @ForAll @LongRange(max = 1_000) long gpuBudget,
@@ -102,6 +111,8 @@ class TrackerPolicyPropertyTest {
         run(S3FifoPolicy.pinnedContinuation(), ops, gpuBudget, 1_500, false);
         run(DemotionPolicy.lru2(), ops, gpuBudget, 1_500, false);
         run(DemotionPolicy.arc(), ops, gpuBudget, 1_500, false);
+        run(DemotionPolicy.adaptiveS3FifoLfu(), ops, gpuBudget, 1_500, false);
+        run(FrequencyExpertPolicy.pinnedLeastAccessedFirst(), ops, gpuBudget, 1_500, false);
     }
 
     @Property(tries = 100, edgeCases = EdgeCasesMode.NONE)
@@ -110,7 +121,7 @@ class TrackerPolicyPropertyTest {
         for (DemotionPolicy policy : List.of(DemotionPolicy.s3Fifo(), DemotionPolicy.wTinyLfu(),
                 DemotionPolicy.chainAwareS3Fifo(), DemotionPolicy.adaptiveS3Fifo(), S3FifoPolicy.pinnedRetention(1),
                 DemotionPolicy.adaptiveContinuationS3Fifo(), S3FifoPolicy.pinnedContinuation(), DemotionPolicy.lru2(),
-                DemotionPolicy.arc())) {
+                DemotionPolicy.arc(), DemotionPolicy.adaptiveS3FifoLfu(), FrequencyExpertPolicy.pinnedLeastAccessedFirst())) {
             assertEquals(run(policy, ops, gpuBudget, 1_500, false), run(policy, ops, gpuBudget, 1_500, false),
                     policy.name());
         }
