@@ -26,7 +26,22 @@ public record CacheStats(long gpuUsed, long cpuUsed, long diskUsed, long transfe
                          long failures,
                          long[] bytesMovedByPair, long[] allocatedByTier, RemoteStoreStats remote) {
 
-    /** The stats of a cache without a remote store. */
+    /**
+     * The stats of a cache without a remote store: {@link #remote()} is {@link RemoteStoreStats#NONE}.
+     *
+     * @param gpuUsed          bytes of segments on GPU, adopted ones included
+     * @param cpuUsed          bytes of segments on CPU
+     * @param diskUsed         bytes of segments on DISK
+     * @param transfers        completed tier-to-tier moves (demotions and promotions)
+     * @param demotions        the completed moves to a slower tier among {@code transfers}
+     * @param evictions        segments removed from a full DISK tier to make room there
+     * @param failures         calls that failed because bytes could not be moved or checked, once per call
+     * @param bytesMovedByPair bytes moved by completed transfers, at {@code from.ordinal() * 3 + to.ordinal()}: 9
+     *                         entries, copied
+     * @param allocatedByTier  bytes of segments held in the executor's own pages, by {@code tier.ordinal()}: 3
+     *                         entries, copied
+     * @throws IllegalArgumentException if an array has the wrong number of entries
+     */
     public CacheStats(long gpuUsed, long cpuUsed, long diskUsed, long transfers, long demotions, long evictions,
                       long failures, long[] bytesMovedByPair, long[] allocatedByTier) {
         this(gpuUsed, cpuUsed, diskUsed, transfers, demotions, evictions, failures, bytesMovedByPair, allocatedByTier,

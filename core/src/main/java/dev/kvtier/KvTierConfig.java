@@ -354,7 +354,11 @@ public final class KvTierConfig {
         return roomBatchFraction;
     }
 
-    /** The remote block store prefix blocks are shared through; empty (the default): none. */
+    /**
+     * The remote block store prefix blocks are shared through; empty (the default): none.
+     *
+     * @return the remote store's settings, or empty when the cache shares no blocks beyond its own tiers
+     */
     public Optional<RemoteStoreConfig> remote() {
         return Optional.ofNullable(remote);
     }

@@ -57,47 +57,88 @@ public final class RemoteStoreConfig {
         this.prefillTokensPerSecond = b.prefillTokensPerSecond;
     }
 
-    /** A builder: no store and no key (set both), write-through on store, the defaults above, no cost gate. */
+    /**
+     * A builder: no store and no key (set both), write-through on store, the defaults above, no cost gate.
+     *
+     * @return a new builder, owned by the caller (not thread-safe)
+     */
     public static Builder builder() {
         return new Builder();
     }
 
-    /** The store given as an instance (the caller's: the cache never closes it); empty when given by URI. */
+    /**
+     * The store given as an instance (the caller's: the cache never closes it); empty when given by URI.
+     *
+     * @return the caller's open store, or empty when {@link #storeUri()} is set instead; exactly one of the two is
+     *     present
+     */
     public Optional<RemoteBlockStore> store() {
         return Optional.ofNullable(store);
     }
 
-    /** The store's URI, opened by the cache (and closed with it); empty when given as an instance. */
+    /**
+     * The store's URI, opened by the cache (and closed with it); empty when given as an instance.
+     *
+     * @return the URI, with a scheme, that the cache opens through {@link RemoteBlockStores#open}, or empty when
+     *     {@link #store()} is set instead
+     */
     public Optional<URI> storeUri() {
         return Optional.ofNullable(storeUri);
     }
 
-    /** The engine's settings passed to its provider when the store is opened by URI (may hold secrets). */
+    /**
+     * The engine's settings passed to its provider when the store is opened by URI (may hold secrets).
+     *
+     * @return an unmodifiable map of setting name to value, never null; empty when none were set (and unused when
+     *     the store is given as an instance)
+     */
     public Map<String, String> storeSettings() {
         return storeSettings;
     }
 
-    /** When blocks are written to the store. */
+    /**
+     * When blocks are written to the store.
+     *
+     * @return the write-through mode, never null; {@link WriteThrough#ON_STORE} unless set
+     */
     public WriteThrough writeThrough() {
         return writeThrough;
     }
 
-    /** A copy of the HMAC-SHA256 key values are signed and checked with. */
+    /**
+     * A copy of the HMAC-SHA256 key values are signed and checked with.
+     *
+     * @return a fresh copy of the key, at least {@value #MIN_KEY_BYTES} bytes, the caller's to keep or wipe
+     *     (changing it changes nothing here)
+     */
     public byte[] key() {
         return key.clone();
     }
 
-    /** The namespace the keys are in: caches of one model and deployment share it, others never see its blocks. */
+    /**
+     * The namespace the keys are in: caches of one model and deployment share it, others never see its blocks.
+     *
+     * @return the namespace, 1 to {@value RemoteBlockStores#MAX_NAMESPACE_LENGTH} of {@code [A-Za-z0-9._-]};
+     *     {@value #DEFAULT_NAMESPACE} unless set
+     */
     public String namespace() {
         return namespace;
     }
 
-    /** Bound on bytes of writes queued or in flight; a write past it is dropped (counted). */
+    /**
+     * Bound on bytes of writes queued or in flight; a write past it is dropped (counted).
+     *
+     * @return the bound in bytes, {@code > 0}; {@link #DEFAULT_MAX_BYTES_IN_FLIGHT} unless set
+     */
     public long maxBytesInFlight() {
         return maxBytesInFlight;
     }
 
-    /** The largest value accepted from the store; a larger one is rejected unread. */
+    /**
+     * The largest value accepted from the store; a larger one is rejected unread.
+     *
+     * @return the limit in bytes, in {@code (0, Integer.MAX_VALUE]}; {@link #DEFAULT_MAX_VALUE_BYTES} unless set
+     */
     public long maxValueBytes() {
         return maxValueBytes;
     }
@@ -105,6 +146,8 @@ public final class RemoteStoreConfig {
     /**
      * Tokens per second the runtime prefills, for the cost gate: remote blocks are fetched only when fetching them is
      * estimated faster than recomputing them at this rate. 0: no gate, remote blocks are always fetched.
+     *
+     * @return the rate in tokens per second, finite and {@code >= 0}; 0 unless set
      */
     public double prefillTokensPerSecond() {
         return prefillTokensPerSecond;
@@ -138,7 +181,13 @@ public final class RemoteStoreConfig {
         private Builder() {
         }
 
-        /** The store, opened by the caller, who closes it after the cache. Replaces a URI set before. */
+        /**
+         * The store, opened by the caller, who closes it after the cache. Replaces a URI set before.
+         *
+         * @param store the open store; stays the caller's (the cache never closes it); not null
+         * @return this builder
+         * @throws IllegalArgumentException if {@code store} is null
+         */
         public Builder store(RemoteBlockStore store) {
             if (store == null) {
                 throw new IllegalArgumentException("store must not be null");
@@ -152,6 +201,10 @@ public final class RemoteStoreConfig {
          * The store's URI ({@code redis://host:6379}, {@code inprocess:name}; see
          * {@link dev.kvtier.remote.RemoteBlockStores#open}), opened when the cache opens and closed with it. Replaces
          * an instance set before.
+         *
+         * @param uri the store's address; must have a scheme (its provider is looked up only when the cache opens)
+         * @return this builder
+         * @throws IllegalArgumentException if {@code uri} is null or has no scheme
          */
         public Builder store(URI uri) {
             if (uri == null || uri.getScheme() == null) {
@@ -162,7 +215,15 @@ public final class RemoteStoreConfig {
             return this;
         }
 
-        /** One engine setting passed to the store's provider (for example a password). */
+        /**
+         * One engine setting passed to the store's provider (for example a password). Replaces a value set before
+         * under {@code name}; used only when the store is given by URI.
+         *
+         * @param name  the setting's name, as the provider knows it; not null or blank
+         * @param value its value, kept as given and never printed; not null (may be empty)
+         * @return this builder
+         * @throws IllegalArgumentException if {@code name} is null or blank, or {@code value} is null
+         */
         public Builder storeSetting(String name, String value) {
             if (name == null || name.isBlank() || value == null) {
                 throw new IllegalArgumentException("store setting name and value must not be null or blank, was "
@@ -172,7 +233,13 @@ public final class RemoteStoreConfig {
             return this;
         }
 
-        /** When blocks are written to the store. Default {@link WriteThrough#ON_STORE}. */
+        /**
+         * When blocks are written to the store. Default {@link WriteThrough#ON_STORE}.
+         *
+         * @param mode the write-through mode; not null
+         * @return this builder
+         * @throws IllegalArgumentException if {@code mode} is null
+         */
         public Builder writeThrough(WriteThrough mode) {
             if (mode == null) {
                 throw new IllegalArgumentException("writeThrough must not be null");
@@ -184,6 +251,11 @@ public final class RemoteStoreConfig {
         /**
          * The deployment's HMAC-SHA256 key, at least {@value #MIN_KEY_BYTES} bytes (copied); required. Every cache
          * sharing a namespace uses the same key; a value signed with another is never served.
+         *
+         * @param key the key's bytes; copied, so the caller may wipe its array afterwards
+         * @return this builder
+         * @throws IllegalArgumentException if {@code key} is null or shorter than {@value #MIN_KEY_BYTES} bytes (the
+         *                                  message gives the length, never the key)
          */
         public Builder key(byte[] key) {
             if (key == null || key.length < MIN_KEY_BYTES) {
@@ -195,13 +267,27 @@ public final class RemoteStoreConfig {
             return this;
         }
 
-        /** The keys' namespace: 1 to 128 of {@code [A-Za-z0-9._-]}. Default {@value #DEFAULT_NAMESPACE}. */
+        /**
+         * The keys' namespace: 1 to 128 of {@code [A-Za-z0-9._-]}. Default {@value #DEFAULT_NAMESPACE}.
+         *
+         * @param namespace the namespace every cache of one model and deployment shares
+         * @return this builder
+         * @throws IllegalArgumentException naming {@code namespace} if it is null or not 1 to
+         *                                  {@value RemoteBlockStores#MAX_NAMESPACE_LENGTH} of {@code [A-Za-z0-9._-]}
+         */
         public Builder namespace(String namespace) {
             this.namespace = RemoteBlockStores.checkNamespace(namespace);
             return this;
         }
 
-        /** Bound on bytes of queued and unfinished writes, {@code > 0}. Default 64 MiB. */
+        /**
+         * Bound on bytes of queued and unfinished writes, {@code > 0}. Default 64 MiB.
+         *
+         * @param bytes the bound in bytes; a write that would pass it is dropped and counted
+         *              ({@link RemoteStoreStats#writesDropped()})
+         * @return this builder
+         * @throws IllegalArgumentException if {@code bytes <= 0}
+         */
         public Builder maxBytesInFlight(long bytes) {
             if (bytes <= 0) {
                 throw new IllegalArgumentException("remote maxBytesInFlight must be > 0, was " + bytes);
@@ -210,7 +296,13 @@ public final class RemoteStoreConfig {
             return this;
         }
 
-        /** The largest value accepted, {@code > 0} (at most 2 GiB). Default 64 MiB. */
+        /**
+         * The largest value accepted, {@code > 0} (at most 2 GiB). Default 64 MiB.
+         *
+         * @param bytes the limit in bytes on one value read from the store (a block, its header and signature)
+         * @return this builder
+         * @throws IllegalArgumentException if {@code bytes} is not in {@code (0, Integer.MAX_VALUE]}
+         */
         public Builder maxValueBytes(long bytes) {
             if (bytes <= 0 || bytes > Integer.MAX_VALUE) {
                 throw new IllegalArgumentException("remote maxValueBytes must be in (0, 2 GiB), was " + bytes);
@@ -219,7 +311,14 @@ public final class RemoteStoreConfig {
             return this;
         }
 
-        /** The runtime's prefill rate in tokens per second for the cost gate, {@code >= 0}; 0 (default): no gate. */
+        /**
+         * The runtime's prefill rate in tokens per second for the cost gate, {@code >= 0}; 0 (default): no gate.
+         *
+         * @param tokensPerSecond how many tokens per second the runtime prefills; the gate fetches remote blocks only
+         *                        when that is estimated faster than recomputing them at this rate
+         * @return this builder
+         * @throws IllegalArgumentException if {@code tokensPerSecond} is negative, NaN or infinite
+         */
         public Builder prefillTokensPerSecond(double tokensPerSecond) {
             if (!(tokensPerSecond >= 0) || Double.isInfinite(tokensPerSecond)) {
                 throw new IllegalArgumentException("prefillTokensPerSecond must be >= 0 and finite, was "
@@ -230,6 +329,9 @@ public final class RemoteStoreConfig {
         }
 
         /**
+         * Builds the configuration from the values set so far; the builder can be changed and built again.
+         *
+         * @return an immutable configuration, holding its own copies of the key and settings
          * @throws IllegalArgumentException if no store or no key was set: a shared store without a key would serve
          *                                  whatever anyone wrote there
          */

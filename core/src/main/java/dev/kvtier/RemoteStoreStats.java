@@ -42,17 +42,31 @@ public record RemoteStoreStats(boolean configured, boolean down, long remoteBloc
         rejectionsByCause = rejectionsByCause.clone();
     }
 
-    /** Values fetched and not served for {@code cause}. */
+    /**
+     * Values fetched and not served for {@code cause}.
+     *
+     * @param cause why the values were not served; not null
+     * @return how many values fetched so far were rejected for {@code cause}, {@code >= 0}
+     */
     public long rejections(RemoteRejection cause) {
         return rejectionsByCause[cause.ordinal()];
     }
 
-    /** Values fetched and not served, all causes. */
+    /**
+     * Values fetched and not served, all causes.
+     *
+     * @return the sum of the per-cause counts, {@code >= 0}
+     */
     public long rejections() {
         return Arrays.stream(rejectionsByCause).sum();
     }
 
-    /** A copy of the per-cause counts. */
+    /**
+     * A copy of the per-cause counts.
+     *
+     * @return a fresh array with one count per {@link RemoteRejection}, at its {@code ordinal()}; the caller's to
+     *     change
+     */
     @Override
     public long[] rejectionsByCause() {
         return rejectionsByCause.clone();

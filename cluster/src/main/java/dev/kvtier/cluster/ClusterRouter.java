@@ -251,6 +251,10 @@ public final class ClusterRouter implements AutoCloseable {
      * a rank without the blocks fetches them. Asks the store once (bounded by the probe's timeout; a store that fails
      * or is slow counts as holding nothing), and not at all when the ranks' own prefix covers the whole chain.
      *
+     * @param chain  the prompt's block hashes, first block first
+     * @param shared the probe of the remote block store the ranks' caches share, with their namespace and layout
+     * @return every rank, with the store's prefix as reusable tokens, when that prefix is longer than any rank's own;
+     *         else {@link #route(List)}'s hint
      * @throws IllegalArgumentException if {@code chain} or {@code shared} is null
      */
     public CacheRoutingHint route(List<BlockHash> chain, RemotePrefixProbe shared) {

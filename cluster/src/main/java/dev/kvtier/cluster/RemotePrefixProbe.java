@@ -24,6 +24,8 @@ public final class RemotePrefixProbe {
     private final Duration timeout;
 
     /**
+     * A probe of {@code store} with the keys the caches of {@code namespace} write; it asks the store nothing yet.
+     *
      * @param store the store the caches write through to (not closed by this probe)
      * @param namespace their namespace ({@code kvtier.remote.namespace})
      * @param tokensPerBlock tokens per block of their layout, {@code >= 1}
@@ -46,7 +48,11 @@ public final class RemotePrefixProbe {
         this.timeout = timeout;
     }
 
-    /** Tokens per block of the caches' layout. */
+    /**
+     * Tokens per block of the caches' layout.
+     *
+     * @return the tokens each block holds, {@code >= 1}, as given to the constructor
+     */
     public long tokensPerBlock() {
         return tokensPerBlock;
     }
@@ -55,6 +61,9 @@ public final class RemotePrefixProbe {
      * How many leading blocks of {@code chain} the store holds now (a run from the first); 0 when it holds none, or
      * fails or does not answer within the timeout (never an exception for the store's failure).
      *
+     * @param chain the prompt's block hashes, first block first; may be empty (0, the store not asked)
+     * @return the length of the run of held blocks from the first, in {@code [0, chain.size()]}; an interrupt while
+     *     waiting answers 0 and keeps the thread's interrupt status set
      * @throws IllegalArgumentException if {@code chain} or a hash in it is null
      */
     public int heldBlocks(List<BlockHash> chain) {

@@ -49,7 +49,12 @@ public final class RemoteFetchEvent extends Event {
     private RemoteFetchEvent() {
     }
 
-    /** A started event when a recording wants remote fetches, else null (nothing allocated). */
+    /**
+     * A started event when a recording wants remote fetches, else null (nothing allocated).
+     *
+     * @return a begun event, confined to the calling thread, to hand to {@link #finish}; null when no recording
+     *     asks for {@code dev.kvtier.RemoteFetch}
+     */
     public static RemoteFetchEvent beginIfRecording() {
         if (!FlightEvents.COMPILED_IN || !TYPE.isEnabled()) {
             return null;
@@ -59,7 +64,18 @@ public final class RemoteFetchEvent extends Event {
         return event;
     }
 
-    /** Ends and commits {@code event} (null: not recording, nothing happens). */
+    /**
+     * Ends and commits {@code event} (null: not recording, nothing happens).
+     *
+     * @param event                   what {@link #beginIfRecording} returned, or null
+     * @param blocks                  how many remote blocks of the prefix the gate judged
+     * @param estimatedFetchNanos     the gate's estimate of fetching them, in nanoseconds
+     * @param estimatedRecomputeNanos the gate's estimate of recomputing them, in nanoseconds; 0 without a prefill
+     *                                rate (no gate)
+     * @param fetched                 whether the gate let the blocks be fetched
+     * @param served                  how many of them were fetched, checked and stored locally; 0 when not fetched
+     * @param bytes                   bytes of the values the store answered (served or rejected); 0 when not fetched
+     */
     public static void finish(RemoteFetchEvent event, int blocks, long estimatedFetchNanos,
                               long estimatedRecomputeNanos, boolean fetched, int served, long bytes) {
         if (event == null) {

@@ -152,12 +152,23 @@ public final class InProcessRemoteBlockStore implements RemoteBlockStore {
         });
     }
 
-    /** Bytes of values held now (shared by every store of this name). */
+    /**
+     * Bytes of values held now (shared by every store of this name).
+     *
+     * @return the summed lengths of the values held (keys not counted), {@code >= 0} and at most the byte budget;
+     *     a snapshot that writes still queued may change at once
+     */
     public long storedBytes() {
         return shelf.storedBytes();
     }
 
-    /** Values evicted so far to keep within the budget (shared by every store of this name). */
+    /**
+     * Values evicted so far to keep within the budget (shared by every store of this name).
+     *
+     * @return how many values were removed, oldest first, to make room for newer ones, {@code >= 0}; always 0
+     *     without a budget. A value replaced under its own key, or one larger than the whole budget and so never
+     *     kept, is not counted
+     */
     public long evictions() {
         return shelf.evictions();
     }

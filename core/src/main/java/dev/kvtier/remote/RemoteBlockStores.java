@@ -107,6 +107,8 @@ public final class RemoteBlockStores {
      * caller making many keys checks the namespace once). A block's key is at most 168 bytes, far below the SPI's
      * 512.
      *
+     * @param namespace the keys' namespace, 1 to {@value #MAX_NAMESPACE_LENGTH} of {@code [A-Za-z0-9._-]}
+     * @return {@code kvtier:<namespace>:}, to pass to {@link #blockKey}
      * @throws IllegalArgumentException if {@code namespace} is not valid ({@link #checkNamespace})
      */
     public static String blockKeyPrefix(String namespace) {
@@ -116,13 +118,21 @@ public final class RemoteBlockStores {
     /**
      * The key caches store block {@code high}, {@code low} under: {@code prefix} (from {@link #blockKeyPrefix}) and the
      * hash's 32 hex digits.
+     *
+     * @param prefix what {@link #blockKeyPrefix} returned for the namespace; not checked again here
+     * @param high   the high 64 bits of the block's hash
+     * @param low    the low 64 bits of the block's hash
+     * @return {@code prefix} followed by 32 lowercase hex digits, {@code high}'s then {@code low}'s, each zero-padded
      */
     public static String blockKey(String prefix, long high, long low) {
         return prefix + java.util.HexFormat.of().toHexDigits(high) + java.util.HexFormat.of().toHexDigits(low);
     }
 
     /**
-     * @return {@code namespace}
+     * Checks that {@code namespace} can be a namespace of block keys, and hands it back for use in an assignment.
+     *
+     * @param namespace the namespace to check; null is refused
+     * @return {@code namespace}, unchanged
      * @throws IllegalArgumentException naming it unless it is 1 to {@value #MAX_NAMESPACE_LENGTH} of
      *                                  {@code [A-Za-z0-9._-]} (no {@code :}, so keys of two namespaces never meet)
      */
