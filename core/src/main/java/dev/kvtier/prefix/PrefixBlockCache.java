@@ -317,6 +317,7 @@ public final class PrefixBlockCache {
      * on the tiers they are on. Returns once the blocks are pinned and the staging area taken; the layers arrive on
      * their futures.
      *
+     * @param hashes the request's blocks from its first, in chain order; not null, no null element
      * @return the stream; empty ({@link PrefixStream#size()} 0, every layer complete with no blocks) when the first
      *         block is not cached
      * @throws IllegalArgumentException            if {@code hashes} or a hash is null, or a block of the prefix was

@@ -24,12 +24,20 @@ public final class PrefixLayer {
         this.stream = stream;
     }
 
-    /** Which layer this is. */
+    /**
+     * Which layer this is.
+     *
+     * @return the layer's index in the layout, {@code >= 0}
+     */
     public int layer() {
         return layer;
     }
 
-    /** How many blocks the layer covers (the stream's {@link PrefixStream#size()}). */
+    /**
+     * How many blocks the layer covers (the stream's {@link PrefixStream#size()}).
+     *
+     * @return the number of blocks, {@code >= 0}
+     */
     public int blocks() {
         return pages.size();
     }
@@ -37,6 +45,9 @@ public final class PrefixLayer {
     /**
      * The runs holding this layer of block {@code block} (in prefix order), its ranges back to back.
      *
+     * @param block the block's place in the prefix, in {@code [0, blocks())}
+     * @return the GPU memory runs holding the layer's bytes of that block, valid until {@link #release()} or the
+     *         stream's close (after that a staging slot holds another layer)
      * @throws IllegalArgumentException if {@code block} is out of range
      */
     public List<MemorySegment> pages(int block) {

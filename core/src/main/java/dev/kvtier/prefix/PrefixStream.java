@@ -49,27 +49,47 @@ public final class PrefixStream implements AutoCloseable {
         this.layers = List.copyOf(futures);
     }
 
-    /** How many leading blocks are streamed (0 when the first block was not cached). */
+    /**
+     * How many leading blocks are streamed (0 when the first block was not cached).
+     *
+     * @return the number of streamed blocks, {@code >= 0}
+     */
     public int size() {
         return hashes.size();
     }
 
-    /** The streamed blocks' hashes, in prefix order. */
+    /**
+     * The streamed blocks' hashes, in prefix order.
+     *
+     * @return an unmodifiable list of {@link #size()} hashes
+     */
     public List<BlockHash> hashes() {
         return hashes;
     }
 
-    /** Where each streamed block was found (and stays), in prefix order. */
+    /**
+     * Where each streamed block was found (and stays), in prefix order.
+     *
+     * @return an unmodifiable list of {@link #size()} tiers, the one each block was pinned on
+     */
     public List<Tier> foundOn() {
         return stream.foundOn();
     }
 
-    /** Bytes of GPU memory (and GPU budget) the staging area holds until the close; 0 when every block is on the GPU. */
+    /**
+     * Bytes of GPU memory (and GPU budget) the staging area holds until the close; 0 when every block is on the GPU.
+     *
+     * @return the staging area's size in bytes, {@code >= 0}
+     */
     public long stagingBytes() {
         return stream.stagingBytes();
     }
 
-    /** The number of layers (the layout's). */
+    /**
+     * The number of layers (the layout's).
+     *
+     * @return the layout's layer count, {@code >= 1}
+     */
     public int layers() {
         return layers.size();
     }
@@ -79,6 +99,9 @@ public final class PrefixStream implements AutoCloseable {
      * ({@code TransferFailedException}), or with {@link java.util.concurrent.CancellationException} once the stream
      * was closed before it arrived.
      *
+     * @param layer the layer's index, in {@code [0, layers())}
+     * @return the layer's future, the same object on every call; completed on a kvtier thread, never under the
+     *         cache's locks
      * @throws IllegalArgumentException if {@code layer} is out of range
      */
     public CompletableFuture<PrefixLayer> layer(int layer) {

@@ -432,6 +432,8 @@ public interface DemotionPolicy {
      * reference costs O(log 256) in the simulations), O(k) for k candidates; measured (PolicyOpCost) about 1.3x LRU's
      * cost per reference at 10^5 and 10^6 GPU segments, 2.4x at 10^3, where its simulations sample a quarter of the
      * references. Name {@code "adaptive-s3-fifo-lfu"}.
+     *
+     * @return the shared, immutable policy (each store gets its own tracker)
      */
     static DemotionPolicy adaptiveS3FifoLfu() {
         return FrequencyExpertPolicy.INSTANCE;
