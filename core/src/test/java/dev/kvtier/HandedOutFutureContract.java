@@ -1,5 +1,7 @@
 package dev.kvtier;
 
+import org.junit.jupiter.api.Tag;
+import dev.kvtier.testing.FaultLogRouting;
 import dev.kvtier.prefix.BlockHash;
 import dev.kvtier.prefix.BlockHasher;
 import dev.kvtier.prefix.BlockLayout;
@@ -49,6 +51,7 @@ import static org.junit.jupiter.api.Assertions.fail;
  * slowed (by {@link FaultInjectingBackend}) wherever a future must still be pending when the test acts on it.
  * The cluster module hands out no future (its callbacks are listeners), so nothing of it is here.
  */
+@Tag(FaultLogRouting.TAG) // faults injected on purpose: the library's warnings go to target/test-logs
 abstract class HandedOutFutureContract {
     static final int PAGE = 4096;
     /** Two layers of a one-page block, each a K and a V region of 1 KiB. */

@@ -1,5 +1,7 @@
 package dev.kvtier;
 
+import org.junit.jupiter.api.Tag;
+import dev.kvtier.testing.FaultLogRouting;
 import dev.kvtier.store.Tier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -23,6 +25,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * both. Only when both copies fail is the directory refused, naming each failed check. On main at 8d41ee6
  * the first test fails at its first open: one flipped bit refused the directory ("not a whole header").
  */
+@Tag(FaultLogRouting.TAG) // faults injected on purpose: the library's warnings go to target/test-logs
 class JournalHeaderCopiesTest {
     private static final String NAMESPACE = "header-model/bf16/tp0";
     private static final int SLOT = 1056;

@@ -1,5 +1,7 @@
 package dev.kvtier;
 
+import org.junit.jupiter.api.Tag;
+import dev.kvtier.testing.FaultLogRouting;
 import dev.kvtier.DiskPersistence.FsyncPolicy;
 import dev.kvtier.RecoveryReport.DiscardReason;
 import dev.kvtier.store.PositionRange;
@@ -35,6 +37,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * first assertion: the reopened cache serves {@code k} as v1 and brings {@code r} back (and the report
  * says nothing was discarded), or brings back a removed key whose pages were reused by identical bytes.
  */
+@Tag(FaultLogRouting.TAG) // faults injected on purpose: the library's warnings go to target/test-logs
 class JournalRollbackTest {
     private static final String NAMESPACE = "rollback-model/bf16/tp0";
     private static final PositionRange RANGE = PositionRange.of(0, 16);

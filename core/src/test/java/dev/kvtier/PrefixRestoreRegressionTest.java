@@ -1,5 +1,7 @@
 package dev.kvtier;
 
+import org.junit.jupiter.api.Tag;
+import dev.kvtier.testing.FaultLogRouting;
 import dev.kvtier.cuda.CudaException;
 import dev.kvtier.cuda.FakeCuda;
 import dev.kvtier.exec.ExecutionBackend;
@@ -49,6 +51,7 @@ import static org.junit.jupiter.api.Assertions.fail;
  * copy surfaced as the raw backend exception, not counted in {@code stats().failures()}. Every wait is bounded, so a
  * hang fails instead of hanging the build.
  */
+@Tag(FaultLogRouting.TAG) // faults injected on purpose: the library's warnings go to target/test-logs
 class PrefixRestoreRegressionTest {
     static final int PAGE = 4096;
     /** Two layers of a one-page block, each a K and a V region of 1 KiB. */

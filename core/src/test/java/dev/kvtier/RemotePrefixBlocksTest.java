@@ -1,5 +1,7 @@
 package dev.kvtier;
 
+import org.junit.jupiter.api.Tag;
+import dev.kvtier.testing.FaultLogRouting;
 import dev.kvtier.prefix.BlockHash;
 import dev.kvtier.prefix.BlockHasher;
 import dev.kvtier.prefix.BlockLayout;
@@ -40,6 +42,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * failing or hanging store never makes a caller wait past the transfer timeout nor serves a wrong byte; a full write
  * queue drops and counts; close with writes pending returns within the timeout.
  */
+@Tag(FaultLogRouting.TAG) // faults injected on purpose: the library's warnings go to target/test-logs
 class RemotePrefixBlocksTest {
     static final int PAGE = 4096;
     static final BlockLayout LAYOUT = BlockLayout.of(16, PAGE);

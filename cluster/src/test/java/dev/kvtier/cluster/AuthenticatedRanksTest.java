@@ -1,5 +1,7 @@
 package dev.kvtier.cluster;
 
+import org.junit.jupiter.api.Tag;
+import dev.kvtier.testing.FaultLogRouting;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -29,6 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
  * participant could publish a batch in another rank's name (and the router applied it); there this test does not
  * compile.
  */
+@Tag(FaultLogRouting.TAG) // faults injected on purpose: the library's warnings go to target/test-logs
 class AuthenticatedRanksTest {
     private static final ClusterTopology TOPOLOGY = new ClusterTopology(2, 1, 4);
     private static final Duration WAIT = Duration.ofSeconds(20);

@@ -1,5 +1,7 @@
 package dev.kvtier.cluster;
 
+import org.junit.jupiter.api.Tag;
+import dev.kvtier.testing.FaultLogRouting;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -19,6 +21,7 @@ import org.junit.jupiter.api.Timeout;
  * sequence (the rank stayed out of sync and re-published its whole holdings at every resync request), and every
  * message of the rank was stale after a forged reset with a huge epoch.
  */
+@Tag(FaultLogRouting.TAG) // faults injected on purpose: the library's warnings go to target/test-logs
 class HostileMessageTest {
     private static final ClusterTopology TOPOLOGY = new ClusterTopology(2, 1, 4);
     private static final Duration WAIT = Duration.ofSeconds(10);

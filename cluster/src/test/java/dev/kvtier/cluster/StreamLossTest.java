@@ -1,5 +1,7 @@
 package dev.kvtier.cluster;
 
+import org.junit.jupiter.api.Tag;
+import dev.kvtier.testing.FaultLogRouting;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -26,6 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
  * (flush never returns true), the router never resubscribes to the recreated stream (its position is above the new
  * numbering) and, restarted from its snapshot, trusts it once the new stream has grown past the snapshot's position.
  */
+@Tag(FaultLogRouting.TAG) // faults injected on purpose: the library's warnings go to target/test-logs
 class StreamLossTest {
     private static final ClusterTopology TOPOLOGY = new ClusterTopology(2, 1, 4);
     private static final Duration WAIT = Duration.ofSeconds(20);

@@ -1,5 +1,7 @@
 package dev.kvtier.redis;
 
+import org.junit.jupiter.api.Tag;
+import dev.kvtier.testing.FaultLogRouting;
 import dev.kvtier.remote.RemoteBlockStore;
 import dev.kvtier.remote.RemoteBlockStoreContract;
 import dev.kvtier.remote.RemoteBlockStores;
@@ -17,6 +19,7 @@ import java.util.Map;
  * The store contract on a three-master Redis Cluster without replicas (started by this class on loopback ports): keys
  * of one call spread over the three masters' slots, one pipeline per node.
  */
+@Tag(FaultLogRouting.TAG) // faults injected on purpose: the library's warnings go to target/test-logs
 class RedisClusterContractTest extends RemoteBlockStoreContract {
     private static Path directory;
     private static LocalRedisCluster cluster;

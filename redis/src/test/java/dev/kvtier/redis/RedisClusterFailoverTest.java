@@ -1,5 +1,7 @@
 package dev.kvtier.redis;
 
+import org.junit.jupiter.api.Tag;
+import dev.kvtier.testing.FaultLogRouting;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -27,6 +29,7 @@ import static org.junit.jupiter.api.Assertions.fail;
  * command timeout (a failed future: a miss), calls never hang, no answer is a wrong byte, and once the replica is
  * promoted the store serves every key again without being reopened.
  */
+@Tag(FaultLogRouting.TAG) // faults injected on purpose: the library's warnings go to target/test-logs
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
 class RedisClusterFailoverTest {
     private static final long COMMAND_TIMEOUT_MS = 500;

@@ -1,5 +1,7 @@
 package dev.kvtier.redis;
 
+import org.junit.jupiter.api.Tag;
+import dev.kvtier.testing.FaultLogRouting;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -34,6 +36,7 @@ import static org.junit.jupiter.api.Assertions.fail;
  * written by two stores at once: every call ends within the command timeout (a failure is an exceptional future),
  * the store reconnects by itself, and every value it answers is byte for byte one that was written.
  */
+@Tag(FaultLogRouting.TAG) // faults injected on purpose: the library's warnings go to target/test-logs
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class RedisFaultTest {
     /** The command timeout the stores here run with; every call must end within it plus {@link #SLACK}. */

@@ -1,5 +1,7 @@
 package dev.kvtier.redis;
 
+import org.junit.jupiter.api.Tag;
+import dev.kvtier.testing.FaultLogRouting;
 import dev.kvtier.Backend;
 import dev.kvtier.KvTierCache;
 import dev.kvtier.KvTierConfig;
@@ -40,6 +42,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * (maxmemory, allkeys-lru) never makes a caller wait past {@code transferTimeout}, local tiers keep working, a chain
  * cut in the middle is the shorter prefix before the cut, and the counters say what happened.
  */
+@Tag(FaultLogRouting.TAG) // faults injected on purpose: the library's warnings go to target/test-logs
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class RedisPrefixCacheTest {
     private static final int PAGE = 4096;

@@ -1,5 +1,7 @@
 package dev.kvtier.redis;
 
+import org.junit.jupiter.api.Tag;
+import dev.kvtier.testing.FaultLogRouting;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -24,6 +26,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
  * test makes with {@code openssl}: with {@code tlsCaFile} naming that CA the store round-trips values (full
  * verification: chain and host); without it the JDK's trust store refuses the server and every call fails.
  */
+@Tag(FaultLogRouting.TAG) // faults injected on purpose: the library's warnings go to target/test-logs
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class RedisTlsTest {
     @TempDir
