@@ -49,6 +49,13 @@ public final class LocalRedisServer implements AutoCloseable {
      * (redis.conf lines: {@code maxmemory}, {@code appendonly yes}, {@code cluster-enabled yes}, ...; may be empty)
      * and waits until it answers {@code PING}.
      *
+     * @param directory where the server keeps its redis.conf, log and data (created with its parents if absent; data
+     *     already there is loaded; nothing is deleted on stop); not null
+     * @param extraConfiguration redis.conf lines written after the defaults (so they override them); not null, may
+     *     be empty
+     * @return the running server, owned by the caller, who closes it to stop the process
+     * @throws IOException if no free loopback port can be bound, the directory or its redis.conf cannot be created or
+     *     written, or the redis-server process cannot be launched
      * @throws IllegalStateException naming where it looked when there is no redis-server binary, or when the server
      *     does not answer within 10 s (its exit code, if it died, and its log)
      */
@@ -67,7 +74,13 @@ public final class LocalRedisServer implements AutoCloseable {
         return server;
     }
 
-    /** The binary this class would run; throws naming the places tried and the fix when there is none. */
+    /**
+     * The binary this class would run; throws naming the places tried and the fix when there is none.
+     *
+     * @return the first executable {@code redis-server} among {@code -Dkvtier.redis.server}, {@code PATH},
+     *     {@code /usr/bin}, {@code /usr/local/bin} and {@code /usr/sbin}; never null
+     * @throws IllegalStateException if none of them is an executable file
+     */
     public static Path findBinary() {
         List<Path> tried = new ArrayList<>();
         String property = System.getProperty(BINARY_PROPERTY);
@@ -118,7 +131,10 @@ public final class LocalRedisServer implements AutoCloseable {
      * (Re)starts the server on the same port and directory (after {@link #kill()} or {@link #stop()}), loading
      * whatever data the directory holds.
      *
-     * @throws IllegalStateException if it is already running or does not answer within 10 s
+     * @throws IOException if the directory or its redis.conf cannot be created or written, or the redis-server
+     *     process cannot be launched
+     * @throws IllegalStateException if it is already running, exits at start (its port taken, a bad configuration
+     *     line) or does not answer within 10 s (it is killed then)
      */
     public void start() throws IOException {
         if (process != null && process.isAlive()) {
@@ -180,27 +196,50 @@ public final class LocalRedisServer implements AutoCloseable {
         }
     }
 
-    /** The port it listens on (127.0.0.1). */
+    /**
+     * The port it listens on (127.0.0.1).
+     *
+     * @return the TCP port, chosen free at creation and kept across restarts, in {@code [1, 65535]} (below 55536 for
+     *     a cluster node, whose bus port is this plus 10000)
+     */
     public int port() {
         return port;
     }
 
-    /** The client URI, {@code redis://127.0.0.1:<port>}. */
+    /**
+     * The client URI, {@code redis://127.0.0.1:<port>}.
+     *
+     * @return the URI for {@link RedisRemoteBlockStore#open}, without credentials; valid across restarts
+     */
     public String uri() {
         return "redis://127.0.0.1:" + port;
     }
 
-    /** The directory holding its configuration, log and data. */
+    /**
+     * The directory holding its configuration, log and data.
+     *
+     * @return the absolute form of the directory given at start
+     */
     public Path directory() {
         return directory;
     }
 
-    /** Whether the process is running. */
+    /**
+     * Whether the process is running.
+     *
+     * @return true while the process of the last start is alive; false after {@link #kill()}, {@link #stop()} or an
+     *     exit of its own
+     */
     public boolean isRunning() {
         return process != null && process.isAlive();
     }
 
-    /** The server's process id; throws if it is not running. */
+    /**
+     * The server's process id; throws if it is not running.
+     *
+     * @return the operating system's id of the running redis-server process (a new one after each restart)
+     * @throws IllegalStateException if it is not running
+     */
     public long pid() {
         if (!isRunning()) {
             throw new IllegalStateException("redis-server is not running");
@@ -211,7 +250,11 @@ public final class LocalRedisServer implements AutoCloseable {
     /**
      * Runs {@code redis-cli -h 127.0.0.1 -p <port> args...} (as the default user) and returns its output, trimmed.
      *
-     * @throws IOException if redis-cli exits with a failure or does not finish within 30 s, with its output
+     * @param args the command and its arguments, one word each, for example {@code "CLUSTER", "INFO"}; not null
+     * @return what redis-cli printed (standard output and error together), trimmed; an error reply such as
+     *     {@code MOVED 1234 127.0.0.1:7001} or {@code ERR unknown command} is returned as text, not thrown
+     * @throws IOException if redis-cli exits with a failure (for example when the server does not accept the
+     *     connection) or does not finish within 30 s, with its output, or if the thread is interrupted while waiting
      */
     public String cli(String... args) throws IOException {
         List<String> command = new ArrayList<>(List.of(binary.resolveSibling("redis-cli").toString(), "-h",
@@ -240,7 +283,14 @@ public final class LocalRedisServer implements AutoCloseable {
         }
     }
 
-    /** Deletes its data files (RDB, AOF directory, cluster state) while it is stopped, so the next start is empty. */
+    /**
+     * Deletes its data files (RDB, AOF directory, cluster state) while it is stopped, so the next start is empty.
+     * Its redis.conf and logs stay.
+     *
+     * @throws IOException if {@code dump.rdb}, {@code nodes.conf}, the {@code appendonlydir} directory or a file in it
+     *     exists but cannot be listed or deleted; files deleted before the failure stay deleted
+     * @throws IllegalStateException if the server is running
+     */
     public void deleteData() throws IOException {
         if (isRunning()) {
             throw new IllegalStateException("redis-server (pid " + process.pid() + ") is running; stop it first");

@@ -153,6 +153,12 @@ public final class RedisRemoteBlockStore implements RemoteBlockStore {
      * password, tls, tlsVerify, tlsCaFile, commandTimeoutMs, connectTimeoutMs, maxValueBytes, ioThreads) and waits at
      * most {@code connectTimeoutMs} + 0.5 s for its first connection (a server down then is retried at later calls).
      *
+     * @param uri where the server is: {@code redis://host[:port]} (port 6379 if left out), {@code rediss://} for TLS,
+     *     or {@code redis-cluster://} / {@code rediss-cluster://} with comma-separated seed nodes, each optionally
+     *     with percent-encoded credentials before the hosts ({@code password@} or {@code user:password@}); no
+     *     database number, query or fragment; not null
+     * @param settings setting names to their values as text (a {@code user} or {@code password} here replaces the
+     *     URI's); an empty map for the defaults; not null; read during the call and not kept
      * @return the open store, owned by the caller, who closes it
      * @throws IllegalArgumentException naming the URI part or setting that is invalid or unknown, or the user the
      *     server refused
@@ -357,7 +363,11 @@ public final class RedisRemoteBlockStore implements RemoteBlockStore {
         return result;
     }
 
-    /** Values answered absent because they were longer than {@code maxValueBytes}, since the store opened. */
+    /**
+     * Values answered absent because they were longer than {@code maxValueBytes}, since the store opened.
+     *
+     * @return the count, {@code >= 0}, never decreasing; still readable after {@link #close()}
+     */
     public long oversizedValues() {
         return oversizedValues.get();
     }
