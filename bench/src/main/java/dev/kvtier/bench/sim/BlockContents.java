@@ -70,6 +70,17 @@ final class BlockContents {
     }
 
     /**
+     * Remembers what {@code block} holds without writing it: for a block another writer stored (a remote store's
+     * block, fetched), so that {@link #mismatch} can check it as one written here.
+     */
+    void expect(int block) {
+        if (verify == SimOptions.VerifyMode.CHECKSUM) {
+            fill(expected, SegmentContent.forBlock(seed, trace.hashId(block)));
+            checksums[block] = SegmentContent.checksum(expected);
+        }
+    }
+
+    /**
      * The buffer to read a block back into, poisoned first: a read that silently copies nothing cannot pass as
      * the previous block's bytes. Valid until the next call.
      */

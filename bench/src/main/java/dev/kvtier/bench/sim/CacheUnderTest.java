@@ -8,6 +8,8 @@ import java.nio.file.Path;
 import java.util.Optional;
 
 import dev.kvtier.Backend;
+import dev.kvtier.RemoteStoreConfig;
+import dev.kvtier.RemoteStoreStats;
 import dev.kvtier.store.Tier;
 
 /**
@@ -34,9 +36,16 @@ public interface CacheUnderTest extends AutoCloseable {
      * @param pageSizeBytes  page size
      * @param policy         demotion policy
      * @param backend        copy backend
+     * @param remote         the remote block store prefix blocks are shared through; empty = none
      */
     record Settings(long gpuBudgetBytes, long cpuBudgetBytes, Path diskDirectory, int pageSizeBytes,
-                    PolicyChoice policy, Backend backend) {
+                    PolicyChoice policy, Backend backend, Optional<RemoteStoreConfig> remote) {
+
+        /** Settings without a remote store. */
+        Settings(long gpuBudgetBytes, long cpuBudgetBytes, Path diskDirectory, int pageSizeBytes, PolicyChoice policy,
+                 Backend backend) {
+            this(gpuBudgetBytes, cpuBudgetBytes, diskDirectory, pageSizeBytes, policy, backend, Optional.empty());
+        }
     }
 
     /**
@@ -115,6 +124,11 @@ public interface CacheUnderTest extends AutoCloseable {
 
     /** Counters since the cache was opened. */
     Counters counters();
+
+    /** The traffic with the remote block store since the cache was opened; {@link RemoteStoreStats#NONE} without one. */
+    default RemoteStoreStats remoteStats() {
+        return RemoteStoreStats.NONE;
+    }
 
     /** Which backend moves the bytes and why it was chosen, e.g. {@code "host (no GPU: ...)"}. */
     String backendDescription();

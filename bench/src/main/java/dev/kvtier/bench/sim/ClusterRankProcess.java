@@ -28,10 +28,12 @@ import dev.kvtier.store.Tier;
  * <ul>
  *   <li>after start-up: {@code ready};</li>
  *   <li>{@code play Q} (request Q of the trace): plays it, ends the engine step, flushes the step's message to the
- *       bus, then answers {@code done CACHED GPU CPU DISK PREFIX_ON_GPU MISSING} (blocks of the request: its cached
- *       prefix, that prefix's blocks per tier found, its leading blocks already on the GPU, blocks stored);</li>
+ *       bus, then answers {@code done CACHED GPU CPU DISK PREFIX_ON_GPU MISSING REMOTE} (blocks of the request: its
+ *       cached prefix, that prefix's blocks per tier found, its leading blocks already on the GPU, blocks stored,
+ *       blocks fetched from the remote store);</li>
  *   <li>{@code finish}: verifies and removes every block it wrote, flushes, answers
- *       {@code finished READ_BACKS BLOCKS_WRITTEN PUBLISHED_MESSAGES DROPPED_MESSAGES} and exits;</li>
+ *       {@code finished READ_BACKS BLOCKS_WRITTEN PUBLISHED_MESSAGES DROPPED_MESSAGES REMOTE_STATS} (the last
+ *       {@link RemoteSummary#encode}) and exits;</li>
  *   <li>any failure: {@code failed MESSAGE} and exit status 1.</li>
  * </ul>
  * Sending the request's index instead of the request itself is safe because both sides read the same file.
@@ -70,7 +72,7 @@ public final class ClusterRankProcess {
         SimOptions options = SimOptions.parse(simArgs);
         BlockTrace trace = BlockTrace.of(MooncakeTrace.readAll(traceFile), traceFile.toString());
         CacheUnderTest.Settings settings = new CacheUnderTest.Settings(gpuBytes, cpuBytes, diskDirectory,
-                options.effectivePageSizeBytes(), options.policy(), options.backend());
+                options.effectivePageSizeBytes(), options.policy(), options.backend(), options.remoteStoreConfig());
         TraceCounters counters = new TraceCounters();
         BlockLayout layout = BlockLayout.of(BlockTrace.tokensPerBlock(), options.blockBytes());
         try (JetStreamSyncBus bus = new JetStreamSyncBus(url, stream, stream.toLowerCase(Locale.ROOT), 1_000_000,
@@ -95,6 +97,7 @@ public final class ClusterRankProcess {
                     long disk = counters.foundOn[Tier.DISK.ordinal()];
                     long onGpu = counters.prefixOnGpu;
                     long missing = counters.missing;
+                    long remote = counters.foundRemote;
                     boolean ok = player.play(request);
                     bridge.endStep();
                     if (!ok || !flush(bridge)) {
@@ -103,7 +106,7 @@ public final class ClusterRankProcess {
                     out.println("done " + (counters.prefixCached - cached) + " " + (counters.foundOn[Tier.GPU.ordinal()] - gpu)
                             + " " + (counters.foundOn[Tier.CPU.ordinal()] - cpu) + " "
                             + (counters.foundOn[Tier.DISK.ordinal()] - disk) + " " + (counters.prefixOnGpu - onGpu) + " "
-                            + (counters.missing - missing));
+                            + (counters.missing - missing) + " " + (counters.foundRemote - remote));
                 } else if (line.equals("finish")) {
                     player.verifyAndRemoveEverything();
                     bridge.endStep();
@@ -111,7 +114,8 @@ public final class ClusterRankProcess {
                         return failed(out, counters, "the final pass");
                     }
                     out.println("finished " + counters.readBacks + " " + counters.blocksWritten + " "
-                            + bridge.publisher().publishedMessages() + " " + bridge.publisher().droppedMessages());
+                            + bridge.publisher().publishedMessages() + " " + bridge.publisher().droppedMessages() + " "
+                            + RemoteSummary.encode(cache.remoteStats()));
                     out.flush();
                     return 0;
                 } else {

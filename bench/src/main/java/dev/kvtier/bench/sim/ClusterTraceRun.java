@@ -24,6 +24,7 @@ import dev.kvtier.cluster.ClusterRouter;
 import dev.kvtier.cluster.ClusterTopology;
 import dev.kvtier.cluster.JetStreamSyncBus;
 import dev.kvtier.cluster.LocalNatsServer;
+import dev.kvtier.RemoteStoreStats;
 import dev.kvtier.prefix.BlockHash;
 import dev.kvtier.sync.CacheRoutingHint;
 
@@ -61,6 +62,8 @@ final class ClusterTraceRun {
     private long prefixCached;
     private long prefixOnGpu;
     private long missing;
+    private long foundRemote;
+    private final List<RemoteStoreStats> remoteStats = new ArrayList<>();
     private long heldSomewhere;
     private long routedToHolder;
     private long hintShortfalls;
@@ -182,6 +185,7 @@ final class ClusterTraceRun {
                     for (int i = 0; i < finished.length; i++) {
                         finished[i] += Long.parseLong(f[i + 1]);
                     }
+                    remoteStats.add(RemoteSummary.decode(f[finished.length + 1]));
                 }
                 if (failure == null && !router.awaitStreamSequence(bus.lastSequence(), ANSWER_TIMEOUT)) {
                     failure = "the router did not read the final pass's events within " + ANSWER_TIMEOUT.toSeconds() + " s";
@@ -225,6 +229,7 @@ final class ClusterTraceRun {
         prefixCached += cached;
         prefixOnGpu += Long.parseLong(f[5]);
         missing += Long.parseLong(f[6]);
+        foundRemote += Long.parseLong(f[7]);
         if (hint.hasTargets()) {
             heldSomewhere++;
             if (hint.relevantRanks().contains(chosen)) {
@@ -279,9 +284,12 @@ final class ClusterTraceRun {
                 rankCount, ByteSizes.format(rankGpu), ByteSizes.format(rankCpu),
                 options.routing().name().toLowerCase(Locale.ROOT).replace('_', '-'))));
         rows.add(SummaryTable.row("cluster block hit rate", String.format(Locale.ROOT,
-                "GPU %.2f%%, CPU %.2f%%, disk %.2f%%, missing %.2f%%  (of %,d block references, on the rank chosen)",
+                "GPU %.2f%%, CPU %.2f%%, disk %.2f%%,%s missing %.2f%%  (of %,d block references, on the rank chosen)",
                 percent(foundOn[0], references), percent(foundOn[1], references), percent(foundOn[2], references),
-                percent(missing, references), references)));
+                options.remote().isPresent() ? String.format(Locale.ROOT, " remote %.2f%%,", percent(foundRemote, references))
+                        : "", percent(missing, references), references)));
+        rows.addAll(RemoteSummary.rows(options.remote().map(Object::toString).orElse(""), RemoteSummary.sum(remoteStats),
+                foundRemote, references, options.blockBytes()));
         rows.add(SummaryTable.row("cluster prefix hit rate", String.format(Locale.ROOT,
                 "%.2f%% of block references in their request's cached prefix on the rank chosen (any tier), %.2f%% in its"
                         + " prefix on GPU", percent(prefixCached, references), percent(prefixOnGpu, references))));

@@ -15,6 +15,7 @@ import dev.kvtier.Backend;
 import dev.kvtier.CacheStats;
 import dev.kvtier.KvTierCache;
 import dev.kvtier.KvTierConfig;
+import dev.kvtier.RemoteStoreStats;
 import dev.kvtier.ResidentSegment;
 import dev.kvtier.SegmentNotFoundException;
 import dev.kvtier.store.DemotionPolicy;
@@ -50,7 +51,9 @@ final class KvTierCacheAdapter implements CacheUnderTest {
 
     /** The cache configuration of the simulator's settings. */
     static KvTierConfig config(Settings settings) {
-        return KvTierConfig.builder()
+        KvTierConfig.Builder builder = KvTierConfig.builder();
+        settings.remote().ifPresent(builder::remote);
+        return builder
                 .gpuBudgetBytes(settings.gpuBudgetBytes())
                 .cpuBudgetBytes(settings.cpuBudgetBytes())
                 .diskDirectory(settings.diskDirectory())
@@ -167,6 +170,11 @@ final class KvTierCacheAdapter implements CacheUnderTest {
             }
         }
         return new Counters(used, stats.transfers(), stats.failures(), moved);
+    }
+
+    @Override
+    public RemoteStoreStats remoteStats() {
+        return cache.stats().remote();
     }
 
     @Override

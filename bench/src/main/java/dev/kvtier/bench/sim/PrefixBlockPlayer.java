@@ -23,7 +23,9 @@ import dev.kvtier.store.Tier;
  * {@link BlockHash} is the id under a fixed namespace word ({@link #hashOf}); block {@code i} of a request
  * is at token positions {@code [i * 512, (i + 1) * 512)}. A prefix larger than the GPU budget cannot be
  * pinned there as a whole: then the blocks are used where they are (counted as found there), and the
- * request's new blocks go where their parent is or slower. One thread; owns its buffers (from the arena).
+ * request's new blocks go where their parent is or slower. With a remote block store ({@code --remote}), a cached block
+ * this player never stored was fetched from it (by {@code ensurePrefixResident}): it is counted as found remotely, and
+ * from then on checked and removed as one stored here, its bytes being those of the same seed and hash id. One thread; owns its buffers (from the arena).
  */
 final class PrefixBlockPlayer implements BlockRequestPlayer {
     /** The high word of every trace block's hash: its namespace (any constant would do). */
@@ -82,7 +84,11 @@ final class PrefixBlockPlayer implements BlockRequestPlayer {
         boolean onGpu = true;
         for (int i = 0; i < cached; i++) {
             Tier tier = found[i];
-            counters.foundOn[tier.ordinal()]++;
+            if (tier == null) {
+                counters.foundRemote++;
+            } else {
+                counters.foundOn[tier.ordinal()]++;
+            }
             counters.prefixCached++;
             onGpu &= tier == Tier.GPU;
             counters.prefixOnGpu += onGpu ? 1 : 0;
@@ -103,7 +109,8 @@ final class PrefixBlockPlayer implements BlockRequestPlayer {
     /**
      * Pins the cached prefix of the request's blocks on the GPU, checks what came back, and lets it go.
      *
-     * @return where each block of the cached prefix was found, in order (empty: none cached); null on a failure
+     * @return where each block of the cached prefix was found, in order (empty: none cached), null for a block fetched
+     *     from the remote store; null on a failure
      */
     private Tier[] restore(int request, List<BlockHash> hashes, int start) {
         CacheUnderTest.PinnedPrefix pin;
@@ -146,13 +153,28 @@ final class PrefixBlockPlayer implements BlockRequestPlayer {
                             + blockBytes + " bytes at positions [" + position + ", " + (position + BlockTrace.tokensPerBlock()) + ")");
                     return null;
                 }
-                found[i] = resident.foundOn();
+                int block = trace.block(start + i);
+                if (written[block]) {
+                    found[i] = resident.foundOn();
+                } else {
+                    // Cached here but never stored here: fetched from the remote store by this call. From now on it
+                    // is this cache's block like one stored here (verified, removed at the end).
+                    adopt(block);
+                    found[i] = null;
+                }
             }
             return found;
         } catch (RuntimeException e) {
             counters.fail("closing the pin of request " + request + " failed: " + SimulationRun.describe(e));
             return null;
         }
+    }
+
+    /** Takes {@code block}, which another cache wrote to the remote store, as one written here. */
+    private void adopt(int block) {
+        contents.expect(block);
+        written[block] = true;
+        writeOrder.add(block);
     }
 
     /** Stores blocks {@code [cached, length)} of the request in one call. */

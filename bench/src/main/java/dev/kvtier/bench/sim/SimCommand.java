@@ -1,6 +1,8 @@
 package dev.kvtier.bench.sim;
 
 import dev.kvtier.ByteSizes;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -95,6 +97,18 @@ final class SimCommand {
             description = "with --ranks: router (the rank holding the longest prefix, else least loaded) | round-robin"
                     + "  (default ${DEFAULT-VALUE})")
     SimOptions.Routing routing;
+
+    @Option(names = "--remote", paramLabel = "URI", converter = RemoteUriConverter.class,
+            description = {"with --workload trace --trace-api prefix: share prefix blocks' bytes through a remote block"
+                    + " store: every stored block is written through to it, and a request's blocks missing locally are"
+                    + " fetched from it (redis://host:port, or inprocess:NAME within this process: not with --ranks)."
+                    + " Keys are in namespace sim-s<seed>-b<block bytes>, whose blocks all have the same bytes"})
+    URI remote;
+
+    @Option(names = "--remote-key", paramLabel = "TEXT", defaultValue = SimOptions.SIMULATION_REMOTE_KEY,
+            description = "the HMAC key values in the --remote store are signed with, at least 16 bytes of UTF-8"
+                    + "  (default: a fixed key for simulation only, '${DEFAULT-VALUE}': never for a real deployment)")
+    String remoteKey;
 
     @Option(names = "--model", paramLabel = "NAME", defaultValue = "tiny", converter = ModelConverter.class,
             description = "tiny | llama-3.1-8b | llama-3.1-70b  (default ${DEFAULT-VALUE})")
@@ -508,6 +522,24 @@ final class SimCommand {
         @Override
         SimOptions.ProgressMode parse(String value) {
             return choice(value, SimOptions.ProgressMode.values(), m -> lower(m.name()));
+        }
+    }
+
+    static final class RemoteUriConverter extends Expecting<URI> {
+        @Override
+        URI parse(String value) {
+            URI uri;
+            try {
+                uri = new URI(value.strip());
+            } catch (URISyntaxException e) {
+                throw new IllegalArgumentException("expected a store URI such as redis://127.0.0.1:6379 or inprocess:sim: "
+                        + e.getReason());
+            }
+            if (uri.getScheme() == null || uri.getSchemeSpecificPart().isEmpty()) {
+                throw new IllegalArgumentException("expected a store URI with a scheme, such as redis://127.0.0.1:6379 or"
+                        + " inprocess:sim");
+            }
+            return uri;
         }
     }
 

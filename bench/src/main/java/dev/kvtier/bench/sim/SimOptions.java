@@ -1,12 +1,15 @@
 package dev.kvtier.bench.sim;
 
 import dev.kvtier.ByteSizes;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 
 import dev.kvtier.Backend;
+import dev.kvtier.RemoteStoreConfig;
 import dev.kvtier.bench.trace.TraceGenerator;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.ParseResult;
@@ -48,6 +51,8 @@ import picocli.CommandLine.ParseResult;
  * @param routing       how a request picks its rank when {@link #ranks} &gt; 1
  * @param warmupRequests requests of a separately generated trace played through a throwaway cache before a trace
  *                      run, to warm the JVM (its JIT, heap and code paths) as JMH's warm-up iterations do; 0 = none
+ * @param remote        the remote block store prefix blocks are shared through ({@code --remote}); empty = none
+ * @param remoteKey     the HMAC key of the remote store's values ({@code --remote-key})
  * @param help          print the usage and exit 0
  */
 public record SimOptions(
@@ -82,7 +87,15 @@ public record SimOptions(
         int ranks,
         Routing routing,
         int warmupRequests,
+        Optional<URI> remote,
+        String remoteKey,
         boolean help) {
+
+    /**
+     * The {@code --remote-key} a run has when none is given: public, so fit for simulation only (anyone who reads this
+     * can sign values a store shared with the simulator serves).
+     */
+    public static final String SIMULATION_REMOTE_KEY = "kvtier-simulator-key-not-secret";
 
     /** The page size the chat workload gets by default. */
     public static final int DEFAULT_PAGE_SIZE = 64 * 1024;
@@ -193,6 +206,21 @@ public record SimOptions(
             throw new UsageException("--ranks " + c.ranks + " plays a trace through the prefix-block API once: it needs"
                     + " --workload trace with --trace-api prefix and no --sweep");
         }
+        if (c.remote != null) {
+            if (c.workload != WorkloadKind.TRACE || c.traceApi != TraceApi.PREFIX || c.sweep) {
+                throw new UsageException("--remote " + c.remote + " shares prefix blocks: it needs --workload trace with"
+                        + " --trace-api prefix and no --sweep");
+            }
+            if (c.ranks > 1 && "inprocess".equalsIgnoreCase(c.remote.getScheme())) {
+                throw new UsageException("--remote " + c.remote + " is a store inside one JVM, and --ranks " + c.ranks
+                        + " runs each rank in a process of its own: give a shared store (redis://host:port) or no --ranks");
+            }
+        }
+        if (c.remoteKey.getBytes(StandardCharsets.UTF_8).length < RemoteStoreConfig.MIN_KEY_BYTES) {
+            // The length only: a key is not printed.
+            throw new UsageException("bad value for --remote-key: a key of " + c.remoteKey.getBytes(StandardCharsets.UTF_8).length
+                    + " bytes (expected at least " + RemoteStoreConfig.MIN_KEY_BYTES + " bytes of UTF-8)");
+        }
         if (c.warmupRequests > 0 && (c.workload != WorkloadKind.TRACE || c.sweep || c.ranks > 1)) {
             throw new UsageException("--warmup-requests " + c.warmupRequests + " warms the JVM before one trace run in this"
                     + " process: it needs --workload trace, without --sweep and without --ranks above 1");
@@ -212,7 +240,7 @@ public record SimOptions(
                 c.sweepPolicies.policies(), c.outDirectory, c.workload, Optional.ofNullable(c.trace),
                 Optional.ofNullable(c.generateTrace), blockBytes, c.traceApi,
                 c.sweepBudgets == null ? List.of() : c.sweepBudgets.budgets(), Optional.ofNullable(c.jfr), c.ranks, c.routing,
-                c.warmupRequests, c.help);
+                c.warmupRequests, Optional.ofNullable(c.remote), c.remoteKey, c.help);
     }
 
     /**
@@ -236,7 +264,7 @@ public record SimOptions(
         return new SimOptions(model, sessions, requests, turnLengths, maxTurns, zipfExponent, budget, cpuBudget,
                 diskDirectory, pageSizeBytes, newPolicy, backend, seed, threads, verify, maxSeconds, progress, sweep,
                 sweepSteps, sweepPolicies, outDirectory, workload, trace, generateTrace, blockBytes, traceApi, sweepBudgets,
-                jfr, ranks, routing, warmupRequests, help);
+                jfr, ranks, routing, warmupRequests, remote, remoteKey, help);
     }
 
     /**
@@ -249,7 +277,7 @@ public record SimOptions(
         return new SimOptions(model, sessions, warmupRequests, turnLengths, maxTurns, zipfExponent, gpuBudget, cpuBudget,
                 Optional.empty(), pageSizeBytes, policy, backend, warmupSeed(), threads, verify, 0, ProgressMode.OFF, false,
                 sweepSteps, sweepPolicies, outDirectory, workload, Optional.empty(), generateTrace, blockBytes, traceApi,
-                sweepBudgets, Optional.empty(), 1, routing, 0, help);
+                sweepBudgets, Optional.empty(), 1, routing, 0, Optional.empty(), remoteKey, help);
     }
 
     /** This run with another CPU budget (the warm-up's, resolved against its own trace). */
@@ -257,12 +285,27 @@ public record SimOptions(
         return new SimOptions(model, sessions, requests, turnLengths, maxTurns, zipfExponent, gpuBudget, budget,
                 diskDirectory, pageSizeBytes, policy, backend, seed, threads, verify, maxSeconds, progress, sweep,
                 sweepSteps, sweepPolicies, outDirectory, workload, trace, generateTrace, blockBytes, traceApi, sweepBudgets,
-                jfr, ranks, routing, warmupRequests, help);
+                jfr, ranks, routing, warmupRequests, remote, remoteKey, help);
     }
 
     /** The warm-up trace's seed: never the measured one's, so the warm-up plays other blocks than the run it warms. */
     long warmupSeed() {
         return seed + 1;
+    }
+
+    /**
+     * The namespace of the remote store's keys: one per seed and block size, the two that fix a block's bytes given
+     * its hash id ({@link BlockContents}), so every value in it is the block's one right content, whichever run or
+     * rank wrote it.
+     */
+    public String remoteNamespace() {
+        return "sim-s" + Long.toUnsignedString(seed) + "-b" + blockBytes;
+    }
+
+    /** The cache's remote store settings of {@code --remote} and {@code --remote-key}; empty without {@code --remote}. */
+    public Optional<RemoteStoreConfig> remoteStoreConfig() {
+        return remote.map(uri -> RemoteStoreConfig.builder().store(uri).key(remoteKey.getBytes(StandardCharsets.UTF_8))
+                .namespace(remoteNamespace()).build());
     }
 
     /** How {@code --backend} spells {@code backend}: its name in lower case. */

@@ -4,14 +4,20 @@ import dev.kvtier.ByteSizes;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import java.util.stream.Stream;
@@ -24,6 +30,8 @@ import dev.kvtier.bench.trace.TraceGenerator;
 import dev.kvtier.bench.trace.TraceRequest;
 import dev.kvtier.bench.trace.TraceStatistics;
 import dev.kvtier.observe.KvTierFlightRecording;
+import dev.kvtier.remote.RemoteBlockStore;
+import dev.kvtier.remote.RemoteBlockStores;
 import dev.kvtier.store.Tier;
 
 /**
@@ -58,6 +66,8 @@ public final class Simulate {
 
     /** The library's logger: its one line per opened cache is worth seeing once, not once per sweep point. */
     private static final Logger LIBRARY_LOG = Logger.getLogger("dev.kvtier");
+    /** How long {@code --remote}'s store has to answer one question before the run. */
+    private static final Duration REMOTE_PROBE_TIMEOUT = Duration.ofSeconds(5);
 
     public static void main(String[] args) {
         if (System.getProperty("java.util.logging.SimpleFormatter.format") == null) {
@@ -157,6 +167,13 @@ public final class Simulate {
         } catch (UsageException e) {
             return usageError(e);
         }
+        if (options.remote().isPresent()) {
+            String unusable = unusableRemote(options.remote().get());
+            if (unusable != null) {
+                err.println("simulate: --remote " + options.remote().get() + ": " + unusable);
+                return USAGE;
+            }
+        }
         if (options.ranks() > 1) {
             long unique = uniqueBytes(options, trace);
             long footprint = TraceRun.blockFootprintBytes(options.blockBytes(), options.effectivePageSizeBytes());
@@ -172,6 +189,39 @@ public final class Simulate {
                     options.cpuBudget().resolve(unique), out, err) ? OK : FAILED;
         }
         return options.sweep() ? traceSweep(options, trace) : traceOnce(options, trace);
+    }
+
+    /**
+     * Why the remote store at {@code uri} cannot be used, or null when it answers: opened, asked about one key, closed.
+     * A store that does not answer within {@link #REMOTE_PROBE_TIMEOUT} is unusable, though the cache would only miss:
+     * a run against it would measure nothing the option asks for. The library's own warnings about it are held back:
+     * the one line printed says it.
+     */
+    private static String unusableRemote(URI uri) {
+        Level level = LIBRARY_LOG.getLevel();
+        LIBRARY_LOG.setLevel(Level.OFF);
+        try (RemoteBlockStore store = RemoteBlockStores.open(uri, Map.of())) {
+            store.containsAll(List.of(RemoteBlockStores.blockKeyPrefix("sim-probe") + "0"))
+                    .get(REMOTE_PROBE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            return null;
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            return e.getMessage();
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause() != null ? e.getCause() : e;
+            return describe(uri) + " does not answer: " + cause.getMessage();
+        } catch (TimeoutException e) {
+            return describe(uri) + " did not answer within " + REMOTE_PROBE_TIMEOUT.toSeconds() + " s";
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "interrupted while reaching it";
+        } finally {
+            LIBRARY_LOG.setLevel(level);
+        }
+    }
+
+    private static String describe(URI uri) {
+        return uri.getScheme() + "://" + (uri.getHost() == null ? uri.getSchemeSpecificPart()
+                : uri.getHost() + (uri.getPort() < 0 ? "" : ":" + uri.getPort()));
     }
 
     private static long uniqueBytes(SimOptions options, BlockTrace trace) {
@@ -261,7 +311,8 @@ public final class Simulate {
                                      TraceRun.Optimum optimum) throws IOException {
         return inDiskDirectory(options, diskDirectory -> TraceRun.run(options, trace, factory,
                 new CacheUnderTest.Settings(gpuBudgetBytes, options.cpuBudget().resolve(uniqueBytes(options, trace)),
-                        diskDirectory, options.effectivePageSizeBytes(), options.policy(), options.backend()),
+                        diskDirectory, options.effectivePageSizeBytes(), options.policy(), options.backend(),
+                        options.remoteStoreConfig()),
                 progress, optimum));
     }
 

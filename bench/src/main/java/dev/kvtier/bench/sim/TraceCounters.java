@@ -20,6 +20,8 @@ final class TraceCounters {
     long references;
     /** Per tier ({@link Tier#ordinal()}): references that found their block there. */
     final long[] foundOn = new long[Tier.values().length];
+    /** References whose block was not cached locally and was fetched from the remote block store ({@code --remote}). */
+    long foundRemote;
     /** References whose block was not cached anywhere (its first use: the disk tier is unbounded). */
     long missing;
     /** Summed over requests: leading blocks found cached on some tier, up to the first that was not. */

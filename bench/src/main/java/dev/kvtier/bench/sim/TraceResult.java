@@ -6,6 +6,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 
+import dev.kvtier.RemoteStoreStats;
+
 import dev.kvtier.store.Tier;
 
 /**
@@ -26,11 +28,13 @@ import dev.kvtier.store.Tier;
  * @param gpuCapacityBlocks blocks the GPU budget holds (budget / block footprint): the optimum's capacity
  * @param optimumHits       GPU hits of the offline optimum (Belady) over the references played
  * @param warmUp            the warm-up played in this JVM before this run ({@code --warmup-requests}), if any
+ * @param remote            the cache's traffic with the remote block store ({@code --remote}; {@code NONE} without)
  */
 record TraceResult(SimOptions options, CacheUnderTest.Settings settings, String backend, BlockTrace trace,
                           long playedNanos, int requestsDone, TraceCounters counters, CacheUnderTest.Counters cacheCounters,
                           Optional<String> failure, Optional<String> leftover, boolean stoppedEarly,
-                          int gpuCapacityBlocks, long optimumHits, Optional<WarmUp> warmUp) {
+                          int gpuCapacityBlocks, long optimumHits, Optional<WarmUp> warmUp,
+                          RemoteStoreStats remote) {
 
     /**
      * What warmed the JVM before the run: another trace played to the end through a throwaway cache that was
@@ -48,7 +52,7 @@ record TraceResult(SimOptions options, CacheUnderTest.Settings settings, String 
     /** This result, saying that {@code warm} warmed the JVM before it. */
     TraceResult withWarmUp(WarmUp warm) {
         return new TraceResult(options, settings, backend, trace, playedNanos, requestsDone, counters, cacheCounters, failure,
-                leftover, stoppedEarly, gpuCapacityBlocks, optimumHits, Optional.of(warm));
+                leftover, stoppedEarly, gpuCapacityBlocks, optimumHits, Optional.of(warm), remote);
     }
 
     /** The playing thread's CPU time per block reference over the whole play, microseconds; NaN when not measured. */
@@ -188,6 +192,8 @@ record TraceResult(SimOptions options, CacheUnderTest.Settings settings, String 
         }
         rows.add(row("block hit rate", hits + String.format(Locale.ROOT, ", missing %.1f%%  (of %,d block references)",
                 100 * missingShare(), counters.references)));
+        rows.addAll(RemoteSummary.rows(options.remote().map(Object::toString).orElse(""), remote, counters.foundRemote,
+                counters.references, options.blockBytes()));
         rows.add(row("prefix hit rate", String.format(Locale.ROOT,
                 "%.1f%% of block references in their request's cached prefix (any tier), %.1f%% in its prefix on GPU",
                 100 * prefixHitShare(), 100 * prefixOnGpuShare())));

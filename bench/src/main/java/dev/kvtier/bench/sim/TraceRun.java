@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
+import dev.kvtier.RemoteStoreStats;
 import dev.kvtier.bench.trace.Belady;
 import dev.kvtier.store.Tier;
 
@@ -75,6 +76,7 @@ final class TraceRun {
         String leftover = null;
         long playedNanos;
         CacheUnderTest.Counters afterPlay;
+        RemoteStoreStats remote;
         // Where the steady-state figure starts: after the first quarter of the trace (measured: ~25% of
         // the whole-run figure as JIT warm-up inside the timed window).
         int steadyFrom = quarterEnd(0); // the steady state is the last three quarters
@@ -134,6 +136,7 @@ final class TraceRun {
                             + end.used(Tier.CPU) + " B, disk " + end.used(Tier.DISK) + " B";
                 }
             }
+            remote = cache.remoteStats();
         }
         long footprint = blockFootprintBytes(options.blockBytes(), settings.pageSizeBytes());
         int capacity = (int) Math.min(Integer.MAX_VALUE, settings.gpuBudgetBytes() / footprint);
@@ -141,7 +144,7 @@ final class TraceRun {
         long optimumHits = optimum.hits(trace, played, capacity);
         return new TraceResult(options, settings, cache.backendDescription(), trace, playedNanos, requestsDone,
                 counters, afterPlay, Optional.ofNullable(counters.failure()), Optional.ofNullable(leftover),
-                requestsDone < trace.requests() && counters.failure() == null, capacity, optimumHits, Optional.empty());
+                requestsDone < trace.requests() && counters.failure() == null, capacity, optimumHits, Optional.empty(), remote);
     }
 
     /**
