@@ -8,6 +8,7 @@
 module dev.kvtier.redis {
     requires transitive dev.kvtier.core;
     requires lettuce.core;
+    requires io.netty.buffer;
     requires io.netty.common;
     requires io.netty.transport;
 

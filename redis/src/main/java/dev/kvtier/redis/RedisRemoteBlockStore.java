@@ -18,15 +18,18 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
-import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.codec.RedisCodec;
 import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.codec.ToByteBufEncoder;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.util.concurrent.DefaultThreadFactory;
 
 import java.io.IOException;
 import java.net.URI;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -52,14 +55,18 @@ import java.util.concurrent.locks.ReentrantLock;
  * <ul>
  *   <li><b>One pipelined batch per call.</b> A call queues its commands on the connection and flushes once (on a
  *       cluster each command is flushed as it is routed to its node, still without waiting for answers): for
- *       {@code getAll} an {@code EXISTS} and a {@code GETRANGE key 0 maxValueBytes} per key, for {@code containsAll}
+ *       {@code getAll} a {@code GETRANGE key 0 maxValueBytes+1} per key, for {@code containsAll}
  *       an {@code EXISTS} per key, for {@code putAll} a {@code SET} per key. On a standalone server these three
  *       (and {@code HELLO} with the credentials at connect, which needs no permission) are all it sends, and the
  *       least-privilege ACL in the README allows exactly them; on a cluster Lettuce also reads the topology
  *       ({@code CLUSTER NODES}, {@code INFO}).</li>
- *   <li><b>A huge value never costs its size.</b> {@code GETRANGE} reads at most {@code maxValueBytes + 1} bytes of
- *       a value; a longer value is answered absent ({@code null}), counted ({@link #oversizedValues()}) and logged
- *       once.</li>
+ *   <li><b>One marker byte before each value.</b> Redis holds a value as a marker byte followed by its bytes (the
+ *       marker is written and stripped by the codec, without copying the value on put), so an empty value is one
+ *       byte and {@code GETRANGE}'s empty answer means an absent key. A Redis value that does not start with the
+ *       marker (written by something else) is answered absent.</li>
+ *   <li><b>A huge value never costs its size.</b> {@code GETRANGE} reads at most the marker and
+ *       {@code maxValueBytes + 1} bytes of a value; a longer value is answered absent ({@code null}), counted
+ *       ({@link #oversizedValues()}) and logged once.</li>
  *   <li><b>Bounded waits.</b> Every command completes within {@code commandTimeoutMs} (a timeout is an exceptional
  *       future); while a standalone server is down, commands fail at once instead of queueing (on a cluster, a
  *       command for a node that is down fails at the command timeout); the client reconnects by itself, and a
@@ -76,7 +83,9 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class RedisRemoteBlockStore implements RemoteBlockStore {
     private static final System.Logger LOG = System.getLogger(RedisRemoteBlockStore.class.getName());
-    private static final RedisCodec<String, byte[]> CODEC = RedisCodec.of(StringCodec.UTF8, ByteArrayCodec.INSTANCE);
+    private static final RedisCodec<String, byte[]> CODEC = new MarkedValueCodec();
+    /** The byte before every value in Redis: a stored value is never empty, so an empty answer is an absent key. */
+    private static final byte VALUE_MARKER = 'k';
     /** The longest key the SPI allows, in UTF-8 bytes. */
     private static final int MAX_KEY_BYTES = 512;
     private static final Duration RECONNECT_BACKOFF = Duration.ofMillis(500);
@@ -299,28 +308,24 @@ public final class RedisRemoteBlockStore implements RemoteBlockStore {
             return CompletableFuture.completedFuture(List.of());
         }
         long maxValueBytes = settings.maxValueBytes();
-        List<RedisFuture<Long>> exists = new ArrayList<>(keys.size());
         List<RedisFuture<byte[]>> prefixes = new ArrayList<>(keys.size());
         CompletableFuture<List<byte[]>> result = new CompletableFuture<>();
         if (!batch(result, "GETRANGE", keys.size(), commands -> {
             for (String key : keys) {
-                // EXISTS tells an absent key from an empty value, which GETRANGE answers alike (an empty string).
-                exists.add(commands.exists(key));
-                prefixes.add(commands.getrange(key, 0, maxValueBytes));
+                // The marker and at most maxValueBytes + 1 bytes of the value (the end is inclusive): one byte more
+                // than the largest value allowed tells an oversized value apart. The codec strips the marker and
+                // answers an empty reply (an absent key) as null.
+                prefixes.add(commands.getrange(key, 0, maxValueBytes + 1));
             }
         })) {
             return result;
         }
-        List<RedisFuture<?>> all = new ArrayList<>(exists);
-        all.addAll(prefixes);
-        whenAll(all, result, "GETRANGE", keys.size(), () -> {
+        whenAll(prefixes, result, "GETRANGE", keys.size(), () -> {
             byte[][] values = new byte[keys.size()][];
             for (int i = 0; i < values.length; i++) {
                 byte[] value = prefixes.get(i).toCompletableFuture().join();
                 if (value != null && value.length > maxValueBytes) {
                     oversized(keys.get(i));
-                    value = null;
-                } else if (value != null && value.length == 0 && exists.get(i).toCompletableFuture().join() == 0) {
                     value = null;
                 }
                 values[i] = value;
@@ -417,6 +422,70 @@ public final class RedisRemoteBlockStore implements RemoteBlockStore {
     @Override
     public String toString() {
         return "RedisRemoteBlockStore[" + description + "]";
+    }
+
+    /**
+     * Keys as UTF-8; a value as {@link #VALUE_MARKER} followed by its bytes, written straight into Lettuce's output
+     * buffer (no copy of the array). Decoding strips the marker: an empty reply (an absent key) or one without the
+     * marker is null.
+     */
+    private static final class MarkedValueCodec
+            implements RedisCodec<String, byte[]>, ToByteBufEncoder<String, byte[]> {
+        private static final byte[] EMPTY = new byte[0];
+
+        @Override
+        public String decodeKey(ByteBuffer bytes) {
+            return StringCodec.UTF8.decodeKey(bytes);
+        }
+
+        @Override
+        public byte[] decodeValue(ByteBuffer bytes) {
+            if (bytes == null || !bytes.hasRemaining() || bytes.get() != VALUE_MARKER) {
+                return null;
+            }
+            if (!bytes.hasRemaining()) {
+                return EMPTY;
+            }
+            byte[] value = new byte[bytes.remaining()];
+            bytes.get(value);
+            return value;
+        }
+
+        @Override
+        public ByteBuffer encodeKey(String key) {
+            return StringCodec.UTF8.encodeKey(key); // also what a cluster hashes to route the key
+        }
+
+        @Override
+        public ByteBuffer encodeValue(byte[] value) {
+            ByteBuffer marked = ByteBuffer.allocate(value.length + 1);
+            marked.put(VALUE_MARKER).put(value).flip();
+            return marked;
+        }
+
+        @Override
+        public void encodeKey(String key, ByteBuf target) {
+            ByteBufUtil.writeUtf8(target, key);
+        }
+
+        @Override
+        public void encodeValue(byte[] value, ByteBuf target) {
+            target.writeByte(VALUE_MARKER);
+            target.writeBytes(value);
+        }
+
+        @Override
+        public int estimateSize(Object keyOrValue) {
+            if (keyOrValue instanceof byte[]) {
+                return ((byte[]) keyOrValue).length + 1;
+            }
+            return keyOrValue == null ? 0 : ByteBufUtil.utf8Bytes((CharSequence) keyOrValue);
+        }
+
+        @Override
+        public boolean isEstimateExact() {
+            return true; // Lettuce then writes the length and the bytes straight into its buffer
+        }
     }
 
     private interface Commands {

@@ -325,12 +325,38 @@ class RedisFaultTest {
         assertArrayEquals(new byte[0], got.get(2));
         assertNull(got.get(3));
         assertEquals(1, reader.oversizedValues());
-        // Redis sent at most maxValueBytes + 1 bytes of the 8 MiB value (plus the other answers and the INFO reply).
+        // Redis sent at most the marker and maxValueBytes + 1 bytes of the 8 MiB value (plus the other answers and the
+        // INFO reply).
         assertTrue(sent < 64 << 10, "Redis sent " + sent + " bytes for the fetch of an 8 MiB value");
         IllegalArgumentException tooBig = assertThrows(IllegalArgumentException.class,
                 () -> reader.putAll(Map.of("kvtier:x", new byte[4097])));
         assertTrue(tooBig.getMessage().contains("4097") && tooBig.getMessage().contains("4096"),
                 tooBig.getMessage());
+    }
+
+    @Test
+    void eachValueIsHeldAfterAMarkerByteAndAValueWithoutItIsAnsweredAbsent() throws Exception {
+        server = LocalRedisServer.start(directory.resolve("redis"), "");
+        RedisRemoteBlockStore store = open(server.uri(), Map.of("maxValueBytes", "4096"));
+        store.putAll(Map.of("kvtier:full", randomBytes(1000, 2), "kvtier:empty", new byte[0]))
+                .get(10, TimeUnit.SECONDS);
+        assertEquals("1001", server.cli("STRLEN", "kvtier:full").trim());
+        assertEquals("1", server.cli("STRLEN", "kvtier:empty").trim());
+        // Written by something else: no marker, or an empty string; and marked values at and above the bound.
+        assertEquals("OK", server.cli("SET", "kvtier:foreign", "abc").trim());
+        assertEquals("OK", server.cli("SET", "kvtier:blank", "").trim());
+        assertEquals("OK", server.cli("SET", "kvtier:at-bound", "k" + "x".repeat(4096)).trim());
+        assertEquals("OK", server.cli("SET", "kvtier:above-bound", "k" + "x".repeat(4097)).trim());
+        List<byte[]> got = store.getAll(List.of("kvtier:full", "kvtier:empty", "kvtier:foreign", "kvtier:blank",
+                "kvtier:at-bound", "kvtier:above-bound", "kvtier:none")).get(10, TimeUnit.SECONDS);
+        assertArrayEquals(randomBytes(1000, 2), got.get(0));
+        assertArrayEquals(new byte[0], got.get(1));
+        assertNull(got.get(2));
+        assertNull(got.get(3));
+        assertArrayEquals("x".repeat(4096).getBytes(java.nio.charset.StandardCharsets.US_ASCII), got.get(4));
+        assertNull(got.get(5));
+        assertNull(got.get(6));
+        assertEquals(1, store.oversizedValues());
     }
 
     /** Redis's count of bytes it sent to clients ({@code INFO stats}). */

@@ -28,8 +28,8 @@ import java.util.regex.Pattern;
  * Fetch throughput of {@link RedisRemoteBlockStore#getAll} against {@code redis-benchmark}'s pipelined GET on the same
  * {@code redis-server} (started here by PID on a loopback port) at the same value sizes, in one run, rounds
  * interleaved: per size, {@code rounds} times (store, raw Lettuce GET pipeline, redis-benchmark), each for about
- * {@code secondsPerMeasure}. The store fetches {@code batch} keys per call (an {@code EXISTS} and a bounded
- * {@code GETRANGE} per key, one flush); the raw Lettuce line is {@code batch} plain {@code GET}s flushed once (what the
+ * {@code secondsPerMeasure}. The store fetches {@code batch} keys per call (a bounded {@code GETRANGE} per key, one
+ * flush); the raw Lettuce line is {@code batch} plain {@code GET}s flushed once (what the
  * store would cost without its size bound); {@code redis-benchmark -c 1 -P batch -t get -d SIZE} is the engine's own
  * client. Also the p99 latency of one {@code batch}-key fetch by the store (HdrHistogram). Medians of the rounds.
  *
