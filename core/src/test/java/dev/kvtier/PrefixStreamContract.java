@@ -1,5 +1,7 @@
 package dev.kvtier;
 
+import org.junit.jupiter.api.Tag;
+import dev.kvtier.testing.FaultLogRouting;
 import dev.kvtier.exec.ExecutionBackend;
 import dev.kvtier.prefix.BlockHash;
 import dev.kvtier.prefix.BlockHasher;
@@ -40,6 +42,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * taken from the GPU budget and given back, the sources pinned where they are (eviction and removal meanwhile change
  * no byte handed out), and failure, cancellation, timeout and close during a stream releasing everything.
  */
+@Tag(FaultLogRouting.TAG) // failed and late copies injected on purpose: the library's warnings go to target/test-logs
 abstract class PrefixStreamContract {
     static final int PAGE = 4096;
     static final int LAYERS = 4;
