@@ -3,7 +3,7 @@ package dev.kvtier.redis;
 import dev.kvtier.remote.RemoteBlockStore;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
-import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SocketOptions;
@@ -73,8 +73,11 @@ import java.util.concurrent.locks.ReentrantLock;
  *       cluster's topology is refreshed on {@code MOVED}, reconnects and every 10 s, so a failed-over
  *       node is a few misses, never a hang. {@link #open} waits at most {@code connectTimeoutMs} + 0.5 s for the first
  *       connection; a server that is down then is retried at the next call (every call meanwhile fails at once).</li>
- *   <li><b>Credentials refused at open.</b> A wrong user or password is an {@link IllegalArgumentException} from
- *       {@link #open} naming the store and the user (never the password) with the server's answer.</li>
+ *   <li><b>Credentials refused at open.</b> A wrong user or password, or a user without a permission the connection
+ *       needs (on a cluster: {@code CLUSTER NODES}, to read the slot map), is an {@link IllegalArgumentException}
+ *       from {@link #open} naming the store and the user (never the password) with the server's answer. A user
+ *       without a permission only a call needs ({@code EXISTS}, {@code GETRANGE}, {@code SET}, or a key outside its
+ *       pattern) is found at that call: its future fails with the server's {@code NOPERM} answer.</li>
  *   <li><b>Its own threads, released on close.</b> Lettuce's I/O and computation threads ({@code kvtier-redis-*},
  *       daemons) belong to this store; {@link #close()} completes every pending future exceptionally and ends them
  *       (waiting at most 2 s).</li>
@@ -170,7 +173,8 @@ public final class RedisRemoteBlockStore implements RemoteBlockStore {
      *     URI's); an empty map for the defaults; not null; read during the call and not kept
      * @return the open store, owned by the caller, who closes it
      * @throws IllegalArgumentException naming the URI part or setting that is invalid or unknown, or the user the
-     *     server refused
+     *     server refused (its password wrong, or a permission the connection needs missing: on a cluster
+     *     {@code CLUSTER NODES})
      */
     public static RedisRemoteBlockStore open(URI uri, Map<String, String> settings) {
         RedisRemoteBlockStore store = new RedisRemoteBlockStore(RedisStoreSettings.parse(uri, settings));
@@ -194,20 +198,35 @@ public final class RedisRemoteBlockStore implements RemoteBlockStore {
                     + "; calls fail (misses) until it connects");
         } catch (ExecutionException e) {
             Throwable cause = rootCause(e);
-            if (isAuthenticationFailure(cause)) {
-                throw new IllegalArgumentException(description + " refused the credentials of "
-                        + (settings.user() == null ? "the default user" : "user '" + settings.user() + "'") + ": "
-                        + cause.getMessage(), cause);
+            String refusal = refusal(cause);
+            if (refusal != null) {
+                String user = settings.user() == null ? "the default user" : "user '" + settings.user() + "'";
+                throw new IllegalArgumentException(refusal.equals("NOPERM")
+                        ? description + ": " + user + " lacks a permission this store needs (grant the"
+                                + " least-privilege ACL of kvtier's README): " + cause.getMessage()
+                        : description + " refused the credentials of " + user + ": " + cause.getMessage(), cause);
             }
             LOG.log(System.Logger.Level.WARNING, description + ": cannot connect (" + cause
                     + "); calls fail (misses) and the connection is retried");
         }
     }
 
-    private static boolean isAuthenticationFailure(Throwable cause) {
+    /**
+     * Why the server refused the user, if it did: {@code WRONGPASS} or {@code NOAUTH} (the credentials) or
+     * {@code NOPERM} (a command the store sends at connect, such as a cluster's {@code CLUSTER NODES}); null for any
+     * other failure. A cluster client reports its seeds' answers only as text in one exception, so the text is read.
+     */
+    private static String refusal(Throwable cause) {
+        if (!(cause instanceof RedisException)) {
+            return null;
+        }
         String message = String.valueOf(cause.getMessage());
-        return cause instanceof RedisCommandExecutionException
-                && (message.startsWith("WRONGPASS") || message.startsWith("NOAUTH") || message.contains("NOPERM"));
+        for (String error : List.of("WRONGPASS", "NOAUTH", "NOPERM")) {
+            if (message.contains(error)) {
+                return error;
+            }
+        }
+        return null;
     }
 
     private static Throwable rootCause(Throwable e) {
