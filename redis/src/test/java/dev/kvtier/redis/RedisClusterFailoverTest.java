@@ -27,7 +27,8 @@ import static org.junit.jupiter.api.Assertions.fail;
  * A Redis Cluster of three masters, each with a replica (six {@code redis-server}s started by the test), whose
  * master of some keys is killed with SIGKILL: while its replica takes over, every call on those keys ends within the
  * command timeout (a failed future: a miss), calls never hang, no answer is a wrong byte, and once the replica is
- * promoted the store serves every key again without being reopened.
+ * promoted the store serves every key again without being reopened. The store runs as the README's least-privilege
+ * cluster user ({@link RedisClusterAclTest#README_CLUSTER_RULES}).
  */
 @Tag(FaultLogRouting.TAG) // faults injected on purpose: the library's warnings go to target/test-logs
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
@@ -54,8 +55,12 @@ class RedisClusterFailoverTest {
     @Test
     void aKilledMasterIsAFewBoundedMissesThenItsReplicaServesTheSameBytes() throws Exception {
         cluster = LocalRedisCluster.start(directory, 3, 1, "");
-        store = RedisRemoteBlockStore.open(URI.create(cluster.uri()),
-                Map.of("commandTimeoutMs", Long.toString(COMMAND_TIMEOUT_MS)));
+        // As the README's least-privilege cluster user: the failover's topology refreshes need no more.
+        RedisClusterAclTest.setUserOnEveryNode(cluster, RedisClusterAclTest.USER,
+                RedisClusterAclTest.README_CLUSTER_RULES);
+        store = RedisRemoteBlockStore.open(URI.create(cluster.uri()), Map.of("commandTimeoutMs",
+                Long.toString(COMMAND_TIMEOUT_MS), "user", RedisClusterAclTest.USER, "password",
+                RedisClusterAclTest.PASSWORD));
         Map<String, byte[]> written = new LinkedHashMap<>();
         for (int i = 0; i < 48; i++) {
             written.put("kvtier:failover:" + i, RedisFaultTest.randomBytes(10_000 + i, i));
