@@ -7,7 +7,21 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import dev.kvtier.Backend;
+import dev.kvtier.KvTierCache;
+import dev.kvtier.KvTierConfig;
+import dev.kvtier.RemoteStoreConfig;
+import dev.kvtier.RemoteStoreStats;
+import dev.kvtier.prefix.BlockHash;
+import dev.kvtier.prefix.PrefixBlockCache;
+import dev.kvtier.prefix.PrefixPin;
+import dev.kvtier.store.Tier;
+import dev.kvtier.tiering.RemoteBlockFormat;
+
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
+import java.lang.foreign.MemorySegment;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -17,8 +31,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
@@ -33,12 +49,14 @@ import static org.junit.jupiter.api.Assertions.fail;
 /**
  * A {@link RedisRemoteBlockStore} against a real {@code redis-server} (its own process, started, killed and
  * restarted by PID) that is killed mid-write and mid-fetch, restarted empty and with its data, made slow, evicting,
- * written by two stores at once: every call ends within the command timeout (a failure is an exceptional future),
- * the store reconnects by itself, and every value it answers is byte for byte one that was written.
+ * written by two stores at once and by two JVMs' caches at once: every call ends within the command timeout (a
+ * failure is an exceptional future), the store reconnects by itself, and every value it answers is byte for byte one
+ * that was written.
  */
 @Tag(FaultLogRouting.TAG) // faults injected on purpose: the library's warnings go to target/test-logs
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class RedisFaultTest {
+    private static final System.Logger LOG = System.getLogger(RedisFaultTest.class.getName());
     /** The command timeout the stores here run with; every call must end within it plus {@link #SLACK}. */
     private static final Duration COMMAND_TIMEOUT = Duration.ofMillis(500);
     /** Scheduling on a loaded 2-core machine: a timer fires late, a killed process takes a moment to go. */
@@ -306,6 +324,206 @@ class RedisFaultTest {
                 }
             }
         }
+    }
+
+    /**
+     * The issue's "two JVMs writing the same block at once: both values valid, either may be served": this JVM and a
+     * {@link BlockWriterProcess} store the same chain (namespace, key, hashes) with different bytes through their
+     * caches' write-through, starting at the same wall-clock instant, round after round. After each round every value
+     * Redis holds passes the format's checks and is one writer's whole value, and a third cache restores the chain and
+     * serves, block by block, exactly the bytes Redis holds: never a mix, never a wrong byte, no rejection, nothing
+     * dropped.
+     */
+    @Test
+    void twoJvmsWritingTheSameBlocksAtOnceLeaveOneValidValueEachAndAReaderServesExactlyIt() throws Exception {
+        server = LocalRedisServer.start(directory.resolve("redis"), "");
+        int rounds = 24;
+        List<String> command = new ArrayList<>(List.of(javaCommand(), "--enable-native-access=ALL-UNNAMED",
+                "-Xmx256m", "-cp", System.getProperty("java.class.path")));
+        if (System.getProperty("kvtier.native.dir") != null) {
+            command.add("-Dkvtier.native.dir=" + System.getProperty("kvtier.native.dir"));
+        }
+        command.addAll(List.of(BlockWriterProcess.class.getName(), server.uri(),
+                directory.resolve("writer-1").toString(), "1"));
+        Process child = new ProcessBuilder(command).start();
+        Thread errors = pumpToLog(child);
+        try {
+            BlockingQueue<String> fromChild = lines(child);
+            java.io.PrintStream toChild = new java.io.PrintStream(child.getOutputStream(), true,
+                    java.nio.charset.StandardCharsets.UTF_8);
+            KvTierCache writer = BlockWriterProcess.openWriter(server.uri(), directory.resolve("writer-0"));
+            toClose.add(writer);
+            KvTierCache reader = openReader();
+            RedisRemoteBlockStore raw = loader();
+            RemoteBlockFormat format = new RemoteBlockFormat(BlockWriterProcess.NAMESPACE, BlockWriterProcess.KEY,
+                    new RemoteBlockFormat.Layout(BlockWriterProcess.BLOCK_BYTES,
+                            BlockWriterProcess.LAYOUT.tokensPerBlock(), 0, 0), 64L << 20);
+            awaitLine(child, fromChild, "ready");
+
+            int[] wins = new int[2];
+            int mixedRounds = 0;
+            int overlappingRounds = 0;
+            String[] childDone = null;
+            for (int round = 0; round < rounds; round++) {
+                long start = BlockWriterProcess.epochNanos() + TimeUnit.MILLISECONDS.toNanos(50);
+                toChild.println("go " + round + " " + start);
+                long[] ours = BlockWriterProcess.writeRound(writer, round, 0, start);
+                childDone = awaitLine(child, fromChild, "done " + round + " ").split(" ");
+                long theirStart = Long.parseLong(childDone[5]);
+                long theirEnd = Long.parseLong(childDone[6]);
+                overlappingRounds += Math.max(ours[0], theirStart) < Math.min(ours[1], theirEnd) ? 1 : 0;
+
+                List<BlockHash> hashes = BlockWriterProcess.chain(round);
+                int[] winner = heldValues(raw, format, hashes);
+                PrefixBlockCache blocks = reader.prefixBlocks(BlockWriterProcess.LAYOUT);
+                assertEquals(hashes.size(), blocks.lookupPrefix(hashes).remoteBlocks(), "round " + round);
+                try (PrefixPin pin = blocks.ensurePrefixResident(hashes, Tier.GPU)) {
+                    assertEquals(hashes.size(), pin.size(), "round " + round);
+                    for (int i = 0; i < hashes.size(); i++) {
+                        byte[] served = new byte[BlockWriterProcess.BLOCK_BYTES];
+                        blocks.readBlock(hashes.get(i), MemorySegment.ofArray(served));
+                        assertArrayEquals(BlockWriterProcess.content(hashes.get(i), winner[i]), served,
+                                "round " + round + ", block " + i + ": not the bytes Redis holds");
+                    }
+                }
+                int fromFirst = 0;
+                for (int w : winner) {
+                    wins[w]++;
+                    fromFirst += w == 0 ? 1 : 0;
+                }
+                mixedRounds += fromFirst > 0 && fromFirst < winner.length ? 1 : 0;
+            }
+            toChild.println("quit");
+            assertTrue(child.waitFor(20, TimeUnit.SECONDS), "the writer process did not exit after quit");
+            assertEquals(0, child.exitValue(), "the writer process failed; its log is in this test's log");
+
+            long blocks = (long) rounds * BlockWriterProcess.BLOCKS;
+            String tally = wins[0] + " blocks served from this JVM's value, " + wins[1] + " from the other's; "
+                    + mixedRounds + " of " + rounds + " rounds mixed; write windows overlapped in "
+                    + overlappingRounds + " rounds";
+            LOG.log(System.Logger.Level.INFO, "two writers: " + tally);
+            RemoteStoreStats ourWrites = writer.stats().remote();
+            assertEquals(blocks, ourWrites.blocksWritten(), ourWrites.toString());
+            assertEquals(0, ourWrites.writesDropped() + ourWrites.failures(), ourWrites.toString());
+            assertEquals(List.of(Long.toString(blocks), "0", "0"), List.of(childDone).subList(2, 5),
+                    "the other writer's written, dropped, failures");
+            RemoteStoreStats reads = reader.stats().remote();
+            assertEquals(blocks, reads.blocksFetched(), reads.toString());
+            assertEquals(0, reads.rejections() + reads.failures(), reads.toString());
+            // Either may be served: both writers' values were, or the writes did not really race.
+            assertTrue(wins[0] > 0 && wins[1] > 0, tally);
+            assertTrue(overlappingRounds >= rounds / 2, tally);
+        } finally {
+            child.destroyForcibly();
+            child.waitFor(10, TimeUnit.SECONDS);
+            errors.join(TimeUnit.SECONDS.toMillis(5));
+        }
+    }
+
+    private KvTierCache openReader() {
+        RemoteStoreConfig remote = RemoteStoreConfig.builder().store(URI.create(server.uri()))
+                .storeSetting("commandTimeoutMs", "5000").key(BlockWriterProcess.KEY)
+                .namespace(BlockWriterProcess.NAMESPACE).writeThrough(RemoteStoreConfig.WriteThrough.NEVER).build();
+        KvTierCache cache = KvTierCache.open(KvTierConfig.builder().backend(Backend.HOST)
+                .gpuBudgetBytes(4L * BlockWriterProcess.BLOCKS * BlockWriterProcess.BLOCK_BYTES)
+                .cpuBudgetBytes(64L * BlockWriterProcess.BLOCKS * BlockWriterProcess.BLOCK_BYTES)
+                .pageSizeBytes(BlockWriterProcess.BLOCK_BYTES).diskExtentBytes(16L * BlockWriterProcess.BLOCK_BYTES)
+                .diskDirectory(directory.resolve("reader")).transferTimeout(Duration.ofSeconds(5)).remote(remote)
+                .build());
+        toClose.add(cache);
+        return cache;
+    }
+
+    /**
+     * Checks the value Redis holds for each block of the chain as the cache would ({@link RemoteBlockFormat#open}:
+     * header, namespace, block and parent, layout, CRC32C, HMAC) and says whose bytes it carries.
+     *
+     * @return per block, the writer (0: this JVM, 1: the other) whose whole value Redis holds
+     */
+    private static int[] heldValues(RedisRemoteBlockStore raw, RemoteBlockFormat format, List<BlockHash> hashes)
+            throws Exception {
+        List<String> keys = new ArrayList<>();
+        for (BlockHash hash : hashes) {
+            keys.add(format.keyOf(hash.high(), hash.low()));
+        }
+        List<byte[]> values = raw.getAll(keys).get(10, TimeUnit.SECONDS);
+        int[] writer = new int[hashes.size()];
+        BlockHash parent = BlockHash.ROOT;
+        for (int i = 0; i < hashes.size(); i++) {
+            BlockHash hash = hashes.get(i);
+            assertTrue(values.get(i) != null, "block " + i + " is not in Redis");
+            byte[] payload = new byte[BlockWriterProcess.BLOCK_BYTES];
+            assertNull(format.open(values.get(i), hash.high(), hash.low(), parent.high(), parent.low(), payload, 0),
+                    "block " + i + "'s value fails its checks");
+            if (Arrays.equals(payload, BlockWriterProcess.content(hash, 0))) {
+                writer[i] = 0;
+            } else if (Arrays.equals(payload, BlockWriterProcess.content(hash, 1))) {
+                writer[i] = 1;
+            } else {
+                fail("block " + i + "'s value passes its checks but is neither writer's bytes");
+            }
+            parent = hash;
+        }
+        return writer;
+    }
+
+    /** The java launcher running this test. */
+    private static String javaCommand() {
+        return ProcessHandle.current().info().command()
+                .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    }
+
+    /** The process's standard output, line by line, as it comes. */
+    private static BlockingQueue<String> lines(Process process) {
+        BlockingQueue<String> lines = new LinkedBlockingQueue<>();
+        Thread reader = new Thread(() -> {
+            try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(),
+                    java.nio.charset.StandardCharsets.UTF_8))) {
+                for (String line = in.readLine(); line != null; line = in.readLine()) {
+                    lines.add(line);
+                }
+            } catch (IOException ended) {
+                // the process is gone
+            }
+        }, "writer-process-stdout");
+        reader.setDaemon(true);
+        reader.start();
+        return lines;
+    }
+
+    /** Copies the process's standard error into this test's log, line by line, until it ends. */
+    private static Thread pumpToLog(Process process) {
+        Thread pump = new Thread(() -> {
+            try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getErrorStream(),
+                    java.nio.charset.StandardCharsets.UTF_8))) {
+                for (String line = in.readLine(); line != null; line = in.readLine()) {
+                    LOG.log(System.Logger.Level.INFO, "writer process (pid " + process.pid() + "): " + line);
+                }
+            } catch (IOException ended) {
+                // the process is gone
+            }
+        }, "writer-process-stderr");
+        pump.setDaemon(true);
+        pump.start();
+        return pump;
+    }
+
+    /** The next line starting with {@code prefix} (others are skipped), within 20 s and while the process lives. */
+    private static String awaitLine(Process process, BlockingQueue<String> lines, String prefix)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (System.nanoTime() < deadline) {
+            String line = lines.poll(50, TimeUnit.MILLISECONDS);
+            if (line != null && line.startsWith(prefix)) {
+                return line;
+            }
+            if (line == null && !process.isAlive()) {
+                fail("the writer process exited with " + process.exitValue() + " before printing '" + prefix
+                        + "'; its log is in this test's log");
+            }
+        }
+        fail("the writer process printed no '" + prefix + "' within 20 s");
+        throw new AssertionError();
     }
 
     @Test
