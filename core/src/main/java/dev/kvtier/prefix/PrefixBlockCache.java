@@ -167,7 +167,8 @@ public final class PrefixBlockCache {
      * that move are copied with one batched transfer per tier pair, after room was made for all of them;
      * all or nothing. Close the pin when the bytes have been used. With a remote block store, the blocks after the
      * local prefix are first fetched from it (see the class comment; waiting at most {@code transferTimeout}) and
-     * stored on {@code tier} as local blocks; those that cannot be fetched, checked or stored are left out.
+     * stored on {@code tier} as local blocks; the prefix ends before the first that cannot be fetched or stored or
+     * fails a check (even where {@link #lookupPrefix} counted it: the pin is then shorter).
      *
      * @param hashes the request's block hashes in chain order, as {@link BlockHasher#chain} gives them; may be empty
      * @param tier   the slowest tier the blocks may be on when this returns

@@ -10,7 +10,9 @@ import java.util.List;
  * use {@link PrefixBlockCache#ensurePrefixResident}). With a remote block store configured
  * ({@code KvTierConfig.remote()}), the local prefix may be followed by blocks the store holds: they count as cached
  * ({@link PrefixBlockCache#ensurePrefixResident} fetches them), have no tier, and {@link #isRemote} says which they
- * are. Immutable.
+ * are. The look-up only asks whether the store holds them: one that is gone by the time a restore fetches it, or
+ * whose value fails its checks then (a miss counted in {@code RemoteStoreStats}), ends the restored prefix before it,
+ * so a restore's {@link PrefixPin#size()} may be shorter than {@link #cachedBlocks()}. Immutable.
  *
  * @param tiers        the tier of each locally cached leading block, in order; its size is the local prefix's length
  * @param remoteBlocks how many blocks right after the local prefix the remote store holds (and the cost gate judged

@@ -5,6 +5,7 @@ import dev.kvtier.testing.FaultLogRouting;
 import dev.kvtier.Backend;
 import dev.kvtier.KvTierCache;
 import dev.kvtier.KvTierConfig;
+import dev.kvtier.RemoteRejection;
 import dev.kvtier.RemoteStoreConfig;
 import dev.kvtier.RemoteStoreStats;
 import dev.kvtier.prefix.BlockHash;
@@ -13,6 +14,7 @@ import dev.kvtier.prefix.BlockLayout;
 import dev.kvtier.prefix.PrefixBlockCache;
 import dev.kvtier.prefix.PrefixLookup;
 import dev.kvtier.prefix.PrefixPin;
+import dev.kvtier.prefix.PrefixRestore;
 import dev.kvtier.remote.RemoteBlockStores;
 import dev.kvtier.store.Tier;
 import org.junit.jupiter.api.AfterEach;
@@ -40,7 +42,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Prefix caches sharing blocks through a real {@code redis-server} (started by the test), each opening its store by
  * URI: a second cache fetches what the first stored, byte for byte; Redis killed, restarted empty or evicting
  * (maxmemory, allkeys-lru) never makes a caller wait past {@code transferTimeout}, local tiers keep working, a chain
- * cut in the middle is the shorter prefix before the cut, and the counters say what happened.
+ * cut in the middle (evicted, or a value tampered with after the look-up) is the shorter prefix before the cut, and the
+ * counters say what happened.
  */
 @Tag(FaultLogRouting.TAG) // faults injected on purpose: the library's warnings go to target/test-logs
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
@@ -231,6 +234,89 @@ class RedisPrefixCacheTest {
             }
             assertEquals(0, rankB.stats().remote().rejections());
         }
+    }
+
+    /** Flips one byte of block {@code hash}'s value in Redis, {@code fromEnd} bytes before its end. */
+    private void tamper(BlockHash hash, int fromEnd) throws Exception {
+        String key = RemoteBlockStores.blockKey(RemoteBlockStores.blockKeyPrefix("redis-test"), hash.high(),
+                hash.low());
+        try (RedisRemoteBlockStore raw = RedisRemoteBlockStore.open(URI.create(server.uri()), Map.of())) {
+            byte[] value = raw.getAll(List.of(key)).get(5, TimeUnit.SECONDS).get(0);
+            value[value.length - fromEnd] ^= 0x10;
+            raw.putAll(Map.of(key, value)).get(5, TimeUnit.SECONDS);
+        }
+    }
+
+    /**
+     * A look-up trusts {@code EXISTS}: a value tampered with after it said the chain was there fails its checks when
+     * the restore fetches it, and the restore is the shorter prefix before it (what {@code PrefixLookup} and
+     * {@code ensurePrefixResident} promise): the two intact blocks, byte for byte, no block of the chain after them,
+     * the rejection counted by its cause; and the same again at the next restore, the value still there.
+     */
+    @Test
+    void aValueTamperedBetweenLookupAndRestoreEndsTheRestoredPrefixBeforeIt() throws Exception {
+        server = LocalRedisServer.start(directory.resolve("redis"), "");
+        KvTierCache rankA = open();
+        List<BlockHash> hashes = chain(4, 6);
+        rankA.prefixBlocks(LAYOUT).storeBlocks(BlockHash.ROOT, hashes, contents(hashes));
+        await(() -> rankA.stats().remote().blocksWritten() >= 6, "6 blocks written through");
+
+        KvTierCache rankB = open();
+        PrefixBlockCache b = rankB.prefixBlocks(LAYOUT);
+        PrefixLookup lookup = b.lookupPrefix(hashes);
+        assertEquals(0, lookup.localBlocks());
+        assertEquals(6, lookup.remoteBlocks());
+        tamper(hashes.get(2), 40); // a payload byte: the CRC32C no longer matches
+        try (PrefixPin pin = b.ensurePrefixResident(hashes, Tier.GPU)) {
+            assertEquals(2, pin.size());
+        }
+        assertBytes(b, hashes.subList(0, 2));
+        assertEquals(2, b.lookupPrefix(hashes).localBlocks(), "no block after the tampered one is held");
+        RemoteStoreStats stats = rankB.stats().remote();
+        assertEquals(2, stats.blocksFetched());
+        assertEquals(1, stats.rejections(RemoteRejection.CHECKSUM), stats.toString());
+        assertEquals(1, stats.rejections(), stats.toString());
+        assertEquals(0, stats.failures(), stats.toString());
+
+        // Still in Redis, the value is asked for again (EXISTS says it is there) and refused again.
+        assertEquals(6, b.lookupPrefix(hashes).cachedBlocks());
+        try (PrefixPin pin = b.ensurePrefixResident(hashes, Tier.GPU)) {
+            assertEquals(2, pin.size());
+        }
+        assertEquals(2, rankB.stats().remote().rejections(RemoteRejection.CHECKSUM));
+    }
+
+    /**
+     * The same through the restore a runtime uses ({@code lookupPrefix}, then {@code ensurePrefixResidentByLayer}):
+     * a value whose signature was tampered with between the two makes every layer and the pin hold the two blocks
+     * before it, with their bytes, and is counted as a signature rejection.
+     */
+    @Test
+    void aValueTamperedBetweenLookupAndALayeredRestoreEndsEveryLayerBeforeIt() throws Exception {
+        server = LocalRedisServer.start(directory.resolve("redis"), "");
+        BlockLayout layered = BlockLayout.layered(LAYOUT.tokensPerBlock(), 2, PAGE / 4,
+                BlockLayout.LayerOrder.LAYER_MAJOR);
+        KvTierCache rankA = open();
+        List<BlockHash> hashes = chain(5, 6);
+        rankA.prefixBlocks(layered).storeBlocks(BlockHash.ROOT, hashes, contents(hashes));
+        await(() -> rankA.stats().remote().blocksWritten() >= 6, "6 blocks written through");
+
+        KvTierCache rankB = open();
+        PrefixBlockCache b = rankB.prefixBlocks(layered);
+        assertEquals(6, b.lookupPrefix(hashes).remoteBlocks());
+        tamper(hashes.get(2), 1); // the last byte of the HMAC-SHA256
+        PrefixRestore restore = b.ensurePrefixResidentByLayer(hashes, Tier.GPU);
+        for (int l = 0; l < restore.layers(); l++) {
+            assertEquals(2, restore.layer(l).get(10, TimeUnit.SECONDS).size(), "layer " + l);
+        }
+        try (PrefixPin pin = restore.pinned().get(10, TimeUnit.SECONDS)) {
+            assertEquals(2, pin.size());
+            assertBytes(b, hashes.subList(0, 2));
+        }
+        RemoteStoreStats stats = rankB.stats().remote();
+        assertEquals(1, stats.rejections(RemoteRejection.SIGNATURE), stats.toString());
+        assertEquals(1, stats.rejections(), stats.toString());
+        assertEquals(2, b.lookupPrefix(hashes).localBlocks());
     }
 
     private static boolean allHeld(boolean[] held) {
