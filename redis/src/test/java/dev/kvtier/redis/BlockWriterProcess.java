@@ -6,7 +6,6 @@ import dev.kvtier.KvTierConfig;
 import dev.kvtier.RemoteStoreConfig;
 import dev.kvtier.RemoteStoreStats;
 import dev.kvtier.prefix.BlockHash;
-import dev.kvtier.prefix.BlockHasher;
 import dev.kvtier.prefix.BlockLayout;
 
 import java.io.BufferedReader;
@@ -41,7 +40,7 @@ public final class BlockWriterProcess {
     static final int BLOCKS = 16;
     /** 64 KiB blocks: a round is a 1 MiB pipeline per writer, long enough for the two to overlap at the server. */
     static final int BLOCK_BYTES = 64 << 10;
-    static final BlockLayout LAYOUT = BlockLayout.of(16, BLOCK_BYTES);
+    static final BlockLayout LAYOUT = BlockLayout.of(RedisPrefixCacheTest.LAYOUT.tokensPerBlock(), BLOCK_BYTES);
     static final String NAMESPACE = "two-writers";
     static final byte[] KEY = "a deployment key of 32 bytes....".getBytes(StandardCharsets.UTF_8);
 
@@ -119,13 +118,9 @@ public final class BlockWriterProcess {
         return now.getEpochSecond() * 1_000_000_000L + now.getNano();
     }
 
-    /** Round {@code round}'s chain: the same hashes in both writers. */
+    /** Round {@code round}'s chain: the same hashes in both writers (16 tokens a block, as {@link #LAYOUT}). */
     static List<BlockHash> chain(int round) {
-        int[] tokens = new int[BLOCKS * LAYOUT.tokensPerBlock()];
-        for (int i = 0; i < tokens.length; i++) {
-            tokens[i] = round * 100_003 + i;
-        }
-        return new BlockHasher().chain(BlockHasher.namespaceRoot(NAMESPACE), tokens, LAYOUT.tokensPerBlock());
+        return RedisPrefixCacheTest.chain(1000 + round, BLOCKS);
     }
 
     /** Writer {@code writer}'s bytes of block {@code hash}: different for each writer. */

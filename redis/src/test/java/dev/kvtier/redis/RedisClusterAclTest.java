@@ -6,7 +6,6 @@ import dev.kvtier.KvTierConfig;
 import dev.kvtier.RemoteStoreConfig;
 import dev.kvtier.RemoteStoreStats;
 import dev.kvtier.prefix.BlockHash;
-import dev.kvtier.prefix.BlockHasher;
 import dev.kvtier.prefix.BlockLayout;
 import dev.kvtier.prefix.PrefixBlockCache;
 import dev.kvtier.prefix.PrefixLookup;
@@ -22,9 +21,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.lang.foreign.MemorySegment;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -32,7 +29,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
@@ -61,9 +57,8 @@ class RedisClusterAclTest {
     static final String USER = "kvtier";
     static final String PASSWORD = "s3cret";
 
-    private static final int PAGE = 4096;
-    private static final BlockLayout LAYOUT = BlockLayout.of(16, PAGE);
-    private static final byte[] KEY = "a deployment key of 32 bytes....".getBytes(StandardCharsets.UTF_8);
+    private static final int PAGE = RedisPrefixCacheTest.PAGE;
+    private static final BlockLayout LAYOUT = RedisPrefixCacheTest.LAYOUT;
 
     private static Path clusterDirectory;
     private static LocalRedisCluster cluster;
@@ -124,18 +119,12 @@ class RedisClusterAclTest {
         return store;
     }
 
-    private static byte[] randomBytes(int length, long seed) {
-        byte[] bytes = new byte[length];
-        new Random(seed).nextBytes(bytes);
-        return bytes;
-    }
-
     @Test
     void theReadmeClusterAclIsEnoughForTheRoundTrip() throws Exception {
         RedisRemoteBlockStore store = openAs(USER, PASSWORD);
         Map<String, byte[]> written = new LinkedHashMap<>();
         for (int i = 0; i < 24; i++) { // 24 keys fall in the slots of all three masters
-            written.put("kvtier:acl-round-trip:" + i, randomBytes(i == 0 ? 4 << 20 : 1000 + i, i));
+            written.put("kvtier:acl-round-trip:" + i, RedisFaultTest.randomBytes(i == 0 ? 4 << 20 : 1000 + i, i));
         }
         written.put("kvtier:acl-round-trip:empty", new byte[0]);
         store.putAll(written).get(20, TimeUnit.SECONDS);
@@ -160,7 +149,7 @@ class RedisClusterAclTest {
     private KvTierCache openCache(String user) {
         RemoteStoreConfig remote = RemoteStoreConfig.builder().store(URI.create(cluster.uri()))
                 .storeSetting("user", user).storeSetting("password", PASSWORD).storeSetting("commandTimeoutMs", "2000")
-                .key(KEY).namespace("redis-acl-test").build();
+                .key(RedisPrefixCacheTest.KEY).namespace("redis-acl-test").build();
         KvTierConfig config = KvTierConfig.builder().backend(Backend.HOST).gpuBudgetBytes(64L * PAGE)
                 .cpuBudgetBytes(64L * PAGE).pageSizeBytes(PAGE).diskExtentBytes(16L * PAGE)
                 .diskDirectory(directory.resolve("cache-" + opened.size())).transferTimeout(Duration.ofSeconds(2))
@@ -170,41 +159,17 @@ class RedisClusterAclTest {
         return cache;
     }
 
-    private static List<BlockHash> chain(int seed, int blocks) {
-        int[] tokens = new int[blocks * LAYOUT.tokensPerBlock()];
-        for (int i = 0; i < tokens.length; i++) {
-            tokens[i] = seed * 100_003 + i;
-        }
-        return new BlockHasher().chain(BlockHasher.namespaceRoot("redis-acl-test"), tokens, LAYOUT.tokensPerBlock());
-    }
-
-    private static byte[] content(BlockHash hash) {
-        return randomBytes(PAGE, hash.high() ^ hash.low());
-    }
-
-    private static MemorySegment contents(List<BlockHash> hashes) {
-        byte[] all = new byte[hashes.size() * PAGE];
-        for (int i = 0; i < hashes.size(); i++) {
-            System.arraycopy(content(hashes.get(i)), 0, all, i * PAGE, PAGE);
-        }
-        return MemorySegment.ofArray(all);
-    }
-
     private static void awaitWritten(KvTierCache cache, long blocks) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (cache.stats().remote().blocksWritten() < blocks) {
-            assertTrue(System.nanoTime() < deadline, "not within 20 s: " + blocks + " blocks written through; "
-                    + cache.stats().remote());
-            Thread.sleep(10);
-        }
+        RedisPrefixCacheTest.await(() -> cache.stats().remote().blocksWritten() >= blocks,
+                blocks + " blocks written through");
     }
 
     @Test
     void twoPrefixCachesShareBlocksThroughTheReadmeClusterAcl() throws Exception {
         KvTierCache rankA = openCache(USER);
         KvTierCache rankB = openCache(USER);
-        List<BlockHash> hashes = chain(1, 16);
-        rankA.prefixBlocks(LAYOUT).storeBlocks(BlockHash.ROOT, hashes, contents(hashes));
+        List<BlockHash> hashes = RedisPrefixCacheTest.chain(101, 16);
+        rankA.prefixBlocks(LAYOUT).storeBlocks(BlockHash.ROOT, hashes, RedisPrefixCacheTest.contents(hashes));
         awaitWritten(rankA, 16);
 
         PrefixBlockCache b = rankB.prefixBlocks(LAYOUT);
@@ -213,11 +178,7 @@ class RedisClusterAclTest {
         try (PrefixPin pin = b.ensurePrefixResident(hashes, Tier.GPU)) {
             assertEquals(16, pin.size());
         }
-        for (BlockHash hash : hashes) {
-            byte[] out = new byte[PAGE];
-            b.readBlock(hash, MemorySegment.ofArray(out));
-            assertArrayEquals(content(hash), out, "block " + hash);
-        }
+        RedisPrefixCacheTest.assertBytes(b, hashes);
         RemoteStoreStats stats = rankB.stats().remote();
         assertEquals(16, stats.blocksFetched());
         assertEquals(0, stats.failures());
@@ -255,8 +216,8 @@ class RedisClusterAclTest {
 
         KvTierCache rankA = openCache(USER);
         KvTierCache rankB = openCache("kvtier-no-getrange");
-        List<BlockHash> hashes = chain(2, 4);
-        rankA.prefixBlocks(LAYOUT).storeBlocks(BlockHash.ROOT, hashes, contents(hashes));
+        List<BlockHash> hashes = RedisPrefixCacheTest.chain(102, 4);
+        rankA.prefixBlocks(LAYOUT).storeBlocks(BlockHash.ROOT, hashes, RedisPrefixCacheTest.contents(hashes));
         awaitWritten(rankA, 4);
         PrefixBlockCache b = rankB.prefixBlocks(LAYOUT);
         assertEquals(4, b.lookupPrefix(hashes).remoteBlocks(), "EXISTS is granted: the look-up sees the blocks");

@@ -48,9 +48,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Tag(FaultLogRouting.TAG) // faults injected on purpose: the library's warnings go to target/test-logs
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class RedisPrefixCacheTest {
-    private static final int PAGE = 4096;
-    private static final BlockLayout LAYOUT = BlockLayout.of(16, PAGE);
-    private static final byte[] KEY = "a deployment key of 32 bytes....".getBytes(StandardCharsets.UTF_8);
+    static final int PAGE = 4096;
+    static final BlockLayout LAYOUT = BlockLayout.of(16, PAGE);
+    static final byte[] KEY = "a deployment key of 32 bytes....".getBytes(StandardCharsets.UTF_8);
     private static final Duration TRANSFER_TIMEOUT = Duration.ofMillis(500);
     /** A loaded 2-core machine schedules late; the bound checked is the timeout plus this. */
     private static final long SLACK_MS = 700;
@@ -60,7 +60,6 @@ class RedisPrefixCacheTest {
 
     private LocalRedisServer server;
     private final List<AutoCloseable> opened = new ArrayList<>();
-    private final BlockHasher hasher = new BlockHasher();
     private int caches;
 
     @AfterEach
@@ -85,21 +84,21 @@ class RedisPrefixCacheTest {
         return cache;
     }
 
-    private List<BlockHash> chain(int seed, int blocks) {
+    static List<BlockHash> chain(int seed, int blocks) {
         int[] tokens = new int[blocks * LAYOUT.tokensPerBlock()];
         for (int i = 0; i < tokens.length; i++) {
             tokens[i] = seed * 100_003 + i;
         }
-        return hasher.chain(BlockHasher.namespaceRoot("redis-test"), tokens, LAYOUT.tokensPerBlock());
+        return new BlockHasher().chain(BlockHasher.namespaceRoot("redis-test"), tokens, LAYOUT.tokensPerBlock());
     }
 
-    private static byte[] content(BlockHash hash) {
+    static byte[] content(BlockHash hash) {
         byte[] bytes = new byte[PAGE];
         new Random(hash.high() ^ hash.low()).nextBytes(bytes);
         return bytes;
     }
 
-    private static MemorySegment contents(List<BlockHash> hashes) {
+    static MemorySegment contents(List<BlockHash> hashes) {
         byte[] all = new byte[hashes.size() * PAGE];
         for (int i = 0; i < hashes.size(); i++) {
             System.arraycopy(content(hashes.get(i)), 0, all, i * PAGE, PAGE);
@@ -107,7 +106,7 @@ class RedisPrefixCacheTest {
         return MemorySegment.ofArray(all);
     }
 
-    private static void assertBytes(PrefixBlockCache blocks, List<BlockHash> hashes) {
+    static void assertBytes(PrefixBlockCache blocks, List<BlockHash> hashes) {
         for (BlockHash hash : hashes) {
             byte[] out = new byte[PAGE];
             blocks.readBlock(hash, MemorySegment.ofArray(out));
@@ -115,7 +114,7 @@ class RedisPrefixCacheTest {
         }
     }
 
-    private static void await(BooleanSupplier condition, String what) throws InterruptedException {
+    static void await(BooleanSupplier condition, String what) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         while (!condition.getAsBoolean()) {
             assertTrue(System.nanoTime() < deadline, "not within 20 s: " + what);
@@ -236,6 +235,16 @@ class RedisPrefixCacheTest {
         }
     }
 
+    /** Starts Redis and has a first cache write a 6-block chain of {@code layout} through to it. */
+    private List<BlockHash> sixBlocksInRedis(BlockLayout layout, int seed) throws Exception {
+        server = LocalRedisServer.start(directory.resolve("redis"), "");
+        KvTierCache rankA = open();
+        List<BlockHash> hashes = chain(seed, 6);
+        rankA.prefixBlocks(layout).storeBlocks(BlockHash.ROOT, hashes, contents(hashes));
+        await(() -> rankA.stats().remote().blocksWritten() >= 6, "6 blocks written through");
+        return hashes;
+    }
+
     /** Flips one byte of block {@code hash}'s value in Redis, {@code fromEnd} bytes before its end. */
     private void tamper(BlockHash hash, int fromEnd) throws Exception {
         String key = RemoteBlockStores.blockKey(RemoteBlockStores.blockKeyPrefix("redis-test"), hash.high(),
@@ -255,12 +264,7 @@ class RedisPrefixCacheTest {
      */
     @Test
     void aValueTamperedBetweenLookupAndRestoreEndsTheRestoredPrefixBeforeIt() throws Exception {
-        server = LocalRedisServer.start(directory.resolve("redis"), "");
-        KvTierCache rankA = open();
-        List<BlockHash> hashes = chain(4, 6);
-        rankA.prefixBlocks(LAYOUT).storeBlocks(BlockHash.ROOT, hashes, contents(hashes));
-        await(() -> rankA.stats().remote().blocksWritten() >= 6, "6 blocks written through");
-
+        List<BlockHash> hashes = sixBlocksInRedis(LAYOUT, 4);
         KvTierCache rankB = open();
         PrefixBlockCache b = rankB.prefixBlocks(LAYOUT);
         PrefixLookup lookup = b.lookupPrefix(hashes);
@@ -293,14 +297,9 @@ class RedisPrefixCacheTest {
      */
     @Test
     void aValueTamperedBetweenLookupAndALayeredRestoreEndsEveryLayerBeforeIt() throws Exception {
-        server = LocalRedisServer.start(directory.resolve("redis"), "");
         BlockLayout layered = BlockLayout.layered(LAYOUT.tokensPerBlock(), 2, PAGE / 4,
                 BlockLayout.LayerOrder.LAYER_MAJOR);
-        KvTierCache rankA = open();
-        List<BlockHash> hashes = chain(5, 6);
-        rankA.prefixBlocks(layered).storeBlocks(BlockHash.ROOT, hashes, contents(hashes));
-        await(() -> rankA.stats().remote().blocksWritten() >= 6, "6 blocks written through");
-
+        List<BlockHash> hashes = sixBlocksInRedis(layered, 5);
         KvTierCache rankB = open();
         PrefixBlockCache b = rankB.prefixBlocks(layered);
         assertEquals(6, b.lookupPrefix(hashes).remoteBlocks());
