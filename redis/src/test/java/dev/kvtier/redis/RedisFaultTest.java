@@ -327,7 +327,7 @@ class RedisFaultTest {
     }
 
     /**
-     * The issue's "two JVMs writing the same block at once: both values valid, either may be served": this JVM and a
+     * Two JVMs writing the same block at once: both values valid, either may be served. This JVM and a
      * {@link BlockWriterProcess} store the same chain (namespace, key, hashes) with different bytes through their
      * caches' write-through, starting at the same wall-clock instant, round after round. After each round every value
      * Redis holds passes the format's checks and is one writer's whole value, and a third cache restores the chain and
