@@ -342,8 +342,8 @@ class RemotePrefixBlocksTest {
         }
 
         @Override
-        public CompletableFuture<List<byte[]>> getAll(List<String> keys) {
-            return controlled(() -> inner.getAll(keys));
+        public CompletableFuture<Void> getAllInto(List<String> keys, ValueSink sink) {
+            return controlled(() -> inner.getAllInto(keys, sink));
         }
 
         @Override

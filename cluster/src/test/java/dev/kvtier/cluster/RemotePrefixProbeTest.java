@@ -45,7 +45,7 @@ class RemotePrefixProbeTest {
             }
 
             @Override
-            public CompletableFuture<List<byte[]>> getAll(List<String> keys) {
+            public CompletableFuture<Void> getAllInto(List<String> keys, ValueSink sink) {
                 return new CompletableFuture<>();
             }
 

@@ -60,8 +60,8 @@ import java.util.function.Supplier;
  * With {@code KvTierConfig.remote()} set, blocks' bytes are shared with caches in other processes or on other hosts
  * through a {@link dev.kvtier.remote.RemoteBlockStore}: {@link #lookupPrefix} extends the local prefix with the blocks
  * the store holds after it ({@link PrefixLookup#remoteBlocks()}; one {@code containsAll}, cut at the first missing
- * block), the restores fetch them (one {@code getAll}), check each value's namespace, block, layout, CRC32C and
- * HMAC-SHA256 (a value that fails is a miss, and the prefix ends before it), and store them as ordinary local blocks
+ * block), the restores fetch them (one {@code getAllInto}), check each value's namespace, block, layout, CRC32C and
+ * HMAC-SHA256 as it arrives (a value that fails is a miss, and the prefix ends before it), and store them as ordinary local blocks
  * on the tier asked (the same eviction, persistence and events as any other), and {@link #storeBlocks} queues the
  * blocks it stored for writing (their bytes copied out before it returns; never waiting on the store). Remote blocks
  * are fetched only when the cost gate estimates fetching them faster than recomputing them. A store that fails or
@@ -285,7 +285,7 @@ public final class PrefixBlockCache {
     }
 
     /**
-     * Fetches the blocks after the first {@code local} from the remote store (one {@code getAll}, checked, cut at the
+     * Fetches the blocks after the first {@code local} from the remote store (one {@code getAllInto}, checked, cut at the
      * first missing or rejected one) and stores them as ordinary local blocks on {@code tier}. A fetch that finds
      * nothing, fails or times out, or whose blocks cannot be stored now (their parent gone, no room, a failed copy)
      * leaves the local prefix as it is: the restore then serves what is local.

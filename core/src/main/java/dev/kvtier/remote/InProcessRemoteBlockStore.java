@@ -2,10 +2,10 @@ package dev.kvtier.remote;
 
 import dev.kvtier.concurrent.KvTierThreads;
 
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -127,9 +127,19 @@ public final class InProcessRemoteBlockStore implements RemoteBlockStore {
     }
 
     @Override
-    public CompletableFuture<List<byte[]>> getAll(List<String> keys) {
+    public CompletableFuture<Void> getAllInto(List<String> keys, ValueSink sink) {
         List<String> checked = checkKeys(keys);
-        return submit(() -> shelf.get(checked));
+        if (sink == null) {
+            throw new IllegalArgumentException("sink must not be null");
+        }
+        return submit(() -> {
+            byte[][] held = shelf.get(checked);
+            for (int i = 0; i < held.length; i++) {
+                // A view of the stored array, no copy: stored arrays are never changed (a put replaces the array).
+                sink.accept(i, held[i] == null ? null : ByteBuffer.wrap(held[i]).asReadOnlyBuffer());
+            }
+            return null;
+        });
     }
 
     @Override
@@ -286,19 +296,13 @@ public final class InProcessRemoteBlockStore implements RemoteBlockStore {
             return answer;
         }
 
-        List<byte[]> get(List<String> keys) {
+        /** The arrays held under {@code keys} (null where none); never changed afterwards, so safe to read. */
+        synchronized byte[][] get(List<String> keys) {
             byte[][] held = new byte[keys.size()][];
-            synchronized (this) {
-                for (int i = 0; i < held.length; i++) {
-                    held[i] = values.get(keys.get(i));
-                }
+            for (int i = 0; i < held.length; i++) {
+                held[i] = values.get(keys.get(i));
             }
-            // Stored arrays are never changed (a put replaces the array), so they are copied outside the lock.
-            List<byte[]> answer = new ArrayList<>(held.length);
-            for (byte[] value : held) {
-                answer.add(value == null ? null : value.clone());
-            }
-            return Collections.unmodifiableList(answer);
+            return held;
         }
 
         void put(List<String> keys, List<byte[]> arrays) {

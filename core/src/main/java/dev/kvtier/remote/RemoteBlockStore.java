@@ -1,5 +1,7 @@
 package dev.kvtier.remote;
 
+import java.nio.ByteBuffer;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -38,13 +40,45 @@ public interface RemoteBlockStore extends AutoCloseable {
     CompletableFuture<boolean[]> containsAll(List<String> keys);
 
     /**
-     * The values stored under {@code keys}, in one round trip.
+     * The values stored under {@code keys}, in one round trip, each in an array of its own: {@link #getAllInto} with a
+     * sink that copies every value into a new array. The cache fetches through {@link #getAllInto}, which hands the
+     * values over without an array each.
      *
      * @param keys the keys to fetch, in the order of the answer; may be empty
      * @return a future of one value per key, {@code null} where the store has none (a list that allows nulls, of
      *     {@code keys.size()} elements)
      */
-    CompletableFuture<List<byte[]>> getAll(List<String> keys);
+    default CompletableFuture<List<byte[]>> getAll(List<String> keys) {
+        byte[][] values = new byte[keys == null ? 0 : keys.size()][];
+        return getAllInto(keys, (index, value) -> {
+            if (value != null) {
+                byte[] copy = new byte[value.remaining()];
+                value.get(copy);
+                values[index] = copy;
+            }
+        }).thenApply(ignored -> Arrays.asList(values));
+    }
+
+    /**
+     * Fetches the values stored under {@code keys} in one round trip and hands each to {@code sink} as it arrives,
+     * without an array of its own: a store reads a value straight from its receive buffer, so a fetch costs no
+     * allocation per value and no collection afterwards (the cache checks each value and copies its payload where
+     * the block goes).
+     *
+     * <p>The sink is called once per key, on the store's threads, in no promised order, possibly concurrently for
+     * different keys (a store spread over several nodes receives from them in parallel). The future completes once
+     * every call returned. A sink that throws fails the future (exceptionally, with what it threw as the cause).
+     * After the future completed exceptionally (a timeout, a lost connection, {@link #close()}), calls for values
+     * still arriving may come late: a sink must tolerate them (write into heap memory it then drops, or into a
+     * segment whose arena's close makes a late write throw instead of landing).
+     *
+     * @param keys the keys to fetch; {@code sink} gets each key's position in this list; may be empty; not null
+     * @param sink receives {@code (index, value)}: the bytes of {@code keys.get(index)}'s value between the buffer's
+     *     position and limit, read-only and valid only during the call (copy what you keep), or {@code null} where
+     *     the store has none; not null
+     * @return a future completed (with null) once the sink was called for every key
+     */
+    CompletableFuture<Void> getAllInto(List<String> keys, ValueSink sink);
 
     /**
      * Stores each value under its key, replacing what was there, in one round trip. The arrays are the caller's
@@ -61,6 +95,21 @@ public interface RemoteBlockStore extends AutoCloseable {
      * @return a short description of the store's address, without credentials
      */
     String describe();
+
+    /**
+     * Receives the values of a {@link #getAllInto} call, one call per key, on the store's threads.
+     */
+    @FunctionalInterface
+    interface ValueSink {
+        /**
+         * Takes the value of the key at {@code index}.
+         *
+         * @param index the key's position in the call's keys, {@code 0 <= index < keys.size()}
+         * @param value the value's bytes between position and limit (read-only, valid only during this call), or
+         *     {@code null} where the store holds no value under the key
+         */
+        void accept(int index, ByteBuffer value);
+    }
 
     /**
      * Releases the store's connections and threads; futures not yet completed complete exceptionally. Idempotent.

@@ -163,19 +163,36 @@ public final class RemoteBlockFormat {
 
     /**
      * Checks {@code value} as the value of block {@code (high, low)} continuing {@code (parentHigh, parentLow)} and
-     * copies its payload to {@code payload} at {@code payloadAt}.
+     * copies its payload to {@code payload} at {@code payloadAt}: {@link #open(ByteBuffer, long, long, long, long,
+     * byte[], int)} over the whole array.
      *
-     * @return null when it is served, else why not (nothing is written to {@code payload} then)
+     * @return null when it is served, else why not
      */
     public RemoteRejection open(byte[] value, long high, long low, long parentHigh, long parentLow, byte[] payload,
                                 int payloadAt) {
-        if (value.length > maxValueBytes) {
+        return open(ByteBuffer.wrap(value), high, low, parentHigh, parentLow, payload, payloadAt);
+    }
+
+    /**
+     * Checks the bytes of {@code value} between its position and limit (neither is moved) as the value of block
+     * {@code (high, low)} continuing {@code (parentHigh, parentLow)}, copying its payload to {@code payload} at
+     * {@code payloadAt} on the way: the header is checked before anything is copied, the checksum and signature are
+     * computed over the copy (one pass over the value's memory, which may be a store's receive buffer). Thread-safe.
+     *
+     * @return null when it is served; else why not, and then the payload's place holds nothing to serve (untouched
+     *     when the header was refused, the unchecked bytes when the checksum or signature was)
+     */
+    public RemoteRejection open(ByteBuffer value, long high, long low, long parentHigh, long parentLow,
+                                byte[] payload, int payloadAt) {
+        int base = value.position();
+        int length = value.remaining();
+        if (length > maxValueBytes) {
             return RemoteRejection.TOO_LARGE;
         }
-        if (value.length < HEADER_BYTES + MAC_BYTES) {
+        if (length < HEADER_BYTES + MAC_BYTES) {
             return RemoteRejection.TRUNCATED;
         }
-        ByteBuffer header = ByteBuffer.wrap(value).order(ByteOrder.BIG_ENDIAN);
+        ByteBuffer header = value.slice(base, HEADER_BYTES).order(ByteOrder.BIG_ENDIAN);
         if (header.getInt(0) != MAGIC || header.getShort(4) != VERSION) {
             return RemoteRejection.FORMAT;
         }
@@ -185,12 +202,11 @@ public final class RemoteBlockFormat {
             return RemoteRejection.HOSTILE_LENGTH;
         }
         // Both lengths are small now, so the sum cannot overflow.
-        if (HEADER_BYTES + namespaceLength + payloadLength + MAC_BYTES != value.length) {
-            return HEADER_BYTES + namespaceLength + payloadLength + MAC_BYTES > value.length
+        if (HEADER_BYTES + namespaceLength + payloadLength + MAC_BYTES != length) {
+            return HEADER_BYTES + namespaceLength + payloadLength + MAC_BYTES > length
                     ? RemoteRejection.TRUNCATED : RemoteRejection.HOSTILE_LENGTH;
         }
-        if (!java.util.Arrays.equals(value, HEADER_BYTES, HEADER_BYTES + namespaceLength,
-                namespaceBytes, 0, namespaceBytes.length)) {
+        if (!value.slice(base + HEADER_BYTES, namespaceLength).equals(ByteBuffer.wrap(namespaceBytes))) {
             return RemoteRejection.NAMESPACE;
         }
         if (header.getLong(OFFSET_BLOCK) != high || header.getLong(OFFSET_BLOCK + 8) != low
@@ -205,19 +221,22 @@ public final class RemoteBlockFormat {
             return RemoteRejection.LAYOUT;
         }
         int payloadOffset = HEADER_BYTES + namespaceLength;
+        int payloadBytes = (int) payloadLength;
+        value.get(base + payloadOffset, payload, payloadAt, payloadBytes);
         CRC32C crc = new CRC32C();
-        crc.update(value, payloadOffset, (int) payloadLength);
+        crc.update(payload, payloadAt, payloadBytes);
         if ((int) crc.getValue() != header.getInt(OFFSET_CRC)) {
             return RemoteRejection.CHECKSUM;
         }
         Mac mac = mac();
-        mac.update(value, 0, value.length - MAC_BYTES);
+        mac.update(value.slice(base, payloadOffset));
+        mac.update(payload, payloadAt, payloadBytes);
         byte[] expected = mac.doFinal();
-        byte[] actual = java.util.Arrays.copyOfRange(value, value.length - MAC_BYTES, value.length);
+        byte[] actual = new byte[MAC_BYTES];
+        value.get(base + length - MAC_BYTES, actual);
         if (!MessageDigest.isEqual(expected, actual)) {
             return RemoteRejection.SIGNATURE;
         }
-        System.arraycopy(value, payloadOffset, payload, payloadAt, (int) payloadLength);
         return null;
     }
 

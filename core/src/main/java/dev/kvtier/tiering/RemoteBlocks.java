@@ -193,7 +193,7 @@ public final class RemoteBlocks implements AutoCloseable {
     }
 
     /**
-     * Fetches blocks {@code [from, high.length)} in one {@code getAll} and checks them, stopping at the first missing
+     * Fetches blocks {@code [from, high.length)} in one {@code getAllInto} and checks them as they arrive, stopping at the first missing
      * or rejected one; nothing when the store is down, fails, or the cost gate judges recomputing faster.
      * {@code parentHigh}, {@code parentLow} is the parent of block {@code from}.
      */
@@ -211,40 +211,45 @@ public final class RemoteBlocks implements AutoCloseable {
         for (int i = from; i < high.length; i++) {
             keys.add(format.keyOf(high[i], low[i]));
         }
+        int bytesPerBlock = Math.toIntExact(format.bytesPerBlock());
+        byte[] payloads = new byte[Math.toIntExact((long) rest * bytesPerBlock)];
+        int[] valueLengths = new int[rest];
+        java.util.Arrays.fill(valueLengths, -1); // absent until the store hands a value over
+        RemoteRejection[] outcomes = new RemoteRejection[rest];
         long start = System.nanoTime();
-        List<byte[]> values = await(() -> store.getAll(keys));
-        if (values == null || values.size() != rest) {
-            if (values != null) {
-                fail(new IllegalStateException("getAll answered " + values.size() + " values for " + rest + " keys"));
+        // Each value is checked as it arrives, on the store's thread, straight from its receive buffer, its payload
+        // copied once to its place. After a timeout, late values land in these arrays, which nobody reads then.
+        Boolean answered = await(() -> store.getAllInto(keys, (index, value) -> {
+            if (index < 0 || index >= rest) {
+                throw new IllegalStateException("getAllInto handed over index " + index + " of " + rest + " keys");
             }
+            if (value == null) {
+                return;
+            }
+            int i = from + index;
+            outcomes[index] = format.open(value, high[i], low[i], i == from ? parentHigh : high[i - 1],
+                    i == from ? parentLow : low[i - 1], payloads, index * bytesPerBlock);
+            valueLengths[index] = value.remaining();
+        }).thenApply(ignored -> Boolean.TRUE));
+        if (answered == null) {
             RemoteFetchEvent.finish(event, rest, lastFetchEstimate(), lastRecomputeEstimate(), true, 0, 0);
             return Fetched.NONE;
         }
         long elapsed = System.nanoTime() - start;
         long fetchedBytes = 0;
         int present = 0;
-        while (present < rest && values.get(present) != null) {
-            fetchedBytes += values.get(present).length;
+        while (present < rest && valueLengths[present] >= 0) {
+            fetchedBytes += valueLengths[present];
             present++;
         }
         sampleBandwidth(fetchedBytes, elapsed);
         bytesFetched.add(fetchedBytes);
-        long bytesPerBlock = format.valueBytes() - format.payloadOffset() - RemoteBlockFormat.MAC_BYTES;
-        byte[] payloads = new byte[Math.toIntExact(present * bytesPerBlock)];
         int served = 0;
-        long ph = parentHigh;
-        long pl = parentLow;
-        while (served < present) {
-            int i = from + served;
-            RemoteRejection rejection = format.open(values.get(served), high[i], low[i], ph, pl, payloads,
-                    (int) (served * bytesPerBlock));
-            if (rejection != null) {
-                reject(rejection, keys.get(served));
-                break;
-            }
-            ph = high[i];
-            pl = low[i];
+        while (served < present && outcomes[served] == null) {
             served++;
+        }
+        if (served < present) {
+            reject(outcomes[served], keys.get(served));
         }
         blocksFetched.add(served);
         RemoteFetchEvent.finish(event, rest, lastFetchEstimate(), lastRecomputeEstimate(), true, served,
@@ -252,8 +257,8 @@ public final class RemoteBlocks implements AutoCloseable {
         if (served == 0) {
             return Fetched.NONE;
         }
-        return new Fetched(served, served == present ? payloads
-                : java.util.Arrays.copyOf(payloads, (int) (served * bytesPerBlock)));
+        return new Fetched(served, served == rest ? payloads
+                : java.util.Arrays.copyOf(payloads, served * bytesPerBlock));
     }
 
     /** Whether the store may be asked now (not closing, and up or due for a retry). */

@@ -19,6 +19,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -35,7 +36,8 @@ import static org.junit.jupiter.api.Assertions.fail;
  * Round trips of empty, 1-byte and multi-MiB values; absent keys answered null / false; answers in the order of the
  * keys; a put replaces; many callers at once; a closed store throws {@link IllegalStateException} and leaves no
  * future pending; a call returns before its work is done (measured on the call's return, not the future's); the
- * caller's arrays are neither changed nor aliased, nor are the returned ones.
+ * caller's arrays are neither changed nor aliased, nor are the returned ones; {@code getAllInto} hands every key's
+ * value over exactly once, read-only, null where absent, and a sink that throws fails the call and nothing else.
  */
 public abstract class RemoteBlockStoreContract {
 
@@ -118,6 +120,58 @@ public abstract class RemoteBlockStoreContract {
     }
 
     @Test
+    public void getAllIntoHandsEachValueOverOnceReadOnlyAndNullWhereAbsent() {
+        Map<String, byte[]> values = new LinkedHashMap<>();
+        values.put(key("into-empty"), new byte[0]);
+        values.put(key("into-one"), new byte[] {(byte) 0x3C});
+        values.put(key("into-large"), randomBytes(LARGE_VALUE_BYTES, 11));
+        answer(store.putAll(values));
+        List<String> keys = List.of(key("into-large"), key("into-absent"), key("into-empty"), key("into-one"),
+                key("into-large"));
+        AtomicIntegerArray calls = new AtomicIntegerArray(keys.size());
+        byte[][] got = new byte[keys.size()][];
+        boolean[] readOnly = new boolean[keys.size()];
+        answer(store.getAllInto(keys, (index, value) -> {
+            calls.incrementAndGet(index);
+            if (value != null) {
+                readOnly[index] = value.isReadOnly();
+                byte[] copy = new byte[value.remaining()];
+                value.get(copy);
+                got[index] = copy;
+            }
+        }));
+        for (int i = 0; i < keys.size(); i++) {
+            assertEquals(1, calls.get(i), "calls for index " + i);
+            if (keys.get(i).equals(key("into-absent"))) {
+                assertNull(got[i], "an absent key is handed over as null");
+            } else {
+                assertArrayEquals(values.get(keys.get(i)), got[i], keys.get(i) + " at index " + i);
+                assertTrue(readOnly[i], "the value at index " + i + " was handed over writable");
+            }
+        }
+    }
+
+    @Test
+    public void aSinkThatThrowsFailsItsCallWithWhatItThrewAndNothingElse() {
+        answer(store.putAll(Map.of(key("t0"), new byte[] {1}, key("t1"), new byte[] {2})));
+        IllegalStateException thrown = new IllegalStateException("the sink refuses index 1");
+        CompletableFuture<Void> failing = store.getAllInto(List.of(key("t0"), key("t1")), (index, value) -> {
+            if (index == 1) {
+                throw thrown;
+            }
+        });
+        ExecutionException failure = assertThrows(ExecutionException.class,
+                () -> failing.get(answerTimeout().toMillis(), TimeUnit.MILLISECONDS));
+        boolean found = false;
+        for (Throwable cause = failure.getCause(); cause != null && !found; cause = cause.getCause()) {
+            found = cause == thrown;
+        }
+        assertTrue(found, "the failure does not carry what the sink threw: " + failure.getCause());
+        assertArrayEquals(new byte[] {2}, answer(store.getAll(List.of(key("t1")))).get(0),
+                "the store answers the next call");
+    }
+
+    @Test
     public void absentKeysAreNullAndFalse() {
         List<String> keys = List.of(key("absent-1"), key("absent-2"));
         List<byte[]> got = answer(store.getAll(keys));
@@ -196,6 +250,8 @@ public abstract class RemoteBlockStoreContract {
         assertThrows(IllegalArgumentException.class, () -> store.containsAll(null));
         assertThrows(IllegalArgumentException.class, () -> store.putAll(null));
         assertThrows(IllegalArgumentException.class, () -> store.getAll(Arrays.asList(key("a"), null)));
+        assertThrows(IllegalArgumentException.class, () -> store.getAllInto(null, (index, value) -> { }));
+        assertThrows(IllegalArgumentException.class, () -> store.getAllInto(List.of(key("a")), null));
         Map<String, byte[]> nullValue = new HashMap<>();
         nullValue.put(key("a"), null);
         assertThrows(IllegalArgumentException.class, () -> store.putAll(nullValue));
@@ -292,6 +348,7 @@ public abstract class RemoteBlockStoreContract {
         store.close();
         store.close();
         assertThrows(IllegalStateException.class, () -> store.getAll(List.of(key("a"))));
+        assertThrows(IllegalStateException.class, () -> store.getAllInto(List.of(key("a")), (index, value) -> { }));
         assertThrows(IllegalStateException.class, () -> store.containsAll(List.of(key("a"))));
         assertThrows(IllegalStateException.class, () -> store.putAll(Map.of(key("a"), new byte[1])));
         assertNotNull(store.describe());

@@ -45,15 +45,34 @@ class RemoteBlockFormatTest {
         return value;
     }
 
-    /** Opens {@code value} into a sentinel-filled buffer; checks that a refusal wrote nothing. */
+    /**
+     * Opens {@code value} into a sentinel-filled buffer, as an array and again from the middle of a direct buffer (as a
+     * store's receive buffer hands it over), checking both give the same answer; checks that a refusal wrote nothing
+     * outside the payload's place, and nothing at all unless the payload was copied to be checked (a checksum or
+     * signature refusal).
+     */
     private RemoteRejection open(RemoteBlockFormat with, byte[] value) {
-        byte[] out = new byte[(int) LAYOUT.bytesPerBlock() + 8];
+        int payloadBytes = (int) LAYOUT.bytesPerBlock();
+        byte[] out = new byte[payloadBytes + 8];
         Arrays.fill(out, (byte) 0x5A);
         RemoteRejection rejection = with.open(value, HIGH, LOW, PARENT_HIGH, PARENT_LOW, out, 4);
         if (rejection != null) {
-            for (byte b : out) {
-                assertEquals((byte) 0x5A, b, "a refused value wrote into the caller's buffer");
+            boolean copiedToCheck = rejection == RemoteRejection.CHECKSUM || rejection == RemoteRejection.SIGNATURE;
+            for (int i = 0; i < out.length; i++) {
+                if (!copiedToCheck || i < 4 || i >= 4 + payloadBytes) {
+                    assertEquals((byte) 0x5A, out[i], "a refused value wrote into the caller's buffer at " + i);
+                }
             }
+        }
+        ByteBuffer received = ByteBuffer.allocateDirect(value.length + 16);
+        received.position(7).put(value).limit(7 + value.length).position(7);
+        byte[] outFromBuffer = new byte[payloadBytes + 8];
+        assertEquals(rejection, with.open(received.asReadOnlyBuffer(), HIGH, LOW, PARENT_HIGH, PARENT_LOW,
+                outFromBuffer, 4), "the same value in a direct buffer");
+        assertEquals(7, received.position(), "opening moved the buffer's position");
+        if (rejection == null) {
+            assertArrayEquals(Arrays.copyOfRange(out, 4, 4 + payloadBytes),
+                    Arrays.copyOfRange(outFromBuffer, 4, 4 + payloadBytes));
         }
         return rejection;
     }

@@ -21,6 +21,9 @@ import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.RedisCodec;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.codec.ToByteBufEncoder;
+import io.lettuce.core.output.CommandOutput;
+import io.lettuce.core.protocol.CommandArgs;
+import io.lettuce.core.protocol.CommandType;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import io.netty.buffer.ByteBuf;
@@ -32,7 +35,6 @@ import java.net.URI;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -55,7 +57,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * <ul>
  *   <li><b>One pipelined batch per call.</b> A call queues its commands on the connection and flushes once (on a
  *       cluster each command is flushed as it is routed to its node, still without waiting for answers): for
- *       {@code getAll} a {@code GETRANGE key 0 maxValueBytes+1} per key, for {@code containsAll}
+ *       {@code getAll} and {@code getAllInto} a {@code GETRANGE key 0 maxValueBytes+1} per key, for {@code containsAll}
  *       an {@code EXISTS} per key, for {@code putAll} a {@code SET} per key. On a standalone server these three
  *       (and {@code HELLO} with the credentials at connect, which needs no permission) are all it sends, and the
  *       least-privilege ACL in the README allows exactly them; on a cluster Lettuce also reads the topology
@@ -320,37 +322,30 @@ public final class RedisRemoteBlockStore implements RemoteBlockStore {
     }
 
     @Override
-    public CompletableFuture<List<byte[]>> getAll(List<String> keys) {
+    public CompletableFuture<Void> getAllInto(List<String> keys, ValueSink sink) {
         checkKeys(keys);
+        if (sink == null) {
+            throw new IllegalArgumentException("sink must not be null");
+        }
         checkOpen();
         if (keys.isEmpty()) {
-            return CompletableFuture.completedFuture(List.of());
+            return CompletableFuture.completedFuture(null);
         }
-        long maxValueBytes = settings.maxValueBytes();
-        List<RedisFuture<byte[]>> prefixes = new ArrayList<>(keys.size());
-        CompletableFuture<List<byte[]>> result = new CompletableFuture<>();
+        List<RedisFuture<Void>> ranges = new ArrayList<>(keys.size());
+        CompletableFuture<Void> result = new CompletableFuture<>();
         if (!batch(result, "GETRANGE", keys.size(), commands -> {
-            for (String key : keys) {
+            for (int i = 0; i < keys.size(); i++) {
                 // The marker and at most maxValueBytes + 1 bytes of the value (the end is inclusive): one byte more
-                // than the largest value allowed tells an oversized value apart. The codec strips the marker and
-                // answers an empty reply (an absent key) as null.
-                prefixes.add(commands.getrange(key, 0, maxValueBytes + 1));
+                // than the largest value allowed tells an oversized value apart. The answer goes to the sink from
+                // Lettuce's receive buffer, without an array per value.
+                CommandArgs<String, byte[]> args = new CommandArgs<>(CODEC).addKey(keys.get(i)).add(0)
+                        .add(settings.maxValueBytes() + 1);
+                ranges.add(commands.dispatch(CommandType.GETRANGE, new SinkOutput(keys.get(i), i, sink), args));
             }
         })) {
             return result;
         }
-        whenAll(prefixes, result, "GETRANGE", keys.size(), () -> {
-            byte[][] values = new byte[keys.size()][];
-            for (int i = 0; i < values.length; i++) {
-                byte[] value = prefixes.get(i).toCompletableFuture().join();
-                if (value != null && value.length > maxValueBytes) {
-                    oversized(keys.get(i));
-                    value = null;
-                }
-                values[i] = value;
-            }
-            return Arrays.asList(values);
-        });
+        whenAll(ranges, result, "GETRANGE", keys.size(), () -> null);
         return result;
     }
 
@@ -504,6 +499,39 @@ public final class RedisRemoteBlockStore implements RemoteBlockStore {
         @Override
         public boolean isEstimateExact() {
             return true; // Lettuce then writes the length and the bytes straight into its buffer
+        }
+    }
+
+    /**
+     * Hands one {@code GETRANGE} answer to the caller's sink, a read-only view of Lettuce's receive buffer past the
+     * marker; an empty answer (an absent key), one without the marker (not written by kvtier) or one longer than
+     * {@code maxValueBytes} is handed over as null. What the sink throws fails the command (Lettuce catches it).
+     */
+    private final class SinkOutput extends CommandOutput<String, byte[], Void> {
+        private final String key;
+        private final int index;
+        private final ValueSink sink;
+
+        SinkOutput(String key, int index, ValueSink sink) {
+            super(CODEC, null);
+            this.key = key;
+            this.index = index;
+            this.sink = sink;
+        }
+
+        @Override
+        public void set(ByteBuffer bytes) {
+            ByteBuffer value = null;
+            if (bytes != null && bytes.hasRemaining() && bytes.get(bytes.position()) == VALUE_MARKER) {
+                if (bytes.remaining() - 1L > settings.maxValueBytes()) {
+                    oversized(key);
+                } else {
+                    ByteBuffer view = bytes.duplicate();
+                    view.position(view.position() + 1);
+                    value = view.slice().asReadOnlyBuffer();
+                }
+            }
+            sink.accept(index, value);
         }
     }
 

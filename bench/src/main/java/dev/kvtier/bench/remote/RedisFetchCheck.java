@@ -2,6 +2,7 @@ package dev.kvtier.bench.remote;
 
 import dev.kvtier.redis.LocalRedisServer;
 import dev.kvtier.redis.RedisRemoteBlockStore;
+import dev.kvtier.remote.RemoteBlockStore;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -11,7 +12,10 @@ import io.lettuce.core.codec.StringCodec;
 import org.HdrHistogram.Histogram;
 
 import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.net.URI;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,13 +29,16 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Fetch throughput of {@link RedisRemoteBlockStore#getAll} against {@code redis-benchmark}'s pipelined GET on the same
- * {@code redis-server} (started here by PID on a loopback port) at the same value sizes, in one run, rounds
- * interleaved: per size, {@code rounds} times (store, raw Lettuce GET pipeline, redis-benchmark), each for about
- * {@code secondsPerMeasure}. The store fetches {@code batch} keys per call (a bounded {@code GETRANGE} per key, one
- * flush); the raw Lettuce line is {@code batch} plain {@code GET}s flushed once (what the
- * store would cost without its size bound); {@code redis-benchmark -c 1 -P batch -t get -d SIZE} is the engine's own
- * client. Also the p99 latency of one {@code batch}-key fetch by the store (HdrHistogram). Medians of the rounds.
+ * Fetch throughput of {@link RedisRemoteBlockStore#getAllInto} against {@code redis-benchmark}'s pipelined GET on the
+ * same {@code redis-server} (started here by PID on a loopback port) at the same value sizes, in one run, rounds
+ * interleaved: per size, {@code rounds} times (store into native memory, store into arrays, raw Lettuce GET pipeline,
+ * redis-benchmark), each for about {@code secondsPerMeasure}. The store fetches {@code batch} keys per call (a bounded
+ * {@code GETRANGE} per key, one flush): {@code getAllInto} with a sink that copies each value into its own native
+ * buffer (where a cache puts a fetched block: what the cache's restores do, less the checks), and {@code getAll}, an
+ * array per value; the raw Lettuce line is {@code batch} plain {@code GET}s flushed once into arrays (what the store
+ * would cost without its size bound and its sink); {@code redis-benchmark -c 1 -P batch -t get -d SIZE} is the
+ * engine's own client. Also the p99 latency of one {@code batch}-key {@code getAllInto} (HdrHistogram). Medians of the
+ * rounds. The first fetch of every size is compared byte for byte with what was stored.
  *
  * <p>Usage: {@code RedisFetchCheck [rounds=3] [secondsPerMeasure=2] [batch=32] [sizes=65536,1048576,4194304]}.
  */
@@ -58,8 +65,8 @@ public final class RedisFetchCheck {
                 System.out.printf("redis-server %s on 127.0.0.1:%d, %d-key batches, %d rounds of %.1f s, medians%n",
                         server.cli("INFO", "server").lines().filter(l -> l.startsWith("redis_version"))
                                 .findFirst().orElse("?"), server.port(), batch, rounds, seconds);
-                System.out.println("size      store MB/s  lettuce GET MB/s  redis-benchmark MB/s  store/benchmark"
-                        + "  store p99 batch ms");
+                System.out.println("size      store MB/s  store arrays MB/s  lettuce GET MB/s  redis-benchmark MB/s"
+                        + "  store/benchmark  store p99 batch ms");
                 for (int size : sizes) {
                     measureSize(server, store, raw, size, batch, rounds, seconds);
                 }
@@ -93,42 +100,89 @@ public final class RedisFetchCheck {
         RedisFuture<String> set = raw.async().set("key:__rand_int__", benchmarkValue);
         raw.flushCommands();
         set.get(60, TimeUnit.SECONDS);
-        // Warm up both clients' code (JIT) on this size before the measured rounds.
-        storeMegabytesPerSecond(store, keys, (long) size * batch, seconds, null);
-        rawMegabytesPerSecond(raw, keys, (long) size * batch, seconds);
-        double[] storeRate = new double[rounds];
-        double[] rawRate = new double[rounds];
-        double[] benchmarkRate = new double[rounds];
-        Histogram latency = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
-        for (int round = 0; round < rounds; round++) {
-            storeRate[round] = storeMegabytesPerSecond(store, keys, (long) size * batch, seconds,
-                    round == 0 ? null : latency);
-            rawRate[round] = rawMegabytesPerSecond(raw, keys, (long) size * batch, seconds);
-            benchmarkRate[round] = redisBenchmarkMegabytesPerSecond(server, size, batch, seconds);
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment[] destinations = new MemorySegment[batch];
+            for (int i = 0; i < batch; i++) {
+                destinations[i] = arena.allocate(size, 4096);
+            }
+            checkFetchedBytes(store, keys, values, destinations);
+            // Warm up the clients' code (JIT) on this size before the measured rounds.
+            intoMegabytesPerSecond(store, keys, destinations, (long) size * batch, seconds, null);
+            arraysMegabytesPerSecond(store, keys, (long) size * batch, seconds);
+            rawMegabytesPerSecond(raw, keys, (long) size * batch, seconds);
+            double[] intoRate = new double[rounds];
+            double[] arraysRate = new double[rounds];
+            double[] rawRate = new double[rounds];
+            double[] benchmarkRate = new double[rounds];
+            Histogram latency = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
+            for (int round = 0; round < rounds; round++) {
+                intoRate[round] = intoMegabytesPerSecond(store, keys, destinations, (long) size * batch, seconds,
+                        round == 0 ? null : latency);
+                arraysRate[round] = arraysMegabytesPerSecond(store, keys, (long) size * batch, seconds);
+                rawRate[round] = rawMegabytesPerSecond(raw, keys, (long) size * batch, seconds);
+                benchmarkRate[round] = redisBenchmarkMegabytesPerSecond(server, size, batch, seconds);
+            }
+            double intoMedian = median(intoRate);
+            double benchmarkMedian = median(benchmarkRate);
+            System.out.printf("%-9s %10.0f  %17.0f  %16.0f  %20.0f  %15.2f  %18.2f%n", size >= 1 << 20
+                    ? (size >> 20) + " MiB" : (size >> 10) + " KiB", intoMedian, median(arraysRate),
+                    median(rawRate), benchmarkMedian, intoMedian / benchmarkMedian,
+                    latency.getValueAtPercentile(99) / 1e6);
         }
-        double storeMedian = median(storeRate);
-        double benchmarkMedian = median(benchmarkRate);
-        System.out.printf("%-9s %10.0f  %16.0f  %20.0f  %15.2f  %18.2f%n", size >= 1 << 20 ? (size >> 20) + " MiB"
-                : (size >> 10) + " KiB", storeMedian, median(rawRate), benchmarkMedian, storeMedian / benchmarkMedian,
-                latency.getValueAtPercentile(99) / 1e6);
     }
 
-    private static double storeMegabytesPerSecond(RedisRemoteBlockStore store, List<String> keys, long bytesPerCall,
-                                                  double seconds, Histogram latency) throws Exception {
-        store.getAll(keys).get(60, TimeUnit.SECONDS); // warm
+    /** One fetch into the destinations, compared byte for byte with what was stored: the figures are of real bytes. */
+    private static void checkFetchedBytes(RedisRemoteBlockStore store, List<String> keys, Map<String, byte[]> values,
+                                          MemorySegment[] destinations) throws Exception {
+        store.getAllInto(keys, (index, value) -> copy(value, destinations[index])).get(60, TimeUnit.SECONDS);
+        for (int i = 0; i < keys.size(); i++) {
+            byte[] expected = values.get(keys.get(i));
+            if (MemorySegment.mismatch(destinations[i], 0, expected.length, MemorySegment.ofArray(expected), 0,
+                    expected.length) != -1) {
+                throw new IllegalStateException("the store fetched other bytes for " + keys.get(i));
+            }
+        }
+    }
+
+    private static void copy(ByteBuffer value, MemorySegment destination) {
+        if (value == null) {
+            throw new IllegalStateException("a key is missing");
+        }
+        MemorySegment.copy(MemorySegment.ofBuffer(value), 0, destination, 0, value.remaining());
+    }
+
+    private static double intoMegabytesPerSecond(RedisRemoteBlockStore store, List<String> keys,
+                                                 MemorySegment[] destinations, long bytesPerCall, double seconds,
+                                                 Histogram latency) throws Exception {
+        RemoteBlockStore.ValueSink sink = (index, value) -> copy(value, destinations[index]);
+        store.getAllInto(keys, sink).get(60, TimeUnit.SECONDS); // warm
         long calls = 0;
         long start = System.nanoTime();
         long end = start + (long) (seconds * 1e9);
         long now = start;
         while (now < end) {
             long callStart = System.nanoTime();
+            store.getAllInto(keys, sink).get(60, TimeUnit.SECONDS);
+            now = System.nanoTime();
+            if (latency != null) {
+                latency.recordValue(now - callStart);
+            }
+            calls++;
+        }
+        return calls * bytesPerCall / ((now - start) / 1e9) / 1e6;
+    }
+
+    private static double arraysMegabytesPerSecond(RedisRemoteBlockStore store, List<String> keys,
+                                                   long bytesPerCall, double seconds) throws Exception {
+        long calls = 0;
+        long start = System.nanoTime();
+        long end = start + (long) (seconds * 1e9);
+        long now = start;
+        while (now < end) {
             List<byte[]> got = store.getAll(keys).get(60, TimeUnit.SECONDS);
             now = System.nanoTime();
             if (got.get(0) == null) {
                 throw new IllegalStateException("the store lost " + keys.get(0));
-            }
-            if (latency != null) {
-                latency.recordValue(now - callStart);
             }
             calls++;
         }
