@@ -27,7 +27,9 @@ class RedisClusterContractTest extends RemoteBlockStoreContract {
     @BeforeAll
     static void startCluster() throws IOException {
         directory = Files.createTempDirectory("kvtier-redis-cluster-contract");
-        cluster = LocalRedisCluster.start(directory, 3, 0, "");
+        // No failover here: a long node timeout keeps a node slowed by a loaded machine from being marked failed
+        // (CLUSTERDOWN) in the middle of a contract test.
+        cluster = LocalRedisCluster.start(directory, 3, 0, "cluster-node-timeout 15000");
     }
 
     @AfterAll
