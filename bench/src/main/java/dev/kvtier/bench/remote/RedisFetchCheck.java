@@ -151,51 +151,31 @@ public final class RedisFetchCheck {
         MemorySegment.copy(MemorySegment.ofBuffer(value), 0, destination, 0, value.remaining());
     }
 
+    /** One fetch of the measured kind; throws when a value is missing. */
+    private interface Fetch {
+        void run() throws Exception;
+    }
+
     private static double intoMegabytesPerSecond(RedisRemoteBlockStore store, List<String> keys,
                                                  MemorySegment[] destinations, long bytesPerCall, double seconds,
                                                  Histogram latency) throws Exception {
         RemoteBlockStore.ValueSink sink = (index, value) -> copy(value, destinations[index]);
-        store.getAllInto(keys, sink).get(60, TimeUnit.SECONDS); // warm
-        long calls = 0;
-        long start = System.nanoTime();
-        long end = start + (long) (seconds * 1e9);
-        long now = start;
-        while (now < end) {
-            long callStart = System.nanoTime();
-            store.getAllInto(keys, sink).get(60, TimeUnit.SECONDS);
-            now = System.nanoTime();
-            if (latency != null) {
-                latency.recordValue(now - callStart);
-            }
-            calls++;
-        }
-        return calls * bytesPerCall / ((now - start) / 1e9) / 1e6;
+        return megabytesPerSecond(bytesPerCall, seconds, latency,
+                () -> store.getAllInto(keys, sink).get(60, TimeUnit.SECONDS));
     }
 
     private static double arraysMegabytesPerSecond(RedisRemoteBlockStore store, List<String> keys,
                                                    long bytesPerCall, double seconds) throws Exception {
-        long calls = 0;
-        long start = System.nanoTime();
-        long end = start + (long) (seconds * 1e9);
-        long now = start;
-        while (now < end) {
-            List<byte[]> got = store.getAll(keys).get(60, TimeUnit.SECONDS);
-            now = System.nanoTime();
-            if (got.get(0) == null) {
-                throw new IllegalStateException("the store lost " + keys.get(0));
+        return megabytesPerSecond(bytesPerCall, seconds, null, () -> {
+            if (store.getAll(keys).get(60, TimeUnit.SECONDS).contains(null)) {
+                throw new IllegalStateException("the store lost a key");
             }
-            calls++;
-        }
-        return calls * bytesPerCall / ((now - start) / 1e9) / 1e6;
+        });
     }
 
     private static double rawMegabytesPerSecond(StatefulRedisConnection<String, byte[]> raw, List<String> keys,
                                                 long bytesPerCall, double seconds) throws Exception {
-        long calls = 0;
-        long start = System.nanoTime();
-        long end = start + (long) (seconds * 1e9);
-        long now = start;
-        while (now < end) {
+        return megabytesPerSecond(bytesPerCall, seconds, null, () -> {
             List<RedisFuture<byte[]>> gets = new ArrayList<>(keys.size());
             for (String key : keys) {
                 gets.add(raw.async().get(key));
@@ -206,7 +186,24 @@ public final class RedisFetchCheck {
                     throw new IllegalStateException("a key is missing");
                 }
             }
+        });
+    }
+
+    /** Runs {@code fetch} for about {@code seconds} after one warm call; its rate, each call's time in latency. */
+    private static double megabytesPerSecond(long bytesPerCall, double seconds, Histogram latency, Fetch fetch)
+            throws Exception {
+        fetch.run();
+        long calls = 0;
+        long start = System.nanoTime();
+        long end = start + (long) (seconds * 1e9);
+        long now = start;
+        while (now < end) {
+            long callStart = System.nanoTime();
+            fetch.run();
             now = System.nanoTime();
+            if (latency != null) {
+                latency.recordValue(now - callStart);
+            }
             calls++;
         }
         return calls * bytesPerCall / ((now - start) / 1e9) / 1e6;
