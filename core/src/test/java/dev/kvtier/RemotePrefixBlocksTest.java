@@ -637,6 +637,33 @@ class RemotePrefixBlocksTest {
         assertTrue(stats.estimatedFetchNanos() > stats.estimatedRecomputeNanos(), stats.toString());
     }
 
+    /**
+     * A cache that restores without looking up first (as the simulator's player does) is gated too, once a fetch was
+     * timed. Fails on commit 2bfdd36, where only a look-up timed the round trip and the gate never closed without one.
+     */
+    @Test
+    void theCostGateClosesForACallerThatRestoresWithoutLookingUp() {
+        InProcessRemoteBlockStore store = owned(new InProcessRemoteBlockStore());
+        KvTierCache rankA = open(store, r -> { });
+        List<BlockHash> hashes = chain(27, 4);
+        rankA.prefixBlocks(LAYOUT).storeBlocks(BlockHash.ROOT, hashes, contents(hashes));
+        awaitWritten(rankA, 4);
+
+        KvTierCache fastPrefill = open(store, r -> r.prefillTokensPerSecond(1e15)
+                .writeThrough(RemoteStoreConfig.WriteThrough.NEVER));
+        PrefixBlockCache fast = fastPrefill.prefixBlocks(LAYOUT);
+        try (PrefixPin pin = fast.ensurePrefixResident(hashes.subList(0, 1), Tier.GPU)) {
+            assertEquals(1, pin.size(), "nothing measured yet: fetched");
+        }
+        try (PrefixPin pin = fast.ensurePrefixResident(hashes, Tier.GPU)) {
+            assertEquals(1, pin.size(), "the rest left to recompute: " + fastPrefill.stats().remote());
+        }
+        RemoteStoreStats stats = fastPrefill.stats().remote();
+        assertEquals(3, stats.gatedBlocks(), stats.toString());
+        assertEquals(1, stats.blocksFetched(), stats.toString());
+        assertTrue(stats.estimatedFetchNanos() > stats.estimatedRecomputeNanos(), stats.toString());
+    }
+
     // ---------------------------------------------------------------- observability
 
     @Test

@@ -299,7 +299,9 @@ public final class RemoteBlocks implements AutoCloseable {
         long recomputeNanos;
         boolean measured;
         synchronized (estimates) {
-            measured = roundTripNanos > 0 && bytesPerNano > 0;
+            // Measured once a fetch was timed: a caller that restores without looking up first has no round trip timed
+            // alone, and then its fetches' round trips are in the bandwidth (an estimate on the slow side).
+            measured = bytesPerNano > 0;
             fetchNanos = measured ? (long) (roundTripNanos + blocks * format.valueBytes() / bytesPerNano)
                     : (long) roundTripNanos;
             recomputeNanos = rate > 0 ? (long) (blocks * (double) format.tokensPerBlock() / rate * 1e9) : 0;
