@@ -454,7 +454,7 @@ public final class RemoteBlocks implements AutoCloseable {
             if (closing || !usable() || !reserve(format.valueBytes())) {
                 int left = 0;
                 for (int j = i; j < high.length; j++) {
-                    left += added[j] ? 1 : 0;
+                    left += added[j] && !knownRemote.contains(high[j], low[j]) ? 1 : 0;
                 }
                 writesDropped.add(left);
                 return;
