@@ -326,6 +326,8 @@ class RemotePrefixBlocksTest {
         final InProcessRemoteBlockStore inner = new InProcessRemoteBlockStore();
         volatile Mode mode = Mode.ANSWER;
         final AtomicInteger calls = new AtomicInteger();
+        /** The keys of every {@code putAll} answered, in the order sent. */
+        final List<String> putKeys = java.util.Collections.synchronizedList(new ArrayList<>());
 
         private <T> CompletableFuture<T> controlled(java.util.function.Supplier<CompletableFuture<T>> call) {
             calls.incrementAndGet();
@@ -348,7 +350,10 @@ class RemotePrefixBlocksTest {
 
         @Override
         public CompletableFuture<Void> putAll(Map<String, byte[]> values) {
-            return controlled(() -> inner.putAll(values));
+            return controlled(() -> {
+                putKeys.addAll(values.keySet());
+                return inner.putAll(values);
+            });
         }
 
         @Override
@@ -434,6 +439,105 @@ class RemotePrefixBlocksTest {
                 "a restore took " + restoreNanos / 1_000_000 + " ms with a transfer timeout of " + TIMEOUT);
         assertBytes(blocks, hashes.subList(0, 2));
         assertEquals(0, cache.stats().remote().blocksFetched());
+    }
+
+    // ---------------------------------------------------------------- what write-through sends
+
+    /**
+     * Stores block {@code marker} (a chain of its own) and waits until the store was sent it: one writer sends the
+     * writes in the order queued, so every write queued before it has been sent (or dropped) by then.
+     */
+    private void storeMarkerAndAwaitIt(PrefixBlockCache blocks, ControlledStore store, BlockHash marker) {
+        blocks.storeBlocks(BlockHash.ROOT, List.of(marker), contents(List.of(marker)));
+        String key = storeKey("test-model", marker);
+        await(() -> store.putKeys.contains(key), "the marker block written through");
+    }
+
+    /**
+     * A store call that adds one block to a cached chain sends that block only. Fails on commit 2bfdd36, where every
+     * block of a call that stored any was sent again (9 puts for the second call here).
+     */
+    @Test
+    void writeThroughSendsOnlyTheBlocksACallStored() {
+        ControlledStore store = owned(new ControlledStore());
+        KvTierCache cache = open(store, r -> { });
+        PrefixBlockCache blocks = cache.prefixBlocks(LAYOUT);
+        List<BlockHash> hashes = chain(20, 9);
+        blocks.storeBlocks(BlockHash.ROOT, hashes.subList(0, 8), contents(hashes.subList(0, 8)));
+        awaitWritten(cache, 8);
+        assertEquals(8, store.putKeys.size());
+
+        // The request grew by one block: the runtime stores the whole chain again, one block of it new.
+        assertEquals(1, blocks.storeBlocks(BlockHash.ROOT, hashes, contents(hashes)));
+        // Cached already, every block: nothing to send.
+        assertEquals(0, blocks.storeBlocks(BlockHash.ROOT, hashes, contents(hashes)));
+        storeMarkerAndAwaitIt(blocks, store, chain(21, 1).get(0));
+
+        assertEquals(List.of(storeKey("test-model", hashes.get(8)), storeKey("test-model", chain(21, 1).get(0))),
+                store.putKeys.subList(8, store.putKeys.size()), "the keys sent after the first call");
+        assertEquals(10, cache.stats().remote().blocksWritten());
+        assertEquals(0, cache.stats().remote().writesDropped());
+
+        // And the block sent is the one a second cache fetches and verifies, its parent the block before it.
+        KvTierCache rankB = open(store, r -> r.writeThrough(RemoteStoreConfig.WriteThrough.NEVER));
+        try (PrefixPin pin = rankB.prefixBlocks(LAYOUT).ensurePrefixResident(hashes, Tier.CPU)) {
+            assertEquals(9, pin.size());
+        }
+        assertBytes(rankB.prefixBlocks(LAYOUT), hashes);
+    }
+
+    /**
+     * A block stored again after it left the cache is not sent again while the cache remembers sending it (or
+     * fetching it); after the store was marked down it is (the store may have come back empty). Fails on commit
+     * 2bfdd36, where the chain stored again was sent again (4 more puts).
+     */
+    @Test
+    void aBlockStoredAgainAfterItLeftTheCacheIsSentOnlyIfTheStoreMayHaveLostIt() {
+        ControlledStore store = owned(new ControlledStore());
+        KvTierCache cache = open(store, r -> { });
+        PrefixBlockCache blocks = cache.prefixBlocks(LAYOUT);
+        List<BlockHash> hashes = chain(22, 4);
+        blocks.storeBlocks(BlockHash.ROOT, hashes, contents(hashes));
+        awaitWritten(cache, 4);
+        // Fetched from the store by this cache: known to be there too.
+        List<BlockHash> fetched = chain(23, 2);
+        KvTierCache rankB = open(store, r -> { });
+        rankB.prefixBlocks(LAYOUT).storeBlocks(BlockHash.ROOT, fetched, contents(fetched));
+        awaitWritten(rankB, 2);
+        try (PrefixPin pin = blocks.ensurePrefixResident(fetched, Tier.CPU)) {
+            assertEquals(2, pin.size());
+        }
+        int putsBefore = store.putKeys.size();
+
+        removeChain(blocks, hashes);
+        removeChain(blocks, fetched);
+        assertEquals(4, blocks.storeBlocks(BlockHash.ROOT, hashes, contents(hashes)));
+        assertEquals(2, blocks.storeBlocks(BlockHash.ROOT, fetched, contents(fetched)));
+        BlockHash marker = chain(24, 1).get(0);
+        storeMarkerAndAwaitIt(blocks, store, marker);
+        assertEquals(List.of(storeKey("test-model", marker)), store.putKeys.subList(putsBefore, store.putKeys.size()));
+
+        // Marked down once: what the cache remembered sending is forgotten.
+        store.mode = ControlledStore.Mode.FAIL;
+        blocks.lookupPrefix(chain(25, 1));
+        assertTrue(cache.stats().remote().down());
+        store.mode = ControlledStore.Mode.ANSWER;
+        await(() -> {
+            blocks.lookupPrefix(chain(25, 1));
+            return !cache.stats().remote().down();
+        }, "the store marked up again");
+        putsBefore = store.putKeys.size();
+        removeChain(blocks, hashes);
+        assertEquals(4, blocks.storeBlocks(BlockHash.ROOT, hashes, contents(hashes)));
+        storeMarkerAndAwaitIt(blocks, store, chain(26, 1).get(0));
+        assertEquals(5, store.putKeys.size() - putsBefore, store.putKeys.subList(putsBefore, store.putKeys.size())
+                .toString());
+    }
+
+    private static void removeChain(PrefixBlockCache blocks, List<BlockHash> hashes) {
+        for (int i = hashes.size() - 1; i >= 0; i--) {
+            assertTrue(blocks.removeBlock(hashes.get(i)), "block " + i + " removed");
+        }
     }
 
     @Test
@@ -530,6 +634,33 @@ class RemotePrefixBlocksTest {
         assertEquals(0, gated.remoteBlocks(), fastPrefill.stats().remote().toString());
         stats = fastPrefill.stats().remote();
         assertTrue(stats.gatedBlocks() > 0, stats.toString());
+        assertTrue(stats.estimatedFetchNanos() > stats.estimatedRecomputeNanos(), stats.toString());
+    }
+
+    /**
+     * A cache that restores without looking up first (as the simulator's player does) is gated too, once a fetch was
+     * timed. Fails on commit 2bfdd36, where only a look-up timed the round trip and the gate never closed without one.
+     */
+    @Test
+    void theCostGateClosesForACallerThatRestoresWithoutLookingUp() {
+        InProcessRemoteBlockStore store = owned(new InProcessRemoteBlockStore());
+        KvTierCache rankA = open(store, r -> { });
+        List<BlockHash> hashes = chain(27, 4);
+        rankA.prefixBlocks(LAYOUT).storeBlocks(BlockHash.ROOT, hashes, contents(hashes));
+        awaitWritten(rankA, 4);
+
+        KvTierCache fastPrefill = open(store, r -> r.prefillTokensPerSecond(1e15)
+                .writeThrough(RemoteStoreConfig.WriteThrough.NEVER));
+        PrefixBlockCache fast = fastPrefill.prefixBlocks(LAYOUT);
+        try (PrefixPin pin = fast.ensurePrefixResident(hashes.subList(0, 1), Tier.GPU)) {
+            assertEquals(1, pin.size(), "nothing measured yet: fetched");
+        }
+        try (PrefixPin pin = fast.ensurePrefixResident(hashes, Tier.GPU)) {
+            assertEquals(1, pin.size(), "the rest left to recompute: " + fastPrefill.stats().remote());
+        }
+        RemoteStoreStats stats = fastPrefill.stats().remote();
+        assertEquals(3, stats.gatedBlocks(), stats.toString());
+        assertEquals(1, stats.blocksFetched(), stats.toString());
         assertTrue(stats.estimatedFetchNanos() > stats.estimatedRecomputeNanos(), stats.toString());
     }
 

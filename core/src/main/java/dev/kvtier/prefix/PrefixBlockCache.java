@@ -304,7 +304,7 @@ public final class PrefixBlockCache {
         long[] low = java.util.Arrays.copyOfRange(words.low, local, local + fetched.count());
         try {
             entered(() -> engine.storeChain(parentHigh, parentLow, high, low, MemorySegment.ofArray(fetched.bytes()),
-                    geometry, tier));
+                    geometry, tier, null));
         } catch (dev.kvtier.KvTierException | IllegalArgumentException e) {
             // The parent left meanwhile, no room, or a failed copy: the fetched blocks are not kept, a miss.
         }
@@ -361,8 +361,9 @@ public final class PrefixBlockCache {
      * candidate is pinned, or an ancestor of the block itself), it goes to the next slower tier instead. A block already
      * cached is left as it is (equal hash, equal bytes), also when a concurrent call stored it just now (both calls
      * succeed). Returns when the bytes are in place; {@code bytes} is not referenced afterwards. With a remote block
-     * store written through on store, the blocks of a call that stored any are queued for it, their bytes copied out
-     * before this returns (a full queue drops them, counted; nothing waits on the store).
+     * store written through on store, the blocks this call stored are queued for it (not those cached already, nor
+     * those this cache sent or fetched before, as far as it remembers), their bytes copied out before this returns (a
+     * full queue drops them, counted; nothing waits on the store).
      *
      * <p><b>A parent gone since the look-up.</b> The check that {@code parentHash} is cached and the store are one
      * atomic step (the parent is locked and so stays cached until the blocks continuing it are in place). When
@@ -402,11 +403,14 @@ public final class PrefixBlockCache {
                     + " bytes" + (fits ? " = " + total + " bytes" : " (more than a long counts)") + ", was "
                     + bytes.byteSize() + " bytes");
         }
+        boolean writesThrough = remote != null && remote.writesThroughOnStore();
+        boolean[] stored = writesThrough ? new boolean[hashes.size()] : null;
         int added = entered(() -> engine.storeChain(parentHash.high(), parentHash.low(), words.high, words.low, bytes,
-                geometry, tier));
-        if (remote != null && added > 0) {
-            // Copies the bytes out now (the caller may reuse them once this returns); never waits on the store.
-            remote.writeStored(remoteFormat, parentHash.high(), parentHash.low(), words.high, words.low, bytes);
+                geometry, tier, stored));
+        if (writesThrough && added > 0) {
+            // Only the blocks this call stored; copies their bytes out now (the caller may reuse them once this
+            // returns); never waits on the store.
+            remote.writeStored(remoteFormat, parentHash.high(), parentHash.low(), words.high, words.low, bytes, stored);
         }
         return added;
     }

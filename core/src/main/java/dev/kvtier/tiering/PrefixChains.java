@@ -122,13 +122,17 @@ final class PrefixChains {
      * <p>A block cached as a chain start but stored here under a cached parent was misplaced (stored when its parent
      * was missing, by an older version): it is replaced by the block in its place, the blocks continuing it dropped.
      *
+     * <p>{@code stored}, when not null, has an element per block and is set where this call stored the block (left as
+     * it is where the block was cached already), for whoever passes the new blocks on (the remote store's
+     * write-through); a call that throws may have set it for the blocks stored before the failure.
+     *
      * @return how many blocks were new
      * @throws ParentNotCachedException  when the parent is not {@code BlockHash.ROOT} and not a cached block (nothing stored)
      * @throws IllegalArgumentException when a block is cached already but not as the child of the one before it, or
      *                                  a block cached already is not of {@code geometry}
      */
     int store(long parentHigh, long parentLow, long[] high, long[] low, MemorySegment bytes, BlockGeometry geometry,
-              Tier tier) {
+              Tier tier, boolean[] stored) {
         long tokensPerBlock = geometry.tokensPerBlock();
         long bytesPerBlock = geometry.bytesPerBlock();
         Segment parent = table.lockLiveBlockOrNull(parentHigh, parentLow);
@@ -136,7 +140,7 @@ final class PrefixChains {
             String parentKey = BlockKeys.of(parentHigh, parentLow);
             throw new ParentNotCachedException(parentKey, parentKey.substring(BlockKeys.PREFIX.length()));
         }
-        int stored = 0;
+        int added = 0;
         try {
             if (parent != null) {
                 geometry.requireMatches(parent);
@@ -155,7 +159,10 @@ final class PrefixChains {
                             ? insertRun(high, low, i, end, position, tokensPerBlock, bytes, bytesPerBlock, parent, target)
                             : null;
                     if (next != null) {
-                        stored += end - i;
+                        added += end - i;
+                        if (stored != null) {
+                            java.util.Arrays.fill(stored, i, end, true);
+                        }
                         i = end - 1;
                     } else {
                         next = insert(high[i], low[i], PositionRange.of(position, position + tokensPerBlock),
@@ -164,7 +171,10 @@ final class PrefixChains {
                             i--;
                             continue;
                         }
-                        stored++;
+                        added++;
+                        if (stored != null) {
+                            stored[i] = true;
+                        }
                     }
                 }
                 if (parent != null) {
@@ -178,7 +188,7 @@ final class PrefixChains {
                 parent.unlock();
             }
         }
-        return stored;
+        return added;
     }
 
     /**

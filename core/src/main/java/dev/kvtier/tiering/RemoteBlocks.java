@@ -38,6 +38,13 @@ import java.util.concurrent.atomic.LongAdder;
  * queued, never waited for: the block's bytes are copied out when it is queued (a full queue, {@code maxBytesInFlight},
  * drops it, counted), and one writer thread seals and sends them in batches ({@code putAll}).
  *
+ * <p><b>Each block sent once, where that is cheap to know.</b> Only blocks a store call added to the cache are
+ * queued (not those it found cached); and a block this cache sent to the store, or fetched from it, is not sent again
+ * when it is stored or demoted anew (after an eviction, say), as long as a small table of
+ * {@link #KNOWN_REMOTE_SLOTS} fingerprints still remembers it. The table forgets whenever the store is marked down
+ * (it may come back empty); a block it forgets is only sent again, and a block the store evicted meanwhile is one
+ * the table may still remember: then it is a miss for the other caches until this one sends it again.
+ *
  * <p><b>Never a wrong byte.</b> A value is served only after {@link RemoteBlockFormat#open} checked it, and then it
  * is stored as an ordinary local block by the caller.
  */
@@ -48,6 +55,11 @@ public final class RemoteBlocks implements AutoCloseable {
     static final long MAX_BACKOFF_NANOS = TimeUnit.SECONDS.toNanos(30);
     /** Values sent in one {@code putAll}, at most. */
     static final int WRITE_BATCH_VALUES = 64;
+    /**
+     * Slots of the table of blocks known to be in the store: 16,384 fingerprints of 8 bytes, 128 KiB per cache; a
+     * block's slot is taken by the next block hashed to it.
+     */
+    static final int KNOWN_REMOTE_SLOTS = 1 << 14;
     /** Weight of a new sample in the moving averages. */
     private static final double SMOOTHING = 0.2;
 
@@ -98,6 +110,7 @@ public final class RemoteBlocks implements AutoCloseable {
     private final AtomicLongArray rejections = new AtomicLongArray(RemoteRejection.values().length);
     private final AtomicIntegerArray rejectionLogged = new AtomicIntegerArray(RemoteRejection.values().length);
 
+    private final KnownRemote knownRemote = new KnownRemote(KNOWN_REMOTE_SLOTS);
     private final LinkedBlockingQueue<Write> writes = new LinkedBlockingQueue<>();
     private final AtomicLong bytesQueued = new AtomicLong();
     private final Thread writer;
@@ -146,6 +159,11 @@ public final class RemoteBlocks implements AutoCloseable {
     /** The write-through mode. */
     public RemoteStoreConfig.WriteThrough writeThrough() {
         return config.writeThrough();
+    }
+
+    /** Whether blocks are written through when they are stored ({@link #writeStored} queues them). */
+    public boolean writesThroughOnStore() {
+        return config.writeThrough() == RemoteStoreConfig.WriteThrough.ON_STORE;
     }
 
     /** The value format of blocks of {@code layout} (one per layout, made once). */
@@ -246,6 +264,7 @@ public final class RemoteBlocks implements AutoCloseable {
         bytesFetched.add(fetchedBytes);
         int served = 0;
         while (served < present && outcomes[served] == null) {
+            knownRemote.add(high[from + served], low[from + served]);
             served++;
         }
         if (served < present) {
@@ -285,7 +304,9 @@ public final class RemoteBlocks implements AutoCloseable {
         long recomputeNanos;
         boolean measured;
         synchronized (estimates) {
-            measured = roundTripNanos > 0 && bytesPerNano > 0;
+            // Measured once a fetch was timed: a caller that restores without looking up first has no round trip timed
+            // alone, and then its fetches' round trips are in the bandwidth (an estimate on the slow side).
+            measured = bytesPerNano > 0;
             fetchNanos = measured ? (long) (roundTripNanos + blocks * format.valueBytes() / bytesPerNano)
                     : (long) roundTripNanos;
             recomputeNanos = rate > 0 ? (long) (blocks * (double) format.tokensPerBlock() / rate * 1e9) : 0;
@@ -354,6 +375,7 @@ public final class RemoteBlocks implements AutoCloseable {
 
     private void fail(Throwable cause) {
         failures.increment();
+        knownRemote.clear(); // the store may come back empty
         long backoff;
         boolean wasDown;
         synchronized (health) {
@@ -417,20 +439,29 @@ public final class RemoteBlocks implements AutoCloseable {
     // ---------------------------------------------------------------- write-through
 
     /**
-     * Queues blocks just stored for writing ({@link RemoteStoreConfig.WriteThrough#ON_STORE}): block {@code i} is
-     * {@code high[i]}, {@code low[i]} with bytes {@code [i * bytesPerBlock, (i + 1) * bytesPerBlock)} of
-     * {@code bytes}, its parent block {@code i - 1} (the first's {@code parentHigh}, {@code parentLow}). Copies the
-     * bytes out now; drops (counts) what does not fit the bound on bytes in flight. Never blocks.
+     * Queues the blocks a store call added for writing ({@link RemoteStoreConfig.WriteThrough#ON_STORE}): block
+     * {@code i} of the call is {@code high[i]}, {@code low[i]} with bytes
+     * {@code [i * bytesPerBlock, (i + 1) * bytesPerBlock)} of {@code bytes}, its parent block {@code i - 1} (the
+     * first's {@code parentHigh}, {@code parentLow}); it is queued where {@code added[i]} is set and this cache has not
+     * sent it (or fetched it) already, as far as it remembers. Copies the bytes out now; drops (counts) what does not
+     * fit the bound on bytes in flight. Never blocks.
      */
     public void writeStored(RemoteBlockFormat format, long parentHigh, long parentLow, long[] high, long[] low,
-                            MemorySegment bytes) {
+                            MemorySegment bytes, boolean[] added) {
         if (config.writeThrough() != RemoteStoreConfig.WriteThrough.ON_STORE) {
             return;
         }
         long bytesPerBlock = bytes.byteSize() / Math.max(1, high.length);
         for (int i = 0; i < high.length; i++) {
+            if (!added[i] || knownRemote.contains(high[i], low[i])) {
+                continue;
+            }
             if (closing || !usable() || !reserve(format.valueBytes())) {
-                writesDropped.add(high.length - i);
+                int left = 0;
+                for (int j = i; j < high.length; j++) {
+                    left += added[j] && !knownRemote.contains(high[j], low[j]) ? 1 : 0;
+                }
+                writesDropped.add(left);
                 return;
             }
             byte[] value = takeValue(format);
@@ -454,8 +485,8 @@ public final class RemoteBlocks implements AutoCloseable {
                 break;
             }
         }
-        if (format == null) {
-            return; // no view of this layout opened: not a block this cache shares
+        if (format == null || knownRemote.contains(high, low)) {
+            return; // no view of this layout opened (not a block this cache shares), or sent already
         }
         if (closing || !usable() || !reserve(format.valueBytes())) {
             writesDropped.increment();
@@ -523,6 +554,7 @@ public final class RemoteBlocks implements AutoCloseable {
         try {
             Map<String, byte[]> values = new LinkedHashMap<>(); // in the order queued: a chain's parents first
             Map<String, RemoteBlockFormat> formatOf = new HashMap<>();
+            List<Write> sealed = new ArrayList<>(batch.size());
             int lost = 0;
             for (Write write : batch) {
                 byte[] value = write.value;
@@ -545,6 +577,7 @@ public final class RemoteBlocks implements AutoCloseable {
                 String key = write.format.keyOf(write.high, write.low);
                 values.put(key, value);
                 formatOf.put(key, write.format);
+                sealed.add(write);
             }
             writesDropped.add(lost);
             if (values.isEmpty()) {
@@ -559,11 +592,67 @@ public final class RemoteBlocks implements AutoCloseable {
                 writesDropped.add(values.size());
             } else {
                 blocksWritten.add(values.size());
+                for (Write write : sealed) {
+                    knownRemote.add(write.high, write.low);
+                }
                 // Each array once (a block queued twice in a batch keeps only its last value in the map).
                 formatOf.forEach((key, format) -> spares(format).offer(values.get(key)));
             }
         } finally {
             bytesQueued.addAndGet(-reserved);
+        }
+    }
+
+    /**
+     * Blocks known to be in the store, as far as a fixed table remembers: one 64-bit fingerprint of a block's 128-bit
+     * hash per slot, the slot chosen by the fingerprint, a new block replacing the one in its slot. A block it says
+     * it holds was put or fetched by this cache, unless two hashes share a fingerprint (about 2^-64 for a pair); one it
+     * does not hold may still be in the store. Thread-safe: each slot is one atomic word.
+     */
+    static final class KnownRemote {
+        private static final long EMPTY = 0;
+        private final AtomicLongArray fingerprints;
+        private final int mask;
+
+        KnownRemote(int slots) {
+            if (Integer.bitCount(slots) != 1) {
+                throw new IllegalArgumentException("slots must be a power of two, was " + slots);
+            }
+            this.fingerprints = new AtomicLongArray(slots);
+            this.mask = slots - 1;
+        }
+
+        void add(long high, long low) {
+            long fingerprint = fingerprint(high, low);
+            fingerprints.setOpaque(slot(fingerprint), fingerprint);
+        }
+
+        boolean contains(long high, long low) {
+            long fingerprint = fingerprint(high, low);
+            return fingerprints.getOpaque(slot(fingerprint)) == fingerprint;
+        }
+
+        void clear() {
+            for (int i = 0; i <= mask; i++) {
+                fingerprints.setOpaque(i, EMPTY);
+            }
+        }
+
+        private int slot(long fingerprint) {
+            return (int) (fingerprint >>> 32) & mask;
+        }
+
+        /** Both words mixed (hashes made of small numbers, as tests and benchmarks use, spread too); never EMPTY. */
+        private static long fingerprint(long high, long low) {
+            long f = mix(mix(high) ^ low);
+            return f == EMPTY ? 1 : f;
+        }
+
+        /** MurmurHash3's 64-bit finalizer: a bijection, each input bit flipping about half the output bits. */
+        private static long mix(long x) {
+            x = (x ^ (x >>> 33)) * 0xff51afd7ed558ccdL;
+            x = (x ^ (x >>> 33)) * 0xc4ceb93fe53e2b4fL;
+            return x ^ (x >>> 33);
         }
     }
 

@@ -616,13 +616,14 @@ public final class TieringEngine {
      * Entered: stores blocks continuing block {@code parentHigh}, {@code parentLow} (not a cached block: a chain's
      * start), block {@code i} being hash {@code high[i]}, {@code low[i]} with bytes
      * {@code [i * bytesPerBlock, (i + 1) * bytesPerBlock)} ({@code geometry}'s); a new block goes to {@code tier}, or
-     * its parent's tier when slower. Returns how many were new.
+     * its parent's tier when slower. Returns how many were new; {@code stored}, when not null (an element per block),
+     * is set where a block was new.
      *
      * @throws dev.kvtier.ParentNotCachedException if the parent is neither the root (both words 0) nor cached
      */
     public int storeChain(long parentHigh, long parentLow, long[] high, long[] low, MemorySegment bytes,
-                          BlockGeometry geometry, Tier tier) {
-        return counted(() -> chains.store(parentHigh, parentLow, high, low, bytes, geometry, tier));
+                          BlockGeometry geometry, Tier tier, boolean[] stored) {
+        return counted(() -> chains.store(parentHigh, parentLow, high, low, bytes, geometry, tier, stored));
     }
 
     /**

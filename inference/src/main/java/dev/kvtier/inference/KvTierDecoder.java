@@ -204,7 +204,7 @@ public final class KvTierDecoder {
      * @param prefilledTokens   prompt tokens computed
      * @param restoreFailures   restores replaced by recomputing
      * @param storeFailures     blocks that could not be stored
-     * @param blocksStored      blocks handed to {@code storeBlocks}
+     * @param blocksStored      blocks {@code storeBlocks} added to the cache (not those it found cached)
      * @param rowsCopied        key/value rows read through a copy because they straddled two runs of pages
      *                          (0 when the pages hold whole rows, as they do when the page size is a multiple of a row)
      * @param restoredBlocksFrom blocks restored (or streamed), by the tier the restore found them on
@@ -510,18 +510,16 @@ public final class KvTierDecoder {
                 BlockHash parent = b == 0 ? namespace : hashes.get(b - 1);
                 BlockHash hash = hasher.hash(parent, tokens, b * perBlock, (b + 1) * perBlock);
                 hashes.add(hash);
-                // A block already cached has these bytes (equal hash, equal tokens, equal weights). Skipping it also
-                // keeps storeBlocks from refusing a block cached as a chain start (its parent was evicted) that
-                // this request now stores after its re-computed parent.
-                if (blocks.lookupPrefix(List.of(hash)).cachedBlocks() == 0) {
-                    try {
-                        // A chain's first block is stored under BlockHash.ROOT: the namespace is in its hash, and
-                        // storeBlocks takes as parent only ROOT or a cached block.
-                        blocks.storeBlocks(b == 0 ? BlockHash.ROOT : parent, List.of(hash), ownBlocks[b]);
-                        blocksStored.increment();
-                    } catch (KvTierException e) {
-                        storeFailures.increment();
-                    }
+                // No look-up first: storeBlocks leaves a block cached already as it is (equal hash, equal tokens,
+                // equal weights: equal bytes) and counts it as not new, and replaces one cached as a chain start
+                // where this request stores it after its parent. A look-up of a block missing locally would also ask
+                // a remote block store, a round trip for every block that fills.
+                try {
+                    // A chain's first block is stored under BlockHash.ROOT: the namespace is in its hash, and
+                    // storeBlocks takes as parent only ROOT or a cached block.
+                    blocksStored.add(blocks.storeBlocks(b == 0 ? BlockHash.ROOT : parent, List.of(hash), ownBlocks[b]));
+                } catch (KvTierException e) {
+                    storeFailures.increment();
                 }
                 storedUpTo++;
             }

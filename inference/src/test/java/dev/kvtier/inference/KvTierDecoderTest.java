@@ -4,10 +4,13 @@ import dev.kvtier.Backend;
 import dev.kvtier.DiskPersistence;
 import dev.kvtier.KvTierCache;
 import dev.kvtier.KvTierConfig;
+import dev.kvtier.RemoteStoreConfig;
 import dev.kvtier.cuda.FakeCuda;
 import dev.kvtier.prefix.BlockHash;
 import dev.kvtier.prefix.BlockHasher;
 import dev.kvtier.prefix.PrefixPin;
+import dev.kvtier.remote.InProcessRemoteBlockStore;
+import dev.kvtier.remote.RemoteBlockStore;
 import dev.kvtier.store.Tier;
 import dev.kvtier.testing.FaultLogRouting;
 import org.junit.jupiter.api.AfterEach;
@@ -19,6 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,6 +31,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -290,6 +295,65 @@ class KvTierDecoderTest {
     }
 
     // ------------------------------------------------------------------ caches, references and comparisons
+
+    /** The in-process store, counting the look-ups that reach it. */
+    private static final class CountingStore implements RemoteBlockStore {
+        final InProcessRemoteBlockStore inner = new InProcessRemoteBlockStore();
+        final AtomicInteger containsAllCalls = new AtomicInteger();
+
+        @Override
+        public CompletableFuture<boolean[]> containsAll(List<String> keys) {
+            containsAllCalls.incrementAndGet();
+            return inner.containsAll(keys);
+        }
+
+        @Override
+        public CompletableFuture<List<byte[]>> getAll(List<String> keys) {
+            return inner.getAll(keys);
+        }
+
+        @Override
+        public CompletableFuture<Void> putAll(Map<String, byte[]> values) {
+            return inner.putAll(values);
+        }
+
+        @Override
+        public String describe() {
+            return "counting(" + inner.describe() + ")";
+        }
+
+        @Override
+        public void close() {
+            inner.close();
+        }
+    }
+
+    /**
+     * With a remote block store, the blocks that fill are stored without asking the store: one look-up per request
+     * (its prompt's prefix), not one more per block. Fails on commit 2bfdd36, where each filled block was looked up
+     * first, and a block missing locally is a round trip to the store.
+     */
+    @Test
+    void aRemoteStoreIsAskedOncePerRequestNotOncePerFilledBlock() throws Exception {
+        try (CountingStore store = new CountingStore()) {
+            KvTierCache cache = open(2 * workingSetBytes(), 2 * workingSetBytes(), b -> b.remote(RemoteStoreConfig
+                    .builder().store(store).key("a deployment key of 32 bytes....".getBytes(StandardCharsets.UTF_8))
+                    .namespace("decoder-test").build()));
+            KvTierDecoder decoder = new KvTierDecoder(MODEL, cache);
+            KvTierDecoder.Counters counters = serveAndCompare(decoder);
+            assertTrue(counters.blocksStored() > CHAT.requestCount(), counters.toString());
+            assertTrue(store.containsAllCalls.get() <= CHAT.requestCount(), store.containsAllCalls.get()
+                    + " look-ups reached the store for " + CHAT.requestCount() + " requests storing "
+                    + counters.blocksStored() + " blocks");
+            // Every block stored was written through once.
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (cache.stats().remote().blocksWritten() < counters.blocksStored() && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            assertEquals(counters.blocksStored(), cache.stats().remote().blocksWritten(), cache.stats().remote().toString());
+            cache.close();
+        }
+    }
 
     private KvTierCache open(long gpuBytes, long cpuBytes, UnaryOperator<KvTierConfig.Builder> configure) {
         KvTierConfig config = configure.apply(KvTierConfig.builder().backend(Backend.HOST)

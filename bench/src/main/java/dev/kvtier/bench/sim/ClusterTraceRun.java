@@ -288,7 +288,7 @@ final class ClusterTraceRun {
                 percent(foundOn[0], references), percent(foundOn[1], references), percent(foundOn[2], references),
                 options.remote().isPresent() ? String.format(Locale.ROOT, " remote %.2f%%,", percent(foundRemote, references))
                         : "", percent(missing, references), references)));
-        rows.addAll(RemoteSummary.rows(options.remote().map(Object::toString).orElse(""), RemoteSummary.sum(remoteStats),
+        rows.addAll(RemoteSummary.rows(options.describeRemote(), RemoteSummary.sum(remoteStats),
                 foundRemote, references, options.blockBytes()));
         rows.add(SummaryTable.row("cluster prefix hit rate", String.format(Locale.ROOT,
                 "%.2f%% of block references in their request's cached prefix on the rank chosen (any tier), %.2f%% in its"

@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.function.Function;
 
 import dev.kvtier.Backend;
+import dev.kvtier.RemoteStoreConfig;
 import dev.kvtier.bench.trace.TraceGenerator;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -109,6 +110,18 @@ final class SimCommand {
             description = "the HMAC key values in the --remote store are signed with, at least 16 bytes of UTF-8"
                     + "  (default: a fixed key for simulation only, '${DEFAULT-VALUE}': never for a real deployment)")
     String remoteKey;
+
+    @Option(names = "--remote-write-through", paramLabel = "WHEN", converter = WriteThroughConverter.class,
+            description = "with --remote: when a block is written to the store: store (as it is stored) | disk (as it"
+                    + " is demoted to DISK) | never (the cache only reads the store); the configuration's"
+                    + " kvtier.remote.write.through  (default store)")
+    RemoteStoreConfig.WriteThrough remoteWriteThrough;
+
+    @Option(names = "--remote-prefill-rate", paramLabel = "TOKENS_PER_S", converter = PrefillRateConverter.class,
+            description = "with --remote: the cost gate's prefill rate: remote blocks are fetched only when fetching"
+                    + " them is estimated faster than recomputing them at this many tokens/s; 0 = always fetched; the"
+                    + " configuration's kvtier.remote.prefill.tokens.per.second  (default 0)")
+    Double remotePrefillRate;
 
     @Option(names = "--model", paramLabel = "NAME", defaultValue = "tiny", converter = ModelConverter.class,
             description = "tiny | llama-3.1-8b | llama-3.1-70b  (default ${DEFAULT-VALUE})")
@@ -540,6 +553,29 @@ final class SimCommand {
                         + " inprocess:sim");
             }
             return uri;
+        }
+    }
+
+    static final class WriteThroughConverter extends Expecting<RemoteStoreConfig.WriteThrough> {
+        @Override
+        RemoteStoreConfig.WriteThrough parse(String value) {
+            return choice(value, RemoteStoreConfig.WriteThrough.values(), SimOptions::optionValue);
+        }
+    }
+
+    static final class PrefillRateConverter extends Expecting<Double> {
+        @Override
+        Double parse(String value) {
+            double rate;
+            try {
+                rate = Double.parseDouble(value.strip());
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("expected tokens per second, a number >= 0; 0 = no cost gate");
+            }
+            if (!Double.isFinite(rate) || rate < 0) {
+                throw new IllegalArgumentException("expected tokens per second, a finite number >= 0; 0 = no cost gate");
+            }
+            return rate;
         }
     }
 

@@ -53,6 +53,8 @@ import picocli.CommandLine.ParseResult;
  *                      run, to warm the JVM (its JIT, heap and code paths) as JMH's warm-up iterations do; 0 = none
  * @param remote        the remote block store prefix blocks are shared through ({@code --remote}); empty = none
  * @param remoteKey     the HMAC key of the remote store's values ({@code --remote-key})
+ * @param remoteWriteThrough when blocks are written to the remote store ({@code --remote-write-through})
+ * @param remotePrefillRate the cost gate's prefill rate in tokens/s, 0 = no gate ({@code --remote-prefill-rate})
  * @param help          print the usage and exit 0
  */
 public record SimOptions(
@@ -89,6 +91,8 @@ public record SimOptions(
         int warmupRequests,
         Optional<URI> remote,
         String remoteKey,
+        RemoteStoreConfig.WriteThrough remoteWriteThrough,
+        double remotePrefillRate,
         boolean help) {
 
     /**
@@ -216,6 +220,11 @@ public record SimOptions(
                         + " runs each rank in a process of its own: give a shared store (redis://host:port) or no --ranks");
             }
         }
+        if (c.remote == null && (c.remoteWriteThrough != null || c.remotePrefillRate != null)) {
+            throw new UsageException((c.remoteWriteThrough != null ? "--remote-write-through "
+                    + optionValue(c.remoteWriteThrough) : "--remote-prefill-rate " + c.remotePrefillRate)
+                    + " sets how blocks are shared through a remote block store: it needs --remote URI");
+        }
         if (c.remoteKey.getBytes(StandardCharsets.UTF_8).length < RemoteStoreConfig.MIN_KEY_BYTES) {
             // The length only: a key is not printed.
             throw new UsageException("bad value for --remote-key: a key of " + c.remoteKey.getBytes(StandardCharsets.UTF_8).length
@@ -240,7 +249,9 @@ public record SimOptions(
                 c.sweepPolicies.policies(), c.outDirectory, c.workload, Optional.ofNullable(c.trace),
                 Optional.ofNullable(c.generateTrace), blockBytes, c.traceApi,
                 c.sweepBudgets == null ? List.of() : c.sweepBudgets.budgets(), Optional.ofNullable(c.jfr), c.ranks, c.routing,
-                c.warmupRequests, Optional.ofNullable(c.remote), c.remoteKey, c.help);
+                c.warmupRequests, Optional.ofNullable(c.remote), c.remoteKey,
+                c.remoteWriteThrough == null ? RemoteStoreConfig.WriteThrough.ON_STORE : c.remoteWriteThrough,
+                c.remotePrefillRate == null ? 0 : c.remotePrefillRate, c.help);
     }
 
     /**
@@ -264,7 +275,7 @@ public record SimOptions(
         return new SimOptions(model, sessions, requests, turnLengths, maxTurns, zipfExponent, budget, cpuBudget,
                 diskDirectory, pageSizeBytes, newPolicy, backend, seed, threads, verify, maxSeconds, progress, sweep,
                 sweepSteps, sweepPolicies, outDirectory, workload, trace, generateTrace, blockBytes, traceApi, sweepBudgets,
-                jfr, ranks, routing, warmupRequests, remote, remoteKey, help);
+                jfr, ranks, routing, warmupRequests, remote, remoteKey, remoteWriteThrough, remotePrefillRate, help);
     }
 
     /**
@@ -277,7 +288,8 @@ public record SimOptions(
         return new SimOptions(model, sessions, warmupRequests, turnLengths, maxTurns, zipfExponent, gpuBudget, cpuBudget,
                 Optional.empty(), pageSizeBytes, policy, backend, warmupSeed(), threads, verify, 0, ProgressMode.OFF, false,
                 sweepSteps, sweepPolicies, outDirectory, workload, Optional.empty(), generateTrace, blockBytes, traceApi,
-                sweepBudgets, Optional.empty(), 1, routing, 0, Optional.empty(), remoteKey, help);
+                sweepBudgets, Optional.empty(), 1, routing, 0, Optional.empty(), remoteKey, remoteWriteThrough,
+                remotePrefillRate, help);
     }
 
     /** This run with another CPU budget (the warm-up's, resolved against its own trace). */
@@ -285,7 +297,7 @@ public record SimOptions(
         return new SimOptions(model, sessions, requests, turnLengths, maxTurns, zipfExponent, gpuBudget, budget,
                 diskDirectory, pageSizeBytes, policy, backend, seed, threads, verify, maxSeconds, progress, sweep,
                 sweepSteps, sweepPolicies, outDirectory, workload, trace, generateTrace, blockBytes, traceApi, sweepBudgets,
-                jfr, ranks, routing, warmupRequests, remote, remoteKey, help);
+                jfr, ranks, routing, warmupRequests, remote, remoteKey, remoteWriteThrough, remotePrefillRate, help);
     }
 
     /** The warm-up trace's seed: never the measured one's, so the warm-up plays other blocks than the run it warms. */
@@ -302,10 +314,30 @@ public record SimOptions(
         return "sim-s" + Long.toUnsignedString(seed) + "-b" + blockBytes;
     }
 
-    /** The cache's remote store settings of {@code --remote} and {@code --remote-key}; empty without {@code --remote}. */
+    /**
+     * The cache's remote store settings of {@code --remote}, {@code --remote-key}, {@code --remote-write-through} and
+     * {@code --remote-prefill-rate}; empty without {@code --remote}.
+     */
     public Optional<RemoteStoreConfig> remoteStoreConfig() {
         return remote.map(uri -> RemoteStoreConfig.builder().store(uri).key(remoteKey.getBytes(StandardCharsets.UTF_8))
-                .namespace(remoteNamespace()).build());
+                .namespace(remoteNamespace()).writeThrough(remoteWriteThrough).prefillTokensPerSecond(remotePrefillRate)
+                .build());
+    }
+
+    /** The remote store as the summary names it: its URI, when blocks are written to it, and the cost gate. */
+    String describeRemote() {
+        return remote.map(uri -> uri + ", write-through " + optionValue(remoteWriteThrough) + ", cost gate "
+                + (remotePrefillRate > 0 ? String.format(Locale.ROOT, "%,.0f tokens/s", remotePrefillRate) : "off"))
+                .orElse("");
+    }
+
+    /** How {@code --remote-write-through} spells {@code mode}. */
+    static String optionValue(RemoteStoreConfig.WriteThrough mode) {
+        return switch (mode) {
+            case ON_STORE -> "store";
+            case ON_DEMOTION_TO_DISK -> "disk";
+            case NEVER -> "never";
+        };
     }
 
     /** How {@code --backend} spells {@code backend}: its name in lower case. */

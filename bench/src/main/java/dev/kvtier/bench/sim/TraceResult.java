@@ -192,7 +192,7 @@ record TraceResult(SimOptions options, CacheUnderTest.Settings settings, String 
         }
         rows.add(row("block hit rate", hits + String.format(Locale.ROOT, ", missing %.1f%%  (of %,d block references)",
                 100 * missingShare(), counters.references)));
-        rows.addAll(RemoteSummary.rows(options.remote().map(Object::toString).orElse(""), remote, counters.foundRemote,
+        rows.addAll(RemoteSummary.rows(options.describeRemote(), remote, counters.foundRemote,
                 counters.references, options.blockBytes()));
         rows.add(row("prefix hit rate", String.format(Locale.ROOT,
                 "%.1f%% of block references in their request's cached prefix (any tier), %.1f%% in its prefix on GPU",

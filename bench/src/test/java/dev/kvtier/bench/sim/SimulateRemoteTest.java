@@ -10,6 +10,7 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -95,6 +96,51 @@ class SimulateRemoteTest {
             assertEquals(Simulate.USAGE, run.status(), String.join(" ", args) + "\n" + run.err());
             String firstLine = run.err().lines().findFirst().orElse("");
             assertTrue(firstLine.startsWith("simulate: ") && firstLine.contains("--remote"), run.err());
+            assertFalse(run.err().contains("\tat ") || run.err().contains("Exception"), "a stack trace:\n" + run.err());
+            assertEquals("", run.out(), "nothing played");
+        }
+    }
+
+    @Test
+    @Timeout(60)
+    void theWriteThroughModeAndTheCostGateAreOptions() {
+        try (RemoteBlockStore keepOpen = RemoteBlockStores.open(URI.create("inprocess:sim-gate"), Map.of())) {
+            Outcome reader = simulate("--remote", "inprocess:sim-gate", "--remote-write-through", "never");
+            assertEquals(0, reader.status(), reader.out() + reader.err());
+            assertEquals(0, reader.field("written ([\\d,]+) blocks"), "never writes:\n" + reader.out());
+            assertTrue(reader.out().contains("write-through never, cost gate off"), reader.out());
+
+            Outcome writer = simulate("--remote", "inprocess:sim-gate", "--remote-write-through", "store");
+            assertTrue(writer.field("written ([\\d,]+) blocks") > 0, writer.out());
+
+            // A prefill far faster than any store: once the store's round trip and bandwidth are measured (the first
+            // fetch), the gate leaves every remote block out.
+            Outcome gated = simulate("--remote", "inprocess:sim-gate", "--remote-write-through", "never",
+                    "--remote-prefill-rate", "1e15");
+            assertEquals(0, gated.status(), gated.out() + gated.err());
+            assertTrue(gated.field("([\\d,]+) left out by the cost gate") > 0, gated.out());
+            assertTrue(gated.out().contains("cost gate 1,000,000,000,000,000 tokens/s"), gated.out());
+            Outcome open = simulate("--remote", "inprocess:sim-gate", "--remote-write-through", "never");
+            assertEquals(0, open.field("([\\d,]+) left out by the cost gate"), open.out());
+            assertServedFromTheStore(open);
+        }
+    }
+
+    @Test
+    void aBadWriteThroughModeOrPrefillRateIsOneLineNamingItAndStatus2() {
+        for (String[] args : new String[][] {{"--remote", "inprocess:sim-test", "--remote-write-through", "sometimes"},
+                {"--remote", "inprocess:sim-test", "--remote-prefill-rate", "-5"},
+                {"--remote", "inprocess:sim-test", "--remote-prefill-rate", "fast"},
+                {"--remote", "inprocess:sim-test", "--remote-prefill-rate", "Infinity"},
+                {"--remote-write-through", "never"}, {"--remote-prefill-rate", "1000"}}) {
+            Outcome run = simulate(args);
+            String option = args[args.length - 2];
+            String value = args[args.length - 1];
+            assertEquals(Simulate.USAGE, run.status(), String.join(" ", args) + "\n" + run.err());
+            List<String> lines = run.err().lines().filter(line -> !line.isBlank()).toList();
+            String firstLine = lines.isEmpty() ? "" : lines.get(0);
+            assertTrue(firstLine.startsWith("simulate: ") && firstLine.contains(option) && firstLine.contains(value),
+                    "names " + option + " and " + value + ": " + run.err());
             assertFalse(run.err().contains("\tat ") || run.err().contains("Exception"), "a stack trace:\n" + run.err());
             assertEquals("", run.out(), "nothing played");
         }
