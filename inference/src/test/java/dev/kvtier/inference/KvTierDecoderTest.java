@@ -308,8 +308,8 @@ class KvTierDecoderTest {
         }
 
         @Override
-        public CompletableFuture<List<byte[]>> getAll(List<String> keys) {
-            return inner.getAll(keys);
+        public CompletableFuture<Void> getAllInto(List<String> keys, ValueSink sink) {
+            return inner.getAllInto(keys, sink);
         }
 
         @Override
