@@ -61,12 +61,12 @@ import java.util.function.Supplier;
  * through a {@link dev.kvtier.remote.RemoteBlockStore}: {@link #lookupPrefix} extends the local prefix with the blocks
  * the store holds after it ({@link PrefixLookup#remoteBlocks()}; one {@code containsAll}, cut at the first missing
  * block), the restores fetch them (one {@code getAllInto}), check each value's namespace, block, layout, CRC32C and
- * HMAC-SHA256 as it arrives (a value that fails is a miss, and the prefix ends before it), and store them as ordinary local blocks
- * on the tier asked (the same eviction, persistence and events as any other), and {@link #storeBlocks} queues the
- * blocks it stored for writing (their bytes copied out before it returns; never waiting on the store). Remote blocks
- * are fetched only when the cost gate estimates fetching them faster than recomputing them. A store that fails or
- * does not answer within {@code transferTimeout} is a miss: it is marked down and left alone for a backoff, and every
- * call goes on with the local tiers alone. See {@code RemoteStoreConfig}.
+ * HMAC-SHA256 as it arrives (a value that fails is a miss, and the prefix ends before it), and store them as ordinary
+ * local blocks on the tier asked (the same eviction, persistence and events as any other), and {@link #storeBlocks}
+ * queues the blocks it stored for writing (their bytes copied out before it returns; never waiting on the store).
+ * Remote blocks are fetched only when the cost gate estimates fetching them faster than recomputing them. A store that
+ * fails or does not answer within {@code transferTimeout} is a miss: it is marked down and left alone for a backoff,
+ * and every call goes on with the local tiers alone. See {@code RemoteStoreConfig}.
  *
  * <h2>Chains and namespaces</h2>
  * A chain starts at a block whose parent is not a cached block: {@link BlockHash#ROOT}, or a namespace root

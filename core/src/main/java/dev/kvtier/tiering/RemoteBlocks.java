@@ -211,8 +211,9 @@ public final class RemoteBlocks implements AutoCloseable {
     }
 
     /**
-     * Fetches blocks {@code [from, high.length)} in one {@code getAllInto} and checks them as they arrive, stopping at the first missing
-     * or rejected one; nothing when the store is down, fails, or the cost gate judges recomputing faster.
+     * Fetches blocks {@code [from, high.length)} in one {@code getAllInto} and checks them as they arrive, stopping at
+     * the first missing or rejected one; nothing when the store is down, fails, or the cost gate judges recomputing
+     * faster.
      * {@code parentHigh}, {@code parentLow} is the parent of block {@code from}.
      */
     public Fetched fetch(RemoteBlockFormat format, long[] high, long[] low, int from, long parentHigh,
