@@ -30,6 +30,8 @@ public final class LocalRedisServer implements AutoCloseable {
     /** System property naming the redis-server binary. */
     public static final String BINARY_PROPERTY = "kvtier.redis.server";
     private static final long READY_TIMEOUT_MS = 10_000;
+    /** How many free ports {@link #start(Path, String)} tries when another process takes the one it picked. */
+    private static final int PORT_ATTEMPTS = 5;
 
     private final Path binary;
     private final Path directory;
@@ -57,10 +59,21 @@ public final class LocalRedisServer implements AutoCloseable {
      * @throws IOException if no free loopback port can be bound, the directory or its redis.conf cannot be created or
      *     written, or the redis-server process cannot be launched
      * @throws IllegalStateException naming where it looked when there is no redis-server binary, or when the server
-     *     does not answer within 10 s (its exit code, if it died, and its log)
+     *     does not answer within 10 s or exits at start (its exit code and the end of its log); a port another process
+     *     took between this method's look and the server's bind is not a failure: another free port is tried, up to
+     *     5 in all
      */
     public static LocalRedisServer start(Path directory, String extraConfiguration) throws IOException {
-        return start(directory, extraConfiguration, freePort(false));
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return start(directory, extraConfiguration, freePort(false));
+            } catch (PortTakenException e) {
+                // Another process bound the free port between our look and the server's bind: take another one.
+                if (attempt == PORT_ATTEMPTS) {
+                    throw e;
+                }
+            }
+        }
     }
 
     /** {@link #start(Path, String)} on a free port whose cluster bus port (port + 10000) is free too. */
@@ -134,7 +147,7 @@ public final class LocalRedisServer implements AutoCloseable {
      * @throws IOException if the directory or its redis.conf cannot be created or written, or the redis-server
      *     process cannot be launched
      * @throws IllegalStateException if it is already running, exits at start (its port taken, a bad configuration
-     *     line) or does not answer within 10 s (it is killed then)
+     *     line; the message ends with the end of its log) or does not answer within 10 s (it is killed then)
      */
     public void start() throws IOException {
         if (process != null && process.isAlive()) {
@@ -162,8 +175,11 @@ public final class LocalRedisServer implements AutoCloseable {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(READY_TIMEOUT_MS);
         while (true) {
             if (!process.isAlive()) {
-                throw new IllegalStateException("redis-server exited with " + process.exitValue() + " at start (port "
-                        + port + "); its log: " + logFile);
+                String tail = tail(logFile) + tail(directory.resolve("redis-server.out"));
+                String message = "redis-server exited with " + process.exitValue() + " at start (port " + port
+                        + "); its log, " + logFile + ", ends:\n" + tail;
+                throw tail.contains("Address already in use") ? new PortTakenException(message)
+                        : new IllegalStateException(message);
             }
             if ("+PONG".equals(ping())) {
                 return;
@@ -174,6 +190,25 @@ public final class LocalRedisServer implements AutoCloseable {
                         + READY_TIMEOUT_MS + " ms; its log: " + logFile);
             }
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+        }
+    }
+
+    /** The last lines of {@code file} (at most 2,000 characters), or nothing when it cannot be read. */
+    private static String tail(Path file) {
+        try {
+            String text = Files.readString(file, java.nio.charset.StandardCharsets.UTF_8);
+            return text.substring(Math.max(0, text.length() - 2_000));
+        } catch (IOException | RuntimeException e) {
+            return "";
+        }
+    }
+
+    /** The server could not bind a port it was given: another process took it (thrown by {@link #start()}). */
+    static final class PortTakenException extends IllegalStateException {
+        private static final long serialVersionUID = 1L;
+
+        PortTakenException(String message) {
+            super(message);
         }
     }
 

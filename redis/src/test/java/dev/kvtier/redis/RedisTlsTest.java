@@ -61,16 +61,25 @@ class RedisTlsTest {
         Files.writeString(tls.resolve("san.ext"), "subjectAltName=IP:127.0.0.1\n");
         openssl(tls, "x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
                 "-out", "server.pem", "-days", "2", "-extfile", "san.ext");
-        int tlsPort;
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            tlsPort = socket.getLocalPort();
+        int tlsPort = 0;
+        for (int attempt = 1; server == null; attempt++) {
+            try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+                tlsPort = socket.getLocalPort();
+            }
+            try {
+                server = LocalRedisServer.start(directory.resolve("redis"), String.join("\n",
+                        "tls-port " + tlsPort,
+                        "tls-cert-file " + tls.resolve("server.pem"),
+                        "tls-key-file " + tls.resolve("server.key"),
+                        "tls-ca-cert-file " + tls.resolve("ca.pem"),
+                        "tls-auth-clients no"));
+            } catch (LocalRedisServer.PortTakenException e) {
+                // The TLS port picked here was taken before the server bound it (the server retries its own port).
+                if (attempt == 3) {
+                    throw e;
+                }
+            }
         }
-        server = LocalRedisServer.start(directory.resolve("redis"), String.join("\n",
-                "tls-port " + tlsPort,
-                "tls-cert-file " + tls.resolve("server.pem"),
-                "tls-key-file " + tls.resolve("server.key"),
-                "tls-ca-cert-file " + tls.resolve("ca.pem"),
-                "tls-auth-clients no"));
         URI uri = URI.create("rediss://127.0.0.1:" + tlsPort);
 
         try (RedisRemoteBlockStore store = RedisRemoteBlockStore.open(uri, Map.of("tlsCaFile",
