@@ -212,7 +212,7 @@ public final class DecoderComparison {
                 totals[0] += generation.tokens().length;
                 totals[1] += generation.totalNanos();
                 Generation want = expected.get(Arrays.toString(prompt));
-                if (want != null && Arrays.equals(want.tokens(), generation.tokens()) && sameBits(want.logits(), generation.logits())) {
+                if (want != null && want.sameOutputAs(generation)) {
                     identical[0]++;
                 }
             });
@@ -397,22 +397,6 @@ public final class DecoderComparison {
 
     private static void progress(String what) {
         System.err.println("[decoder comparison] " + what);
-    }
-
-    private static boolean sameBits(List<float[]> a, List<float[]> b) {
-        if (a.size() != b.size()) {
-            return false;
-        }
-        for (int i = 0; i < a.size(); i++) {
-            float[] x = a.get(i);
-            float[] y = b.get(i);
-            for (int j = 0; j < x.length; j++) {
-                if (Float.floatToRawIntBits(x[j]) != Float.floatToRawIntBits(y[j])) {
-                    return false;
-                }
-            }
-        }
-        return true;
     }
 
     private static double[] toArray(List<Double> values) {

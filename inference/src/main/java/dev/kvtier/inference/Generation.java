@@ -16,4 +16,31 @@ import java.util.List;
  */
 public record Generation(int[] tokens, List<float[]> logits, int cachedTokens, int prefilledTokens,
         int restoreFailures, long timeToFirstTokenNanos, long totalNanos) {
+
+    /**
+     * Whether {@code other} produced the same output as this: equal tokens, and every logit they were chosen from
+     * equal to the bit. How the prompt's keys and values were obtained, and the times, are not compared: a request
+     * served from the cache gives the same output as one recomputed, or the cache served a wrong byte.
+     *
+     * @param other another request's generation; not null
+     * @return true when the tokens are equal and the logits are the same bits, list for list
+     */
+    public boolean sameOutputAs(Generation other) {
+        if (!java.util.Arrays.equals(tokens, other.tokens) || logits.size() != other.logits.size()) {
+            return false;
+        }
+        for (int i = 0; i < logits.size(); i++) {
+            float[] mine = logits.get(i);
+            float[] theirs = other.logits.get(i);
+            if (mine.length != theirs.length) {
+                return false;
+            }
+            for (int j = 0; j < mine.length; j++) {
+                if (Float.floatToRawIntBits(mine[j]) != Float.floatToRawIntBits(theirs[j])) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
 }

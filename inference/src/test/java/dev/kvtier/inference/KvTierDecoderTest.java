@@ -290,7 +290,7 @@ class KvTierDecoderTest {
         Generation again = decoder.generate(prompt, CHAT.answerTokens());
         assertTrue(again.cachedTokens() > 0 || again.restoreFailures() > 0, "the changed block was used or refused");
         Generation expected = reference(prompt, CHAT.answerTokens());
-        boolean sameOutput = Arrays.equals(again.tokens(), expected.tokens()) && bitsEqual(again.logits(), expected.logits());
+        boolean sameOutput = again.sameOutputAs(expected);
         assertTrue(!sameOutput || again.restoreFailures() > 0, "a changed cached byte went unnoticed");
     }
 
@@ -411,27 +411,8 @@ class KvTierDecoderTest {
         String what = "user " + user + " turn " + turn + " (" + prompt.length + " prompt tokens, " + actual.cachedTokens()
                 + " cached)";
         assertArrayEquals(expected.tokens(), actual.tokens(), what + ": tokens");
-        if (!bitsEqual(expected.logits(), actual.logits())) {
+        if (!expected.sameOutputAs(actual)) {
             fail(what + ": logits differ in some bit");
         }
-    }
-
-    private static boolean bitsEqual(List<float[]> a, List<float[]> b) {
-        if (a.size() != b.size()) {
-            return false;
-        }
-        for (int i = 0; i < a.size(); i++) {
-            float[] x = a.get(i);
-            float[] y = b.get(i);
-            if (x.length != y.length) {
-                return false;
-            }
-            for (int j = 0; j < x.length; j++) {
-                if (Float.floatToRawIntBits(x[j]) != Float.floatToRawIntBits(y[j])) {
-                    return false;
-                }
-            }
-        }
-        return true;
     }
 }

@@ -19,7 +19,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Locale;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
@@ -184,7 +183,7 @@ public final class RemoteShareCheck {
                     computed = recompute.generate(prompt, 1);
                     fetched = withRedis.generate(prompt, 1);
                 }
-                boolean same = sameOutput(expected, fetched) && sameOutput(expected, computed);
+                boolean same = expected.sameOutputAs(fetched) && expected.sameOutputAs(computed);
                 differing += same ? 0 : 1;
                 if (!same) {
                     System.out.printf("rank B: prompt %d: output differs from the reference decoder's%n", p);
@@ -236,27 +235,5 @@ public final class RemoteShareCheck {
     /** Nearest rank: with fewer than 100 samples, the slowest. */
     private static long percentile99(long[] sorted) {
         return sorted[Math.min(sorted.length - 1, (int) Math.ceil(sorted.length * 0.99) - 1)];
-    }
-
-    /** Equal tokens, and every logit the tokens were chosen from equal to the bit. */
-    private static boolean sameOutput(Generation want, Generation got) {
-        if (!Arrays.equals(want.tokens(), got.tokens()) || want.logits().size() != got.logits().size()) {
-            return false;
-        }
-        List<float[]> a = want.logits();
-        List<float[]> b = got.logits();
-        for (int i = 0; i < a.size(); i++) {
-            float[] x = a.get(i);
-            float[] y = b.get(i);
-            if (x.length != y.length) {
-                return false;
-            }
-            for (int j = 0; j < x.length; j++) {
-                if (Float.floatToRawIntBits(x[j]) != Float.floatToRawIntBits(y[j])) {
-                    return false;
-                }
-            }
-        }
-        return true;
     }
 }
