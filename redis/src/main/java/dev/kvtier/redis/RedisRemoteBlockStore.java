@@ -454,15 +454,16 @@ public final class RedisRemoteBlockStore implements RemoteBlockStore {
 
         @Override
         public byte[] decodeValue(ByteBuffer bytes) {
-            if (bytes == null || !bytes.hasRemaining() || bytes.get() != VALUE_MARKER) {
+            ByteBuffer value = afterMarker(bytes);
+            if (value == null) {
                 return null;
             }
-            if (!bytes.hasRemaining()) {
+            if (!value.hasRemaining()) {
                 return EMPTY;
             }
-            byte[] value = new byte[bytes.remaining()];
-            bytes.get(value);
-            return value;
+            byte[] copy = new byte[value.remaining()];
+            value.get(copy);
+            return copy;
         }
 
         @Override
@@ -521,18 +522,26 @@ public final class RedisRemoteBlockStore implements RemoteBlockStore {
 
         @Override
         public void set(ByteBuffer bytes) {
-            ByteBuffer value = null;
-            if (bytes != null && bytes.hasRemaining() && bytes.get(bytes.position()) == VALUE_MARKER) {
-                if (bytes.remaining() - 1L > settings.maxValueBytes()) {
-                    oversized(key);
-                } else {
-                    ByteBuffer view = bytes.duplicate();
-                    view.position(view.position() + 1);
-                    value = view.slice().asReadOnlyBuffer();
-                }
+            ByteBuffer value = afterMarker(bytes);
+            if (value != null && value.remaining() > settings.maxValueBytes()) {
+                oversized(key);
+                value = null;
             }
             sink.accept(index, value);
         }
+    }
+
+    /**
+     * A read-only view of a Redis answer's bytes after the {@link #VALUE_MARKER} ({@code bytes}' position untouched),
+     * or null for an empty answer (an absent key) or one without the marker (not written by kvtier).
+     */
+    private static ByteBuffer afterMarker(ByteBuffer bytes) {
+        if (bytes == null || !bytes.hasRemaining() || bytes.get(bytes.position()) != VALUE_MARKER) {
+            return null;
+        }
+        ByteBuffer view = bytes.duplicate();
+        view.position(view.position() + 1);
+        return view.slice().asReadOnlyBuffer();
     }
 
     private interface Commands {
