@@ -162,18 +162,6 @@ public final class RemoteBlockFormat {
     }
 
     /**
-     * Checks {@code value} as the value of block {@code (high, low)} continuing {@code (parentHigh, parentLow)} and
-     * copies its payload to {@code payload} at {@code payloadAt}: {@link #open(ByteBuffer, long, long, long, long,
-     * byte[], int)} over the whole array.
-     *
-     * @return null when it is served, else why not
-     */
-    public RemoteRejection open(byte[] value, long high, long low, long parentHigh, long parentLow, byte[] payload,
-                                int payloadAt) {
-        return open(ByteBuffer.wrap(value), high, low, parentHigh, parentLow, payload, payloadAt);
-    }
-
-    /**
      * Checks the bytes of {@code value} between its position and limit (neither is moved) as the value of block
      * {@code (high, low)} continuing {@code (parentHigh, parentLow)}, copying its payload to {@code payload} at
      * {@code payloadAt} on the way: the header is checked before anything is copied, the checksum and signature are

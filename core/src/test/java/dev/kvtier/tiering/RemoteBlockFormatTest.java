@@ -46,7 +46,7 @@ class RemoteBlockFormatTest {
     }
 
     /**
-     * Opens {@code value} into a sentinel-filled buffer, as an array and again from the middle of a direct buffer (as a
+     * Opens {@code value} into a sentinel-filled buffer, as a wrapped array and again from the middle of a direct buffer (as a
      * store's receive buffer hands it over), checking both give the same answer; checks that a refusal wrote nothing
      * outside the payload's place, and nothing at all unless the payload was copied to be checked (a checksum or
      * signature refusal).
@@ -55,7 +55,7 @@ class RemoteBlockFormatTest {
         int payloadBytes = (int) LAYOUT.bytesPerBlock();
         byte[] out = new byte[payloadBytes + 8];
         Arrays.fill(out, (byte) 0x5A);
-        RemoteRejection rejection = with.open(value, HIGH, LOW, PARENT_HIGH, PARENT_LOW, out, 4);
+        RemoteRejection rejection = with.open(ByteBuffer.wrap(value), HIGH, LOW, PARENT_HIGH, PARENT_LOW, out, 4);
         if (rejection != null) {
             boolean copiedToCheck = rejection == RemoteRejection.CHECKSUM || rejection == RemoteRejection.SIGNATURE;
             for (int i = 0; i < out.length; i++) {
@@ -83,7 +83,7 @@ class RemoteBlockFormatTest {
         byte[] value = sealed(format, payload);
         assertEquals(format.valueBytes(), value.length);
         byte[] out = new byte[payload.length + 8];
-        assertNull(format.open(value, HIGH, LOW, PARENT_HIGH, PARENT_LOW, out, 4));
+        assertNull(format.open(ByteBuffer.wrap(value), HIGH, LOW, PARENT_HIGH, PARENT_LOW, out, 4));
         assertArrayEquals(payload, Arrays.copyOfRange(out, 4, 4 + payload.length));
         assertEquals(0, out[0]);
         assertEquals(0, out[out.length - 1]);
@@ -137,8 +137,10 @@ class RemoteBlockFormatTest {
     void anotherBlockOrParentIsRefused() {
         byte[] value = sealed(format, payload(4));
         byte[] out = new byte[(int) LAYOUT.bytesPerBlock()];
-        assertEquals(RemoteRejection.BLOCK, format.open(value, HIGH, LOW + 1, PARENT_HIGH, PARENT_LOW, out, 0));
-        assertEquals(RemoteRejection.BLOCK, format.open(value, HIGH, LOW, PARENT_HIGH, PARENT_LOW + 1, out, 0));
+        assertEquals(RemoteRejection.BLOCK,
+                format.open(ByteBuffer.wrap(value), HIGH, LOW + 1, PARENT_HIGH, PARENT_LOW, out, 0));
+        assertEquals(RemoteRejection.BLOCK,
+                format.open(ByteBuffer.wrap(value), HIGH, LOW, PARENT_HIGH, PARENT_LOW + 1, out, 0));
     }
 
     @Test

@@ -453,8 +453,8 @@ class RedisFaultTest {
             BlockHash hash = hashes.get(i);
             assertTrue(values.get(i) != null, "block " + i + " is not in Redis");
             byte[] payload = new byte[BlockWriterProcess.BLOCK_BYTES];
-            assertNull(format.open(values.get(i), hash.high(), hash.low(), parent.high(), parent.low(), payload, 0),
-                    "block " + i + "'s value fails its checks");
+            assertNull(format.open(java.nio.ByteBuffer.wrap(values.get(i)), hash.high(), hash.low(), parent.high(),
+                    parent.low(), payload, 0), "block " + i + "'s value fails its checks");
             if (Arrays.equals(payload, BlockWriterProcess.content(hash, 0))) {
                 writer[i] = 0;
             } else if (Arrays.equals(payload, BlockWriterProcess.content(hash, 1))) {
