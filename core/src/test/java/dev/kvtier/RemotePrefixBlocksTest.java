@@ -475,6 +475,8 @@ class RemotePrefixBlocksTest {
 
         assertEquals(List.of(storeKey("test-model", hashes.get(8)), storeKey("test-model", chain(21, 1).get(0))),
                 store.putKeys.subList(8, store.putKeys.size()), "the keys sent after the first call");
+        // The marker was sent; its acknowledgement is counted when the store's answer arrives, a moment later.
+        awaitWritten(cache, 10);
         assertEquals(10, cache.stats().remote().blocksWritten());
         assertEquals(0, cache.stats().remote().writesDropped());
 

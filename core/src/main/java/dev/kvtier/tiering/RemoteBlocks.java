@@ -592,10 +592,11 @@ public final class RemoteBlocks implements AutoCloseable {
             if (done == null) {
                 writesDropped.add(values.size());
             } else {
-                blocksWritten.add(values.size());
+                // Remembered before counted: whoever sees a block counted written sees it known to the store too.
                 for (Write write : sealed) {
                     knownRemote.add(write.high, write.low);
                 }
+                blocksWritten.add(values.size());
                 // Each array once (a block queued twice in a batch keeps only its last value in the map).
                 formatOf.forEach((key, format) -> spares(format).offer(values.get(key)));
             }
